@@ -1,0 +1,494 @@
+"""Running one cluster: containers, the Toxiproxy fabric, health, and node control.
+
+A :class:`Cluster` turns a :class:`~topologies.model.Topology` into running containers
+on a network of their own (testcontainers-python creates them; its reaper is switched
+off because its image cannot be pulled everywhere, and :mod:`harness.resources` owns
+cleanup instead). Start order follows the fabric: Toxiproxy first (so Docker assigns
+the 127.0.0.1 ports that brokers must advertise), then ZooKeeper, then brokers.
+
+Nodes keep their identity across restarts: a broker is one container whose data
+directory lives in the container's own filesystem, so kill/start brings back the same
+broker id, address and log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka.admin import AdminClient, NewTopic
+from docker.models.containers import Container
+from testcontainers.core.config import testcontainers_config
+from testcontainers.core.container import DockerContainer
+from testcontainers.core.network import Network
+
+import docker
+from harness import resources
+from harness.broker_metadata import BrokerView, broker_view
+from harness.engine import ensure_engine
+from harness.errors import ChaosError, ClusterUnhealthy, PortInUse
+from harness.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link, LinkKind, plan_fabric
+from harness.images import ImageSet, ensure_images
+from harness.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, zoo_cfg
+from harness.proxies import ProxyControl
+from harness.resources import RunIdentity
+from harness.versions import DEFAULT_VERSION, release
+from harness.zkstate import ClusterState, ZkObserver, zookeeper_mode
+from topologies.model import SettingValue, Topology
+
+# testcontainers' reaper (Ryuk) is an image we cannot pull; cleanup is ours.
+testcontainers_config.ryuk_disabled = True
+
+Progress = Callable[[str], None]
+JVM_FLAGS = [
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Dlog4j.configuration=file:/opt/kafka/config/log4j.properties",
+]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass
+class HealthReport:
+    """Why a cluster is not fully healthy (empty ``problems`` means healthy)."""
+
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+
+class Cluster:
+    """A running ZooKeeper-mode Kafka cluster spread over availability zones."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        kafka_version: str = DEFAULT_VERSION,
+        *,
+        identity: RunIdentity | None = None,
+        host_port_base: int | None = None,
+        progress: Progress = _quiet,
+        docker_client: docker.DockerClient | None = None,
+    ) -> None:
+        self.topology = topology
+        self.kafka_version = kafka_version
+        self.release = release(kafka_version)
+        self.identity = identity or RunIdentity(resources.new_run_id())
+        self.fabric: Fabric = plan_fabric(topology)
+        self.host_port_base = host_port_base
+        self.progress = progress
+        self._docker = docker_client
+        self.images: ImageSet | None = None
+        self.host_ports: dict[str, int] = {}
+        self._network: Network | None = None
+        self._containers: dict[str, DockerContainer] = {}
+        self._proxies: ProxyControl | None = None
+        self._zk: ZkObserver | None = None
+        self._admin: AdminClient | None = None
+        self.started_at: float | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+    @property
+    def run_id(self) -> str:
+        return self.identity.run_id
+
+    @property
+    def docker(self) -> docker.DockerClient:
+        if self._docker is None:
+            self._docker = ensure_engine()
+        return self._docker
+
+    def start(self, timeout_s: float = 120.0) -> Cluster:
+        """Build what is missing, start every node, and wait for full health."""
+        reaped = resources.reap_stale(self.docker)
+        if reaped:
+            self.progress(f"reaped leftovers of killed run(s): {', '.join(reaped)}")
+        self._check_ports_free()
+        self.images = ensure_images(self.docker, self.kafka_version, self.progress)
+        started = time.monotonic()
+        try:
+            self.progress(f"starting cluster {self.run_id} (Kafka {self.kafka_version})")
+            self._network = Network(
+                docker_network_kw={"labels": self.identity.labels("network")}
+            ).create()
+            self._start_toxiproxy()
+            for zk in self.topology.zookeepers:
+                self._start_zookeeper(zk.name)
+            # Brokers give up if ZooKeeper does not answer within their connection
+            # timeout, so the ensemble must serve before any broker starts.
+            self._wait_for(self._zookeeper_serving, timeout_s, "ZooKeeper quorum")
+            for broker in self.topology.brokers:
+                self._start_broker(broker.broker_id)
+            self.wait_healthy(timeout_s)
+        except BaseException:
+            self.close()
+            raise
+        self.started_at = time.monotonic() - started
+        self.progress(f"cluster {self.run_id} healthy in {self.started_at:.1f} s")
+        return self
+
+    def close(self) -> None:
+        """Remove everything this run created; safe to call more than once."""
+        if self._zk is not None:
+            with contextlib.suppress(Exception):
+                self._zk.close()
+            self._zk = None
+        self._admin = None
+        if self.identity.keep:
+            return
+        resources.remove_run(self.docker, self.run_id)
+        self._containers.clear()
+        self._network = None
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- containers ----------------------------------------------------------------------
+    def _check_ports_free(self) -> None:
+        if self.host_port_base is None:
+            return
+        for offset, link in enumerate([*self._published_links(), None]):
+            port = self.host_port_base + offset
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError as err:
+                    what = link.name if link else "the Toxiproxy API"
+                    raise PortInUse(
+                        f"port 127.0.0.1:{port} (for {what}) is already in use; choose another "
+                        "port base or leave it unset to use free ports"
+                    ) from err
+
+    def _published_links(self) -> list[Link]:
+        return [link for link in self.fabric.links if link.published]
+
+    def _container(self, name: str, image: str, role: str) -> DockerContainer:
+        assert self._network is not None
+        return (
+            DockerContainer(image)
+            .with_name(self.identity.resource_name(name))
+            .with_network(self._network)
+            .with_network_aliases(name)
+            .with_kwargs(labels=self.identity.labels(role), hostname=name)
+        )
+
+    def _start_toxiproxy(self) -> None:
+        assert self.images is not None
+        container = self._container(TOXIPROXY_HOST, self.images.toxiproxy, "toxiproxy")
+        published = [*self._published_links(), None]
+        for offset, link in enumerate(published):
+            port = TOXIPROXY_API_PORT if link is None else link.listen_port
+            host: tuple[str, int] | tuple[str] = ("127.0.0.1",)
+            if self.host_port_base is not None:
+                host = ("127.0.0.1", self.host_port_base + offset)
+            # testcontainers' with_bind_ports cannot bind to one interface only, and every
+            # published port must be on 127.0.0.1: give docker-py the binding directly.
+            container.ports[f"{port}/tcp"] = host
+        try:
+            container.start()
+        except docker.errors.APIError as err:
+            if "address already in use" in str(err) or "port is already allocated" in str(err):
+                raise PortInUse(
+                    f"a port the run needs on 127.0.0.1 is already in use: {err}"
+                ) from err
+            raise
+        self._containers[TOXIPROXY_HOST] = container
+        for link in published:
+            port = TOXIPROXY_API_PORT if link is None else link.listen_port
+            host_port = int(container.get_exposed_port(port))
+            self.host_ports["toxiproxy-api" if link is None else link.name] = host_port
+        self._proxies = ProxyControl("127.0.0.1", self.host_ports["toxiproxy-api"])
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                self._proxies.populate(self.fabric.links)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _java(self, heap_mb: int, main_class: str, config: str) -> list[str]:
+        return [
+            "java",
+            f"-Xms{heap_mb}m",
+            f"-Xmx{heap_mb}m",
+            *JVM_FLAGS,
+            "-cp",
+            "/opt/kafka/libs/*",
+            main_class,
+            config,
+        ]
+
+    def _start_zookeeper(self, name: str) -> None:
+        assert self.images is not None
+        node = self.topology.zookeeper(name)
+        container = (
+            self._container(name, self.images.kafka, "zookeeper")
+            .with_command(
+                self._java(
+                    self.topology.zookeeper_heap_mb,
+                    "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                    f"{CONFIG_DIR}/zoo.cfg",
+                )
+            )
+            .with_copy_into_container(zoo_cfg(self.fabric, node).encode(), f"{CONFIG_DIR}/zoo.cfg")
+            .with_copy_into_container(f"{node.sid}\n".encode(), f"{ZK_DATA_DIR}/myid")
+        )
+        container.start()
+        self._containers[name] = container
+
+    def broker_settings(self) -> dict[str, SettingValue]:
+        """The broker settings in force: the topology's plus the release's own."""
+        return {**self.topology.broker_settings, **self.release.extra_broker_settings}
+
+    def _start_broker(self, broker_id: int) -> None:
+        assert self.images is not None
+        broker = self.topology.broker(broker_id)
+        properties = broker_properties(
+            self.fabric, broker, self.host_ports, self.release.extra_broker_settings
+        )
+        container = (
+            self._container(broker.name, self.images.kafka, "broker")
+            .with_command(
+                self._java(
+                    self.topology.broker_heap_mb, "kafka.Kafka", f"{CONFIG_DIR}/server.properties"
+                )
+            )
+            .with_copy_into_container(properties.encode(), f"{CONFIG_DIR}/server.properties")
+        )
+        container.start()
+        self._containers[broker.name] = container
+
+    def container(self, node: str) -> Container:
+        """The Docker container of a node (``kafka-0``, ``zk-a``, ``toxiproxy``)."""
+        if node not in self._containers:
+            raise ChaosError(f"no node {node!r} in this cluster; nodes: {sorted(self._containers)}")
+        wrapped = self._containers[node].get_wrapped_container()
+        wrapped.reload()
+        return wrapped
+
+    def node_status(self, node: str) -> str:
+        return str(self.container(node).status)
+
+    # -- addresses -----------------------------------------------------------------------
+    @property
+    def proxies(self) -> ProxyControl:
+        if self._proxies is None:
+            raise ChaosError("the cluster is not started")
+        return self._proxies
+
+    def bootstrap_servers(self, zone: str) -> str:
+        """Bootstrap list for a client placed in ``zone`` (its zone's proxies)."""
+        links = self.fabric.clients_of(zone)
+        if not links:
+            raise ChaosError(f"unknown zone {zone!r}; zones are {', '.join(self.topology.zones)}")
+        return ",".join(f"127.0.0.1:{self.host_ports[link.name]}" for link in links)
+
+    def observer_address(self, node: str) -> str:
+        return f"127.0.0.1:{self.host_ports[self.fabric.observer_of(node).name]}"
+
+    def observer_bootstrap(self) -> str:
+        return ",".join(self.observer_address(b.name) for b in self.topology.brokers)
+
+    def zookeeper_hosts(self) -> str:
+        return ",".join(self.observer_address(z.name) for z in self.topology.zookeepers)
+
+    # -- observation ---------------------------------------------------------------------
+    @property
+    def zk(self) -> ZkObserver:
+        if self._zk is None:
+            self._zk = ZkObserver(self.zookeeper_hosts())
+        return self._zk
+
+    def state(self, topics: list[str] | None = None) -> ClusterState:
+        return self.zk.snapshot(topics)
+
+    def broker_view(self, broker_id: int, topics: list[str] | None = None) -> BrokerView:
+        """Broker ``broker_id``'s own metadata (raises OSError when it does not answer)."""
+        return broker_view(self.observer_address(f"kafka-{broker_id}"), topics)
+
+    def zookeeper_modes(self) -> dict[str, str | None]:
+        return {
+            z.name: zookeeper_mode(self.observer_address(z.name)) for z in self.topology.zookeepers
+        }
+
+    @property
+    def admin(self) -> AdminClient:
+        if self._admin is None:
+            self._admin = AdminClient(
+                {
+                    "bootstrap.servers": self.observer_bootstrap(),
+                    "client.id": f"kafka-chaos-admin-{self.run_id}",
+                }
+            )
+        return self._admin
+
+    # -- health --------------------------------------------------------------------------
+    def health(self) -> HealthReport:
+        """Every node running, every proxy clean, quorum, all brokers, full ISRs."""
+        report = HealthReport()
+        for name, container in self._containers.items():
+            wrapped = container.get_wrapped_container()
+            wrapped.reload()
+            if wrapped.status != "running":
+                report.problems.append(f"{name} is {wrapped.status}")
+        if report.problems:
+            return report
+        damaged = self.proxies.damaged()
+        if damaged:
+            report.problems.append(f"damaged links: {', '.join(damaged)}")
+        not_serving = self._zookeeper_serving()
+        if not_serving:
+            report.problems.extend(not_serving)
+            return report
+        try:
+            state = self.state()
+        except Exception as err:  # kazoo raises many kinds while the ensemble settles
+            report.problems.append(f"ZooKeeper unreadable: {err}")
+            return report
+        expected = tuple(sorted(b.broker_id for b in self.topology.brokers))
+        if state.live_brokers != expected:
+            report.problems.append(f"live brokers {state.live_brokers}, expected {expected}")
+        if state.controller is None:
+            report.problems.append("no controller")
+        for partition in state.partitions.values():
+            if not partition.online or not partition.isr_full:
+                report.problems.append(
+                    f"{partition.topic}-{partition.partition} leader {partition.leader} "
+                    f"isr {list(partition.isr)} replicas {list(partition.replicas)}"
+                )
+        if not report.problems:
+            for broker in self.topology.brokers:
+                try:
+                    view = self.broker_view(broker.broker_id, topics=[])
+                except OSError as err:
+                    report.problems.append(f"{broker.name} does not answer metadata: {err}")
+                    continue
+                if view.brokers != expected:
+                    report.problems.append(f"{broker.name} knows brokers {view.brokers}")
+        return report
+
+    def _zookeeper_serving(self) -> list[str]:
+        modes = self.zookeeper_modes()
+        return [f"{n} not serving" for n, m in modes.items() if m not in ("leader", "follower")]
+
+    def _wait_for(self, problems: Callable[[], list[str]], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        found = ["not checked"]
+        while time.monotonic() < deadline:
+            found = problems()
+            if not found:
+                return
+            time.sleep(0.2)
+        raise ClusterUnhealthy(f"{what} not reached after {timeout_s:.0f} s: {'; '.join(found[:5])}")
+
+    def wait_healthy(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        report = HealthReport(["not checked"])
+        while time.monotonic() < deadline:
+            report = self.health()
+            if report.healthy:
+                return
+            time.sleep(0.25)
+        raise ClusterUnhealthy(
+            f"cluster {self.run_id} not healthy after {timeout_s:.0f} s: "
+            + "; ".join(report.problems[:5])
+        )
+
+    def restore_health(self, timeout_s: float = 90.0) -> float:
+        """Undo every fault: nodes running, links clean, ISRs full. Returns seconds taken."""
+        started = time.monotonic()
+        self.proxies.reset()
+        for name in self._containers:
+            container = self.container(name)
+            if container.status == "paused":
+                container.unpause()
+            elif container.status != "running":
+                container.start()
+        self.wait_healthy(timeout_s)
+        return time.monotonic() - started
+
+    # -- topics --------------------------------------------------------------------------
+    def create_topic(
+        self,
+        name: str,
+        partitions: int | None = None,
+        replication_factor: int | None = None,
+        config: dict[str, SettingValue] | None = None,
+        assignment: dict[int, list[int]] | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        """Create a topic and wait until ZooKeeper shows a leader and full ISR everywhere."""
+        defaults = self.topology.topic_defaults
+        settings = {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
+        }
+        if assignment is not None:
+            new = NewTopic(
+                name,
+                replica_assignment=[assignment[p] for p in sorted(assignment)],
+                config=settings,
+            )
+        else:
+            rf = replication_factor or self.topology.default_replication_factor
+            self.topology.check_replication_factor(rf)
+            count = partitions or int(defaults.get("partitions", 6))
+            new = NewTopic(name, num_partitions=count, replication_factor=rf, config=settings)
+        futures = self.admin.create_topics([new], operation_timeout=timeout_s)
+        futures[name].result(timeout=timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            states = self.zk.topic_state(name)
+            if states and all(s.online and s.isr_full for s in states):
+                return
+            time.sleep(0.2)
+        raise ClusterUnhealthy(f"topic {name} has no full ISR after {timeout_s:.0f} s")
+
+    def describe(self) -> dict[str, Any]:
+        """What ran: version, topology, settings and addresses, for the run record."""
+        return {
+            "run_id": self.run_id,
+            "kafka_version": self.kafka_version,
+            "topology": self.topology.describe(),
+            "broker_settings": {k: str(v) for k, v in self.broker_settings().items()},
+            "images": None if self.images is None else vars(self.images),
+            "links": [
+                {
+                    "name": link.name,
+                    "kind": str(link.kind),
+                    "source": link.source,
+                    "destination": link.destination,
+                }
+                for link in self.fabric.links
+            ],
+        }
+
+
+@contextlib.contextmanager
+def running_cluster(
+    topology: Topology, kafka_version: str = DEFAULT_VERSION, **kwargs: Any
+) -> Iterator[Cluster]:
+    """``with running_cluster(topology) as cluster:`` - started, and always removed."""
+    cluster = Cluster(topology, kafka_version, **kwargs)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+__all__ = ["Cluster", "HealthReport", "LinkKind", "running_cluster"]

@@ -1,0 +1,51 @@
+"""The Kafka versions kafka-chaos supports, in one place.
+
+Each entry is a ZooKeeper-mode Apache Kafka release that Maven Central serves as
+``org.apache.kafka:kafka_2.13:<version>``. Differences between versions that matter to
+the harness (a setting that appeared later, a base image with another Java) are
+recorded here, beside the version, so no test has to branch on a version string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.errors import UnsupportedVersion
+
+
+@dataclass(frozen=True)
+class KafkaRelease:
+    """One supported Kafka release and what the harness must know about it."""
+
+    version: str
+    java: int = 17
+    # Broker settings this release needs beyond the topology's (e.g. a feature that
+    # must be switched off explicitly in later ZooKeeper-mode releases).
+    extra_broker_settings: dict[str, str] = field(default_factory=dict)
+
+
+SUPPORTED: tuple[KafkaRelease, ...] = (
+    KafkaRelease("2.8.2"),
+    KafkaRelease("3.3.2"),
+    KafkaRelease("3.5.2"),
+    KafkaRelease("3.7.2"),
+    KafkaRelease("3.9.1"),
+)
+
+DEFAULT_VERSION = "3.7.2"
+
+
+def supported_versions() -> list[str]:
+    """Versions in ascending order, oldest first."""
+    return [release.version for release in SUPPORTED]
+
+
+def release(version: str) -> KafkaRelease:
+    """Look up a supported release, or refuse with the list of supported ones."""
+    for candidate in SUPPORTED:
+        if candidate.version == version:
+            return candidate
+    raise UnsupportedVersion(
+        f"Kafka {version!r} is not supported; supported versions: "
+        + ", ".join(supported_versions())
+    )

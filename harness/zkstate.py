@@ -1,0 +1,177 @@
+"""Cluster state as ZooKeeper holds it, read with kazoo into typed objects.
+
+ZooKeeper is the source of truth of a ZooKeeper-mode cluster: which brokers are alive
+(ephemeral ``/brokers/ids/<id>``), who is controller (``/controller``, with its epoch in
+``/controller_epoch``), and per partition the leader, leader epoch and ISR
+(``/brokers/topics/<t>/partitions/<p>/state``) and the assigned replicas
+(``/brokers/topics/<t>``). Chaos tests assert on these, never on a call returning.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass, field
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the controller last wrote it."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    replicas: tuple[int, ...]
+
+    @property
+    def online(self) -> bool:
+        return self.leader >= 0
+
+    @property
+    def isr_full(self) -> bool:
+        return set(self.isr) == set(self.replicas)
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """A snapshot of what ZooKeeper says about the whole cluster."""
+
+    live_brokers: tuple[int, ...]
+    controller: int | None
+    controller_epoch: int | None
+    partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
+
+    def topic(self, topic: str) -> list[PartitionState]:
+        return sorted(
+            (p for (t, _), p in self.partitions.items() if t == topic), key=lambda p: p.partition
+        )
+
+    def led_by(self, broker_id: int, topic: str | None = None) -> list[PartitionState]:
+        return [
+            p
+            for p in self.partitions.values()
+            if p.leader == broker_id and (topic is None or p.topic == topic)
+        ]
+
+
+class ZkObserver:
+    """Reads cluster state from ZooKeeper through the harness's observer links."""
+
+    def __init__(self, hosts: str, timeout_s: float = 10.0) -> None:
+        self._client = KazooClient(hosts=hosts, timeout=timeout_s, read_only=False)
+        self._client.start(timeout=timeout_s)
+
+    @property
+    def client(self) -> KazooClient:
+        return self._client
+
+    def close(self) -> None:
+        self._client.stop()
+        self._client.close()
+
+    def _json(self, path: str) -> dict | None:
+        try:
+            data, _ = self._client.get(path)
+        except NoNodeError:
+            return None
+        return json.loads(data.decode()) if data else None
+
+    def live_brokers(self) -> tuple[int, ...]:
+        try:
+            return tuple(sorted(int(b) for b in self._client.get_children("/brokers/ids")))
+        except NoNodeError:
+            return ()
+
+    def controller(self) -> int | None:
+        data = self._json("/controller")
+        return int(data["brokerid"]) if data else None
+
+    def controller_epoch(self) -> int | None:
+        try:
+            data, _ = self._client.get("/controller_epoch")
+        except NoNodeError:
+            return None
+        return int(data.decode())
+
+    def topics(self) -> list[str]:
+        try:
+            return sorted(self._client.get_children("/brokers/topics"))
+        except NoNodeError:
+            return []
+
+    def assignment(self, topic: str) -> dict[int, tuple[int, ...]]:
+        data = self._json(f"/brokers/topics/{topic}") or {}
+        return {int(p): tuple(r) for p, r in data.get("partitions", {}).items()}
+
+    def partition(
+        self, topic: str, partition: int, replicas: tuple[int, ...] = ()
+    ) -> PartitionState | None:
+        data = self._json(f"/brokers/topics/{topic}/partitions/{partition}/state")
+        if data is None:
+            return None
+        if not replicas:
+            replicas = self.assignment(topic).get(partition, ())
+        return PartitionState(
+            topic=topic,
+            partition=partition,
+            leader=int(data["leader"]),
+            leader_epoch=int(data["leader_epoch"]),
+            isr=tuple(data["isr"]),
+            controller_epoch=int(data["controller_epoch"]),
+            replicas=replicas,
+        )
+
+    def topic_state(self, topic: str) -> list[PartitionState]:
+        states = []
+        for partition, replicas in sorted(self.assignment(topic).items()):
+            state = self.partition(topic, partition, replicas)
+            if state is not None:
+                states.append(state)
+        return states
+
+    def snapshot(self, topics: list[str] | None = None) -> ClusterState:
+        chosen = self.topics() if topics is None else topics
+        partitions = {
+            (p.topic, p.partition): p for topic in chosen for p in self.topic_state(topic)
+        }
+        return ClusterState(
+            live_brokers=self.live_brokers(),
+            controller=self.controller(),
+            controller_epoch=self.controller_epoch(),
+            partitions=partitions,
+        )
+
+    def pending_reassignment(self) -> bool:
+        return self._client.exists("/admin/reassign_partitions") is not None
+
+
+def four_letter_word(address: str, word: str = "srvr", timeout_s: float = 2.0) -> str:
+    """Send a ZooKeeper four-letter command (``srvr``, ``mntr``) and return the answer."""
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
+        sock.sendall(word.encode())
+        chunks = []
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def zookeeper_mode(address: str) -> str | None:
+    """``leader``, ``follower`` or None when the node does not serve (no quorum, down)."""
+    try:
+        answer = four_letter_word(address)
+    except OSError:
+        return None
+    for line in answer.splitlines():
+        if line.startswith("Mode:"):
+            return line.split(":", 1)[1].strip()
+    return None

@@ -1,0 +1,128 @@
+"""Loading a topology declaration from TOML, with parameters applied on top.
+
+The declaration names the zones and either counts (``brokers_per_zone``,
+``zookeeper_nodes``) or explicit node lists (``[[brokers]]``, ``[[zookeepers]]``).
+Parameters passed to :func:`load_topology` override the file's values, so a six-broker
+or five-ZooKeeper cluster is the same declaration with other numbers.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from harness.errors import TopologyError
+from topologies.model import (
+    BrokerNode,
+    SettingValue,
+    Topology,
+    ZooKeeperNode,
+    place_round_robin,
+    zookeeper_names,
+)
+
+BUILTIN_DIR = Path(__file__).resolve().parent
+KNOWN_KEYS = {
+    "name", "description", "zones", "brokers_per_zone", "zookeeper_nodes", "brokers",
+    "zookeepers", "broker_settings", "topic_defaults", "zookeeper_settings",
+    "broker_heap_mb", "zookeeper_heap_mb",
+}
+
+
+def builtin_topologies() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def _read(name_or_path: str | Path) -> tuple[str, dict[str, Any]]:
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        path = BUILTIN_DIR / f"{name_or_path}.toml"
+    if not path.exists():
+        raise TopologyError(
+            f"no topology {str(name_or_path)!r}; built-in ones: {', '.join(builtin_topologies())}"
+        )
+    try:
+        return path.stem, tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise TopologyError(f"topology file {path} does not parse: {err}") from err
+
+
+def _settings(raw: Any, what: str) -> dict[str, SettingValue]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, str | int | float | bool) for v in raw.values()):
+        raise TopologyError(f"{what} must be a table of plain values")
+    return dict(raw)
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise TopologyError(f"{what} must be a whole number of at least 1, not {value!r}")
+    return value
+
+
+def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topology:
+    """Turn a parsed declaration into a validated :class:`Topology`."""
+    unknown = set(data) - KNOWN_KEYS
+    if unknown:
+        raise TopologyError(f"unknown topology key(s): {', '.join(sorted(unknown))}")
+    zones_raw = data.get("zones")
+    if not isinstance(zones_raw, list) or not all(isinstance(z, str) for z in zones_raw):
+        raise TopologyError("topology 'zones' must be a list of zone names")
+    zones = tuple(zones_raw)
+    if "brokers" in data:
+        brokers = tuple(
+            BrokerNode(broker_id=int(b["id"]), zone=str(b["zone"])) for b in data["brokers"]
+        )
+    else:
+        per_zone = _positive_int(data.get("brokers_per_zone", 1), "brokers_per_zone")
+        placement = place_round_robin(zones, per_zone * len(zones)) if zones else []
+        brokers = tuple(BrokerNode(broker_id=i, zone=z) for i, z in enumerate(placement))
+    if "zookeepers" in data:
+        zk_placement = [str(z["zone"]) for z in data["zookeepers"]]
+        zk_names = [str(z.get("name", "")) for z in data["zookeepers"]]
+        if not all(zk_names):
+            zk_names = zookeeper_names(zones, zk_placement)
+    else:
+        count = _positive_int(data.get("zookeeper_nodes", len(zones)), "zookeeper_nodes")
+        zk_placement = place_round_robin(zones, count) if zones else []
+        zk_names = zookeeper_names(zones, zk_placement)
+    zookeepers = tuple(
+        ZooKeeperNode(sid=i + 1, zone=zone, name=name)
+        for i, (zone, name) in enumerate(zip(zk_placement, zk_names, strict=True))
+    )
+    return Topology(
+        name=str(data.get("name", default_name)),
+        zones=zones,
+        brokers=brokers,
+        zookeepers=zookeepers,
+        broker_settings=_settings(data.get("broker_settings"), "broker_settings"),
+        topic_defaults=_settings(data.get("topic_defaults"), "topic_defaults"),
+        zookeeper_settings=_settings(data.get("zookeeper_settings"), "zookeeper_settings"),
+        broker_heap_mb=int(data.get("broker_heap_mb", 384)),
+        zookeeper_heap_mb=int(data.get("zookeeper_heap_mb", 128)),
+    )
+
+
+def load_topology(
+    name_or_path: str | Path = "three_az",
+    *,
+    brokers_per_zone: int | None = None,
+    zookeeper_nodes: int | None = None,
+    broker_settings: dict[str, SettingValue] | None = None,
+    topic_defaults: dict[str, SettingValue] | None = None,
+) -> Topology:
+    """Load a built-in topology by name (or a TOML file by path) and apply parameters."""
+    stem, data = _read(name_or_path)
+    if brokers_per_zone is not None:
+        data.pop("brokers", None)
+        data["brokers_per_zone"] = brokers_per_zone
+    if zookeeper_nodes is not None:
+        data.pop("zookeepers", None)
+        data["zookeeper_nodes"] = zookeeper_nodes
+    if broker_settings:
+        data["broker_settings"] = {**data.get("broker_settings", {}), **broker_settings}
+    if topic_defaults:
+        data["topic_defaults"] = {**data.get("topic_defaults", {}), **topic_defaults}
+    return build_topology(data, default_name=stem)
