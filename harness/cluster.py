@@ -13,6 +13,7 @@ broker id, address and log.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import socket
 import time
@@ -116,6 +117,9 @@ class Cluster:
         self._check_ports_free()
         self.images = ensure_images(self.docker, self.kafka_version, self.progress)
         started = time.monotonic()
+        # A safety net for exits that skip our callers' finally blocks (a second Ctrl-C,
+        # an unhandled error in a CLI): remove this run's resources at interpreter exit.
+        atexit.register(self.close)
         try:
             self.progress(f"starting cluster {self.run_id} (Kafka {self.kafka_version})")
             self._network = Network(
