@@ -45,6 +45,7 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "topic.metadata.refresh.interval.ms": 2000,
     "reconnect.backoff.max.ms": 1000,
     "enable.partition.eof": False,
+    "log_level": 3,
 }
 
 

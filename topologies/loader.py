@@ -71,6 +71,8 @@ def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topolo
     if not isinstance(zones_raw, list) or not all(isinstance(z, str) for z in zones_raw):
         raise TopologyError("topology 'zones' must be a list of zone names")
     zones = tuple(zones_raw)
+    if not zones:
+        raise TopologyError(f"topology {data.get('name', default_name)!r} declares no zones")
     if "brokers" in data:
         brokers = tuple(
             BrokerNode(broker_id=int(b["id"]), zone=str(b["zone"])) for b in data["brokers"]

@@ -6,6 +6,7 @@
 set -euo pipefail
 tag="$1"; shift
 if ! command -v debootstrap >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 fi
 work=$(mktemp -d /var/tmp/kafka-chaos-rootfs.XXXXXX)

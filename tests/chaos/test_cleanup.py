@@ -1,0 +1,86 @@
+"""Nothing leaks: a run interrupted with Ctrl-C removes its resources; a run killed
+outright leaves them, and the next start reaps them; a port in use is refused cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import docker
+import pytest
+
+from harness.resources import RUN_LABEL, new_run_id, reap_stale
+
+pytestmark = pytest.mark.chaos
+
+
+def _labelled(client: docker.DockerClient, run_id: str) -> int:
+    selector = {"label": f"{RUN_LABEL}={run_id}"}
+    return (len(client.containers.list(all=True, filters=selector))
+            + len(client.networks.list(filters=selector))
+            + len(client.volumes.list(filters=selector)))
+
+
+def _start_up(run_id: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "up", "--run-id", run_id, *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+
+
+def _wait_for_ready(process: subprocess.Popen[str], timeout_s: float = 180) -> str:
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    output = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        output.append(line)
+        if line.startswith("Ctrl-C"):
+            return "".join(output)
+    process.kill()
+    pytest.fail("cluster did not come up:\n" + "".join(output[-20:]))
+
+
+def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker.DockerClient) -> None:
+    run_id = new_run_id()
+    process = _start_up(run_id)
+    _wait_for_ready(process)
+    assert _labelled(docker_engine, run_id) >= 8  # 7 containers and a network
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 0
+    assert _labelled(docker_engine, run_id) == 0
+
+
+def test_leftovers_of_a_killed_run_are_reaped_at_the_next_start(docker_engine: docker.DockerClient) -> None:
+    run_id = new_run_id()
+    process = _start_up(run_id)
+    _wait_for_ready(process)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert _labelled(docker_engine, run_id) >= 8, "a SIGKILLed run cannot clean up after itself"
+    assert run_id in reap_stale(docker_engine)
+    assert _labelled(docker_engine, run_id) == 0
+
+
+def test_a_port_already_in_use_is_refused_and_nothing_is_left_running(
+    docker_engine: docker.DockerClient,
+) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        run_id = new_run_id()
+        result = subprocess.run(
+            [sys.executable, "-m", "harness.cli", "up", "--run-id", run_id, "--port-base", str(port)],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("kafka-chaos:")]
+    assert len(errors) == 1 and f"port 127.0.0.1:{port}" in errors[0] and "already in use" in errors[0]
+    assert _labelled(docker_engine, run_id) == 0

@@ -1,0 +1,77 @@
+"""Topology declarations: placement maths and validation of malformed declarations."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import TopologyError
+from topologies import load_topology
+from topologies.loader import build_topology
+
+
+def test_default_topology_is_three_zones_with_one_zookeeper_and_one_broker_each() -> None:
+    topology = load_topology()
+    assert topology.zones == ("a", "b", "c")
+    assert [(b.broker_id, b.zone) for b in topology.brokers] == [(0, "a"), (1, "b"), (2, "c")]
+    assert [(z.name, z.sid, z.zone) for z in topology.zookeepers] == [
+        ("zk-a", 1, "a"), ("zk-b", 2, "b"), ("zk-c", 3, "c")]
+    assert topology.broker_settings["zookeeper.session.timeout.ms"] == 6000
+    assert topology.default_replication_factor == 3
+
+
+def test_larger_shapes_come_from_parameters_of_the_same_declaration() -> None:
+    topology = load_topology(brokers_per_zone=2, zookeeper_nodes=5)
+    assert [b.zone for b in topology.brokers] == ["a", "b", "c", "a", "b", "c"]
+    assert [z.name for z in topology.zookeepers] == ["zk-a1", "zk-b1", "zk-c", "zk-a2", "zk-b2"]
+    assert topology.nodes_in_zone("a") == ["kafka-0", "kafka-3", "zk-a1", "zk-a2"]
+
+
+def test_settings_given_as_parameters_override_the_file() -> None:
+    topology = load_topology(broker_settings={"unclean.leader.election.enable": True})
+    assert topology.broker_settings["unclean.leader.election.enable"] is True
+    assert topology.broker_settings["replica.lag.time.max.ms"] == 5000
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message"),
+    [
+        ({"zones": ["a", "b", "c"], "brokers": [{"id": 0, "zone": "a"}, {"id": 1, "zone": "b"}]},
+         "zone 'c' of topology 'custom' has no broker"),
+        ({"zones": ["a", "b"], "brokers_per_zone": 1,
+          "zookeepers": [{"zone": "a"}, {"zone": "a"}, {"zone": "a"}]},
+         "zone 'b' of topology 'custom' has no ZooKeeper node"),
+        ({"zones": ["a", "b", "c"], "topic_defaults": {"replication.factor": 4}},
+         "replication factor 4 is impossible on 3 broker(s)"),
+        ({"zones": ["a", "b", "c"], "brokers": [{"id": 0, "zone": "a"}, {"id": 0, "zone": "b"},
+                                                 {"id": 2, "zone": "c"}]},
+         "duplicate broker id(s) [0]"),
+        ({"zones": ["a", "b", "b"]}, "repeats zone(s) ['b']"),
+        ({"zones": ["a"], "zookeepers": [{"zone": "a", "name": "zk-x"}, {"zone": "a", "name": "zk-x"},
+                                         {"zone": "a", "name": "zk-y"}]},
+         "duplicate node name(s) ['zk-x']"),
+        ({"zones": ["a", "b"], "brokers": [{"id": 0, "zone": "a"}, {"id": 1, "zone": "q"}]},
+         "unknown zone 'q'"),
+        ({"zones": []}, "declares no zones"),
+        ({"zones": ["a"], "brokers_per_zone": 0}, "brokers_per_zone must be a whole number"),
+        ({"zones": ["a"], "colour": "red"}, "unknown topology key(s): colour"),
+    ],
+)
+def test_malformed_declarations_are_refused_with_one_clear_message(
+    declaration: dict, message: str
+) -> None:
+    with pytest.raises(TopologyError) as err:
+        build_topology(declaration)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_topology_file_that_does_not_parse_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "broken.toml"
+    path.write_text("zones = [a, b\n")
+    with pytest.raises(TopologyError, match="does not parse"):
+        load_topology(path)
+
+
+def test_unknown_topology_name_lists_the_builtin_ones() -> None:
+    with pytest.raises(TopologyError, match="built-in ones: three_az"):
+        load_topology("four_az")
