@@ -23,6 +23,7 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 from docker.models.containers import Container
+from kazoo.exceptions import NoNodeError
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
@@ -417,14 +418,54 @@ class Cluster:
         """Undo every fault: nodes running, links clean, ISRs full. Returns seconds taken."""
         started = time.monotonic()
         self.proxies.reset()
-        for name in self._containers:
-            container = self.container(name)
-            if container.status == "paused":
-                container.unpause()
-            elif container.status != "running":
-                container.start()
-        self.wait_healthy(timeout_s)
+        # ZooKeeper first: a broker can only re-register once the ensemble serves.
+        order = ["toxiproxy", *(z.name for z in self.topology.zookeepers),
+                 *(b.name for b in self.topology.brokers)]
+        for name in order:
+            self.start_node(name, timeout_s=timeout_s)
+        self.wait_healthy(max(1.0, timeout_s - (time.monotonic() - started)))
         return time.monotonic() - started
+
+    def start_node(self, node: str, timeout_s: float = 60.0) -> None:
+        """Bring a stopped or paused node back, with its identity, address and data.
+
+        A broker killed with SIGKILL leaves its ephemeral ``/brokers/ids/<id>`` behind
+        until ZooKeeper expires its session, and a broker started before that finds its
+        id taken and exits ("node already exists and owner does not match"). The process
+        is known dead here, so healing removes the stale registration itself - which the
+        controller handles exactly like the session expiring - instead of waiting out the
+        session timeout.
+        """
+        container = self.container(node)
+        if container.status == "paused":
+            container.unpause()
+            return
+        if container.status == "running":
+            return
+        if node.startswith("kafka-"):
+            self._drop_stale_registration(int(node.removeprefix("kafka-")), timeout_s)
+        container.start()
+
+    def _drop_stale_registration(self, broker_id: int, timeout_s: float) -> None:
+        path = f"/brokers/ids/{broker_id}"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if self.zk.client.exists(path) is not None:
+                    self.zk.client.delete(path)
+                return
+            except NoNodeError:
+                return
+            except Exception:  # ZooKeeper may itself be coming back after a fault
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _live_brokers_or_none(self) -> tuple[int, ...]:
+        try:
+            return self.zk.live_brokers()
+        except Exception:  # ZooKeeper itself may still be coming back
+            return tuple(b.broker_id for b in self.topology.brokers)
 
     # -- topics --------------------------------------------------------------------------
     def create_topic(
