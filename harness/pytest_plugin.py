@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 import pytest
@@ -22,8 +22,13 @@ from harness.cluster import Cluster
 from harness.engine import ensure_engine
 from harness.errors import ChaosError, EngineUnavailable
 from harness.resources import RunIdentity, new_run_id
+from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
+from harness.scenario import Judge, ScenarioRun, ScenarioSpec
 from harness.versions import DEFAULT_VERSION, release
 from topologies import load_topology
+
+_RUN_KEY = pytest.StashKey[RunDirectory]()
+_REPORT_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -96,6 +101,71 @@ def kafka_cluster(request: pytest.FixtureRequest, docker_engine: object) -> Iter
 
 @pytest.fixture
 def cluster(kafka_cluster: Cluster) -> Cluster:
-    """The session's cluster, restored to full health before the test starts."""
-    kafka_cluster.restore_health()
+    """The session's cluster, healed of every fault and at full health before the test."""
+    from faults.heal import heal_all
+
+    heal_all(kafka_cluster)
     return kafka_cluster
+
+
+@pytest.fixture(scope="session")
+def run_directory(request: pytest.FixtureRequest, kafka_cluster: Cluster) -> Iterator[RunDirectory]:
+    """``reports/<run id>/`` for this session; its report is written when the session ends."""
+    run = RunDirectory(kafka_cluster.run_id, kafka_cluster.kafka_version)
+    request.config.stash[_RUN_KEY] = run
+    status = STATUS_INTERRUPTED
+    try:
+        yield run
+        status = STATUS_COMPLETE
+    finally:
+        run.finish(status)
+        _render_report(request.config, run)
+
+
+@pytest.fixture(scope="session")
+def judge() -> Iterator[Judge]:
+    """The Spark reconciliation, one session for the whole test session."""
+    spark_judge = Judge()
+    try:
+        yield spark_judge
+    finally:
+        spark_judge.close()
+
+
+@pytest.fixture
+def scenario(cluster: Cluster, run_directory: RunDirectory, judge: Judge,
+             request: pytest.FixtureRequest) -> Callable[[ScenarioSpec], ScenarioRun]:
+    """Factory: ``with scenario(spec) as run:`` starts topic, workload and sampling.
+
+    The scenario's folder is named after the test (parameters included), so every
+    parametrization gets its own page in the report.
+    """
+
+    def start(spec: ScenarioSpec) -> ScenarioRun:
+        scenario_id = _scenario_id(request.node.name)
+        return ScenarioRun(cluster, spec, run_directory, judge, scenario_id=scenario_id)
+
+    return start
+
+
+def _scenario_id(test_name: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() else "-" for ch in test_name.removeprefix("test_"))
+    return "-".join(part for part in cleaned.split("-") if part)[:80]
+
+
+def _render_report(config: pytest.Config, run: RunDirectory) -> None:
+    try:
+        from harness.report import render_run
+    except ImportError:
+        return
+    try:
+        config.stash[_REPORT_KEY] = str(render_run(run.path))
+    except Exception as err:  # a broken report must not hide the test results
+        config.stash[_REPORT_KEY] = f"(report failed: {err})"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    report = config.stash.get(_REPORT_KEY, None)
+    if report:
+        terminalreporter.write_sep("=", "kafka-chaos report")
+        terminalreporter.write_line(f"report: {report}")

@@ -1,0 +1,71 @@
+"""Where a run's results live: ``reports/<run id>/``, one folder a reviewer can zip.
+
+::
+
+    reports/<run id>/run.json                 run header: version, times, status, scenarios
+    reports/<run id>/index.html               the report (harness.report)
+    reports/<run id>/<scenario>/config.json   what ran: version, topology, settings, schedule
+    reports/<run id>/<scenario>/schedule.json the fault schedule, replayable
+    reports/<run id>/<scenario>/history/      the raw history (harness.history)
+    reports/<run id>/<scenario>/verdict.json  the reconciliation's verdict
+    reports/<run id>/<scenario>/cluster_events.json  leader/ISR/controller changes
+    reports/<run id>/<scenario>/assertions.json      ZooKeeper checks and measured windows
+
+``run.json`` says ``running`` until the run ends, so a report of an interrupted run is
+never passed off as complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+REPORTS_ENV = "KAFKA_CHAOS_REPORTS"
+STATUS_RUNNING = "running"
+STATUS_COMPLETE = "complete"
+STATUS_INTERRUPTED = "interrupted"
+
+
+def reports_root() -> Path:
+    return Path(os.environ.get(REPORTS_ENV, "reports")).absolute()
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write atomically so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    tmp.replace(path)
+
+
+class RunDirectory:
+    """The folder of one run and its ``run.json`` header."""
+
+    def __init__(self, run_id: str, kafka_version: str, root: Path | None = None) -> None:
+        self.run_id = run_id
+        self.path = (root or reports_root()) / run_id
+        self.header: dict[str, Any] = {
+            "run_id": run_id, "kafka_version": kafka_version, "started": time.time(),
+            "finished": None, "status": STATUS_RUNNING, "scenarios": [],
+        }
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._save()
+
+    def _save(self) -> None:
+        write_json(self.path / "run.json", self.header)
+
+    def scenario_dir(self, scenario_id: str) -> Path:
+        if scenario_id not in self.header["scenarios"]:
+            self.header["scenarios"].append(scenario_id)
+            self._save()
+        path = self.path / scenario_id
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def finish(self, status: str = STATUS_COMPLETE) -> None:
+        self.header["status"] = status
+        self.header["finished"] = time.time()
+        self._save()

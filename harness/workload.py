@@ -1,0 +1,241 @@
+"""Producers and consumers placed in zones, recording everything they saw.
+
+Jepsen's "client" and "generator" in one small module: steady-rate producers send
+messages whose value is a unique id (``<producer_id>-<seq>``) and record every send with
+its outcome *as the client saw it*; consumers record every record they poll; after the
+faults heal, a drain through the harness's observer links reads every partition from
+log start to high watermark. All of it goes into a :class:`~harness.history.HistoryWriter`
+and nothing downstream ever looks at a client's internals.
+
+Send outcomes are classified conservatively, because a wrong "failed" would make the
+checker report an aborted read that never happened: only errors that mean the broker
+refused the write before appending it count as failed; timeouts, transport errors and
+anything after which a retry may already have been written count as unknown (in doubt).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+
+from harness import history as hist
+from harness.clients import ZonePlacement, make_consumer, make_producer
+
+# Errors after which the record is certainly not on the log: the broker rejected it
+# before appending, or the client never could send it anywhere.
+DEFINITIVE_FAILURES = {
+    KafkaError.NOT_ENOUGH_REPLICAS,
+    KafkaError.MSG_SIZE_TOO_LARGE,
+    KafkaError.INVALID_REQUIRED_ACKS,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError._UNKNOWN_PARTITION,
+    KafkaError._UNKNOWN_TOPIC,
+}
+
+
+def classify(error: KafkaError | None, retries_enabled: bool) -> str:
+    """``acked``, ``failed`` (certainly not written) or ``unknown`` (in doubt)."""
+    if error is None:
+        return hist.OUTCOME_ACKED
+    code = error.code()
+    if code in DEFINITIVE_FAILURES:
+        return hist.OUTCOME_FAILED
+    if not retries_enabled and code in (KafkaError.NOT_LEADER_FOR_PARTITION,
+                                        KafkaError.LEADER_NOT_AVAILABLE,
+                                        KafkaError.UNKNOWN_TOPIC_OR_PART):
+        return hist.OUTCOME_FAILED
+    return hist.OUTCOME_UNKNOWN
+
+
+@dataclass(frozen=True)
+class ProducerSpec:
+    """One producer: where it sits, how it is configured, how fast it sends."""
+
+    name: str
+    zone: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    rate_per_s: float = 200.0
+    partitions: Sequence[int] | None = None  # round-robin over these; None = all
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """One live consumer reading every partition from the start."""
+
+    name: str
+    zone: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Recorder:
+    """Serialises rows from client threads into the (single-threaded) history writer."""
+
+    def __init__(self, writer: hist.HistoryWriter) -> None:
+        self._writer = writer
+        self._lock = threading.Lock()
+
+    def row(self, table: str, row: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._writer.append(table, row)
+
+
+class _ProducerLoop(threading.Thread):
+    def __init__(self, spec: ProducerSpec, placement: ZonePlacement, topic: str,
+                 partitions: Sequence[int], recorder: _Recorder, stop: threading.Event) -> None:
+        super().__init__(name=f"producer-{spec.name}", daemon=True)
+        self.spec, self.topic, self.recorder, self.stop = spec, topic, recorder, stop
+        self.partitions = list(spec.partitions if spec.partitions is not None else partitions)
+        self.producer: Producer = make_producer(placement, spec.zone, spec.settings)
+        self.retries = int(self.producer_setting("retries", 2**31 - 1)) > 0
+        self.sent = 0
+        self.outcomes: dict[str, int] = {o: 0 for o in hist.OUTCOMES}
+
+    def producer_setting(self, key: str, default: Any) -> Any:
+        return self.spec.settings.get(key, default)
+
+    def _deliver(self, seq: int, partition: int, send_ts: float) -> Any:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
+            outcome = classify(err, self.retries)
+            self.outcomes[outcome] += 1
+            acked = outcome == hist.OUTCOME_ACKED
+            self.recorder.row("sends", {
+                "message_id": f"{self.spec.name}-{seq}", "producer_id": self.spec.name, "seq": seq,
+                "topic": self.topic, "partition": partition, "key": None, "zone": self.spec.zone,
+                "send_ts": send_ts, "ack_ts": time.time() if acked else None, "outcome": outcome,
+                "offset": msg.offset() if acked else None,
+                "error": None if err is None else err.name(),
+            })
+        return on_delivery
+
+    def run(self) -> None:
+        interval = 1.0 / self.spec.rate_per_s
+        next_send = time.monotonic()
+        seq = 0
+        while not self.stop.is_set():
+            partition = self.partitions[seq % len(self.partitions)]
+            message_id = f"{self.spec.name}-{seq}"
+            try:
+                self.producer.produce(self.topic, value=message_id.encode(), partition=partition,
+                                      on_delivery=self._deliver(seq, partition, time.time()))
+                seq += 1
+                self.sent = seq
+            except BufferError:
+                pass  # local queue full while the cluster is down: retry after polling
+            self.producer.poll(0)
+            next_send += interval
+            delay = next_send - time.monotonic()
+            if delay > 0:
+                self.producer.poll(delay)
+            else:
+                next_send = time.monotonic()
+
+    def drain(self, timeout_s: float) -> None:
+        """Wait for every outstanding delivery report (each ends acked, failed or unknown)."""
+        self.producer.flush(timeout_s)
+
+
+class _ConsumerLoop(threading.Thread):
+    def __init__(self, spec: ConsumerSpec, placement: ZonePlacement, topic: str,
+                 partitions: Sequence[int], recorder: _Recorder, stop: threading.Event) -> None:
+        super().__init__(name=f"consumer-{spec.name}", daemon=True)
+        self.spec, self.topic, self.recorder, self.stop = spec, topic, recorder, stop
+        self.consumer: Consumer = make_consumer(placement, spec.zone, spec.settings)
+        self.consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        self.polled = 0
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                msg = self.consumer.poll(0.2)
+                if msg is None or msg.error():
+                    continue
+                value = msg.value()
+                self.polled += 1
+                self.recorder.row("polls", {
+                    "consumer_id": self.spec.name, "zone": self.spec.zone, "topic": self.topic,
+                    "partition": msg.partition(), "offset": msg.offset(),
+                    "message_id": _decode(value), "poll_ts": time.time(),
+                })
+        finally:
+            self.consumer.close()
+
+
+def _decode(value: bytes | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+class Workload:
+    """Producers and consumers running beside a fault, writing one history."""
+
+    def __init__(self, placement: ZonePlacement, topic: str, partitions: Sequence[int],
+                 writer: hist.HistoryWriter, producers: Sequence[ProducerSpec],
+                 consumers: Sequence[ConsumerSpec] = ()) -> None:
+        self.topic = topic
+        self.recorder = _Recorder(writer)
+        self._stop = threading.Event()
+        self.producers = [_ProducerLoop(p, placement, topic, partitions, self.recorder, self._stop)
+                          for p in producers]
+        self.consumers = [_ConsumerLoop(c, placement, topic, partitions, self.recorder, self._stop)
+                          for c in consumers]
+
+    def start(self) -> Workload:
+        for thread in [*self.consumers, *self.producers]:
+            thread.start()
+        return self
+
+    def stop(self, drain_timeout_s: float = 30.0) -> None:
+        """Stop sending, wait for outstanding deliveries, then stop the consumers."""
+        self._stop.set()
+        for producer in self.producers:
+            producer.join()
+            producer.drain(drain_timeout_s)
+        for consumer in self.consumers:
+            consumer.join()
+
+    def outcomes(self) -> dict[str, int]:
+        total = {o: 0 for o in hist.OUTCOMES}
+        for producer in self.producers:
+            for outcome, count in producer.outcomes.items():
+                total[outcome] += count
+        return total
+
+
+def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], writer: hist.HistoryWriter,
+                    timeout_s: float = 60.0) -> int:
+    """Read every partition from log start to high watermark into ``final_log``."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kafka-chaos-drain",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "log_level": 3})
+    total = 0
+    try:
+        for partition in partitions:
+            tp = TopicPartition(topic, partition)
+            low, high = consumer.get_watermark_offsets(tp, timeout=timeout_s)
+            if high <= low:
+                continue
+            consumer.assign([TopicPartition(topic, partition, low)])
+            deadline = time.monotonic() + timeout_s
+            position = low
+            while position < high and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is None or msg.error():
+                    continue
+                writer.append("final_log", {"topic": topic, "partition": partition,
+                                            "offset": msg.offset(), "message_id": _decode(msg.value())})
+                position = msg.offset() + 1
+                total += 1
+            if position < high:
+                raise TimeoutError(f"drain of {topic}-{partition} stopped at {position} of {high}")
+    finally:
+        consumer.close()
+    return total
