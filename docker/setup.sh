@@ -16,4 +16,10 @@ if [ ! -f "$stamp" ] || ! "$python" -c "import harness.cli, confluent_kafka, pys
   "$python" -m pip install -q --disable-pip-version-check -e ".[dev]"
   touch "$stamp"
 fi
+# The report test opens the HTML report in headless Chromium; on a Debian root host
+# install Debian's package if it is missing (elsewhere that test says why it skips).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+  echo "[kafka-chaos] installing chromium for the report test" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 exec "$python" -m harness.cli setup "$@"

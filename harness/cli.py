@@ -9,6 +9,7 @@ status 2; nothing is left running.
 from __future__ import annotations
 
 import argparse
+import ast
 import signal
 import subprocess
 import sys
@@ -18,6 +19,8 @@ from pathlib import Path
 from types import FrameType
 
 from harness.errors import ChaosError
+from harness.resources import new_run_id
+from harness.rundir import reports_root
 from harness.versions import DEFAULT_VERSION, release, supported_versions
 
 EXIT_USAGE = 2
@@ -74,12 +77,91 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    """Run the chaos suite through pytest, which owns fixtures, cleanup and reports."""
+    """Scenario files given: run them here. None given: the whole suite through pytest."""
     release(args.kafka_version)
-    command = [sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", args.kafka_version,
-               "--topology", args.topology, *args.pytest_args]
-    _progress("running: " + " ".join(command[2:]))
-    return subprocess.call(command)
+    run_id = args.run_id or new_run_id()
+    if not args.files:
+        command = [sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", args.kafka_version,
+                   "--topology", args.topology, "--run-id", run_id, *args.pytest_args]
+        _progress("running the chaos suite: " + " ".join(command[2:]))
+        status = subprocess.call(command)
+        _progress(f"report: {reports_root() / run_id / 'index.html'}")
+        return status
+    return _run_files(args, run_id)
+
+
+def _run_files(args: argparse.Namespace, run_id: str) -> int:
+    from faults.heal import heal_all
+    from harness.cluster import Cluster
+    from harness.resources import RunIdentity
+    from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
+    from harness.scenario import Judge, ScenarioRun, ScenarioSpec
+    from harness.scenario_file import check_against, load_scenario_file, run_scenario_file
+    from topologies import load_topology
+
+    topology = load_topology(args.topology)
+    scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
+    for scenario in scenarios:
+        check_against(scenario, topology.zones)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    cluster = Cluster(topology, args.kafka_version, identity=RunIdentity(run_id), progress=_progress)
+    judge = Judge()
+    run: RunDirectory | None = None
+    status = STATUS_INTERRUPTED
+    results: dict[str, bool] = {}
+    try:
+        cluster.start()
+        run = RunDirectory(run_id, args.kafka_version)
+        for scenario in scenarios:
+            _progress(f"scenario {scenario.spec.id}: healing, then workload and fault schedule")
+            heal_all(cluster)
+
+            def start(spec: ScenarioSpec, sid: str = scenario.spec.id) -> ScenarioRun:
+                assert run is not None
+                return ScenarioRun(cluster, spec, run, judge, scenario_id=sid)
+
+            results[scenario.spec.id] = run_scenario_file(scenario, start)
+            _progress(f"scenario {scenario.spec.id}: {'passed' if results[scenario.spec.id] else 'FAILED'}"
+                      " (reconciled with Spark)")
+        status = STATUS_COMPLETE
+    except KeyboardInterrupt:
+        _progress("interrupted: removing the cluster; the report will say the run is incomplete")
+    finally:
+        judge.close()
+        cluster.close()
+        if run is not None:
+            run.finish(status)
+            _progress(f"report: {_render(run.path)}")
+    return 0 if status == STATUS_COMPLETE and all(results.values()) else 1
+
+
+def _render(run_dir: Path) -> str:
+    from harness.report import render_run
+
+    return str(render_run(run_dir))
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "run.json").exists():
+        raise ChaosError(f"{run_dir} is not a run folder (no run.json)")
+    print(_render(run_dir))
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from harness.scenario_file import load_scenario_file
+
+    root = Path(__file__).resolve().parent.parent / "tests"
+    print("Scenario suite (pytest -m chaos):")
+    for module in sorted((root / "chaos" / "scenarios").glob("test_s*.py")):
+        doc = ast.get_docstring(ast.parse(module.read_text())) or ""
+        print(f"  {module.stem.removeprefix('test_'):40} {doc.splitlines()[0] if doc else ''}")
+    print("Scenario files (kafka-chaos run FILE):")
+    for path in sorted((root / "scenarios").glob("*.toml")):
+        scenario = load_scenario_file(path)
+        print(f"  {path.relative_to(root.parent)!s:40} {scenario.spec.title}")
+    return 0
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
@@ -129,11 +211,21 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--keep", action="store_true", help="leave the cluster running on exit")
     up.set_defaults(func=_cmd_up)
 
-    run = sub.add_parser("run", help="run the chaos suite and write reports")
+    run = sub.add_parser("run", help="run scenario files, or the whole chaos suite, and write the report")
+    run.add_argument("files", nargs="*", help="scenario files (TOML); none = the whole suite")
     run.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
     run.add_argument("--topology", default="three_az")
-    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed on to pytest")
+    run.add_argument("--run-id", default=None, help="report folder name under reports/")
+    run.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
+                     help="passed on to pytest when running the suite")
     run.set_defaults(func=_cmd_run)
+
+    report = sub.add_parser("report", help="regenerate the HTML report of a saved run")
+    report.add_argument("run_dir", help="reports/<run id>")
+    report.set_defaults(func=_cmd_report)
+
+    listing = sub.add_parser("list", help="list the scenarios")
+    listing.set_defaults(func=_cmd_list)
 
     clean = sub.add_parser("clean", help="remove leftovers of killed runs")
     clean.add_argument("--all", action="store_true", help="also remove clusters kept with --keep")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import docker
 from confluent_kafka.admin import AdminClient, NewTopic
 from docker.models.containers import Container
 from kazoo.exceptions import NoNodeError
@@ -28,7 +29,6 @@ from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
-import docker
 from harness import resources
 from harness.broker_metadata import BrokerView, broker_view
 from harness.engine import ensure_engine

@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+import docker
 from docker.errors import DockerException
 
-import docker
 from harness.errors import EngineUnavailable
 
 DOCKERD_LOG = Path("/var/log/kafka-chaos-dockerd.log")

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import docker
 from docker.errors import APIError, BuildError, ImageNotFound
 
-import docker
 from harness.errors import ImageBuildError
 from harness.versions import release
 

@@ -44,6 +44,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="topology name or TOML path (default three_az)",
     )
     group.addoption(
+        "--run-id",
+        default=None,
+        help="name of this run (its report goes to reports/<run id>/); default: time-based",
+    )
+    group.addoption(
         "--keep-cluster",
         action="store_true",
         default=False,
@@ -88,7 +93,7 @@ def kafka_cluster(request: pytest.FixtureRequest, docker_engine: object) -> Iter
     cluster = Cluster(
         load_topology(config.getoption("--topology")),
         config.getoption("--kafka-version"),
-        identity=RunIdentity(new_run_id(), keep=keep),
+        identity=RunIdentity(config.getoption("--run-id") or new_run_id(), keep=keep),
         progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
         docker_client=docker_engine,  # type: ignore[arg-type]
     )

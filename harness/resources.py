@@ -10,14 +10,16 @@ touching a run that is still alive on the same machine.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import docker
 from docker.errors import APIError, NotFound
 
-import docker
+from harness.errors import ChaosError
 
 RUN_LABEL = "kafka-chaos.run"
 OWNER_LABEL = "kafka-chaos.owner"
@@ -43,6 +45,14 @@ class RunIdentity:
 
     run_id: str
     keep: bool = False
+
+    def __post_init__(self) -> None:
+        # The run id names containers and report folders, so it must be a safe name.
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", self.run_id):
+            raise ChaosError(
+                f"run id {self.run_id!r} must be 1-64 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit"
+            )
 
     def labels(self, role: str) -> dict[str, str]:
         labels = {

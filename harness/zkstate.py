@@ -10,11 +10,16 @@ ZooKeeper is the source of truth of a ZooKeeper-mode cluster: which brokers are 
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+
+# Faults make the observer's ZooKeeper connection drop and move between servers; kazoo
+# logs each of those at WARNING, which would bury a test's own output.
+logging.getLogger("kazoo.client").setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ def _wait_until(predicate, timeout_s: float, interval_s: float = 0.25) -> float:
     pytest.fail(f"condition not reached within {timeout_s} s")
 
 
+@pytest.mark.smoke
 def test_three_az_cluster_comes_up_and_carries_messages_across_zones(cluster: Cluster) -> None:
     state = cluster.state()
     assert state.live_brokers == (0, 1, 2)

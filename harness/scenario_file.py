@@ -1,0 +1,180 @@
+"""Scenarios as data files, so users add scenarios without writing Python.
+
+A scenario file (TOML) declares the topic, the clients, the fault schedule and the
+expectations; :func:`load_scenario_file` validates all of it before anything starts and
+:func:`run_scenario_file` drives it through the same :class:`ScenarioRun` the pytest
+suite uses. Fault targets may name the scenario's topic as ``"$topic"``: the real topic
+name is only known when the run creates it.
+
+    id = "kill-leader-acks-all"
+    title = "Kill the leader under acks=all"
+    expected = "A new leader from the ISR; nothing acknowledged lost."
+    warmup_s = 3
+    cooldown_s = 3
+
+    [topic]
+    partitions = 3
+    replication_factor = 3
+    config = { "min.insync.replicas" = 2 }
+
+    [[producers]]
+    name = "pa"
+    zone = "a"
+    rate_per_s = 200
+    settings = { acks = "all" }
+
+    [[consumers]]
+    name = "cb"
+    zone = "b"
+
+    [expectations]
+    lost = 0
+    duplicate = "any"
+
+    [[schedule]]
+    start_s = 0
+    duration_s = 10
+    fault = "kill"
+    target = { leader_of = ["$topic", 0] }
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ChaosError
+from harness.history import Expectations, HistoryError
+from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.workload import ConsumerSpec, ProducerSpec
+
+TOPIC_PLACEHOLDER = "$topic"
+KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "cooldown_s", "topic",
+              "producers", "consumers", "expectations", "schedule"}
+
+
+class ScenarioFileError(ChaosError):
+    """A scenario file that cannot be run as written."""
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    """A loaded scenario file: the spec plus its raw schedule entries and timings."""
+
+    path: Path
+    spec: ScenarioSpec
+    schedule_entries: list[dict[str, Any]]
+    warmup_s: float
+    cooldown_s: float
+
+
+def _substitute(value: Any, topic: str) -> Any:
+    if isinstance(value, str):
+        return topic if value == TOPIC_PLACEHOLDER else value
+    if isinstance(value, list):
+        return [_substitute(v, topic) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, topic) for k, v in value.items()}
+    return value
+
+
+def _number(data: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ScenarioFileError(f"{where}: '{key}' must be a non-negative number, not {value!r}")
+    return float(value)
+
+
+def _clients(raw: Any, kind: str, where: str) -> list[dict[str, Any]]:
+    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+        raise ScenarioFileError(f"{where}: '{kind}' must be a list of tables ([[{kind}]])")
+    for client in raw:
+        for key in ("name", "zone"):
+            if not isinstance(client.get(key), str):
+                raise ScenarioFileError(f"{where}: every entry of '{kind}' needs a '{key}' string")
+    return raw
+
+
+def load_scenario_file(path: str | Path) -> ScenarioFile:
+    """Parse and validate a scenario file; every problem is one ScenarioFileError line."""
+    path = Path(path)
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as err:
+        raise ScenarioFileError(f"cannot read scenario file {where}: {err.strerror}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioFileError(f"scenario file {where} does not parse: {err}") from err
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise ScenarioFileError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    scenario_id = data.get("id", path.stem)
+    if not isinstance(scenario_id, str) or not scenario_id.replace("-", "").replace("_", "").isalnum():
+        raise ScenarioFileError(f"{where}: 'id' must be letters, digits, '-' or '_'")
+    topic_raw = data.get("topic", {})
+    if not isinstance(topic_raw, dict):
+        raise ScenarioFileError(f"{where}: [topic] must be a table")
+    try:
+        topic = TopicSpec(partitions=int(topic_raw.get("partitions", 6)),
+                          replication_factor=int(topic_raw.get("replication_factor", 3)),
+                          config=dict(topic_raw.get("config", {})))
+        producers = tuple(
+            ProducerSpec(name=c["name"], zone=c["zone"], settings=dict(c.get("settings", {})),
+                         rate_per_s=float(c.get("rate_per_s", 200)), partitions=c.get("partitions"))
+            for c in _clients(data.get("producers", [{"name": "pa", "zone": "a"}]), "producers", where))
+        consumers = tuple(
+            ConsumerSpec(name=c["name"], zone=c["zone"], settings=dict(c.get("settings", {})))
+            for c in _clients(data.get("consumers", []), "consumers", where))
+        expectations = dict(data.get("expectations", {}))
+        Expectations.from_dict(expectations)
+    except (TypeError, ValueError, HistoryError) as err:
+        raise ScenarioFileError(f"{where}: {err}") from err
+    schedule = data.get("schedule", [])
+    if not isinstance(schedule, list):
+        raise ScenarioFileError(f"{where}: 'schedule' must be a list of tables ([[schedule]])")
+    _check_schedule(schedule, where)
+    spec = ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
+                        description=str(data.get("description", "")),
+                        expected=str(data.get("expected", "")), topic=topic,
+                        producers=producers, consumers=consumers, expectations=expectations)
+    return ScenarioFile(path, spec, schedule, _number(data, "warmup_s", 3, where),
+                        _number(data, "cooldown_s", 3, where))
+
+
+def _check_schedule(entries: list[Any], where: str) -> None:
+    from faults.errors import FaultError
+    from faults.schedule import Schedule
+
+    try:
+        Schedule.from_dict({"entries": _substitute(entries, "placeholder-topic")}, where)
+    except FaultError as err:
+        raise ScenarioFileError(str(err)) from err
+
+
+def check_against(scenario: ScenarioFile, zones: tuple[str, ...]) -> None:
+    """Refuse clients placed in zones the cluster does not have, before anything runs."""
+    for client in (*scenario.spec.producers, *scenario.spec.consumers):
+        if client.zone not in zones:
+            raise ScenarioFileError(
+                f"{scenario.path}: client {client.name!r} is in unknown zone {client.zone!r}; "
+                f"zones are {', '.join(zones)}")
+
+
+def run_scenario_file(scenario: ScenarioFile, start: Callable[[ScenarioSpec], ScenarioRun]) -> bool:
+    """Run one scenario file; True when ZooKeeper checks and the verdict both pass."""
+    from faults.schedule import Schedule
+
+    with start(scenario.spec) as run:
+        schedule = Schedule.from_dict({"entries": _substitute(scenario.schedule_entries, run.topic)},
+                                      str(scenario.path))
+        schedule.check(run.cluster.topology)
+        run.settle(scenario.warmup_s)
+        run.run_schedule(schedule)
+        run.settle(scenario.cooldown_s)
+        verdict = run.finish()
+        health = run.cluster.health()
+        run.check("cluster fully healthy after healing", health.healthy, "; ".join(health.problems))
+    return bool(verdict.passed and health.healthy)
