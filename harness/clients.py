@@ -128,10 +128,11 @@ def read_values(
         msg = consumer.poll(0.5)
         if msg is None:
             continue
-        if msg.error():
-            if msg.error().retriable() or msg.error().code() == KafkaError._PARTITION_EOF:
+        error = msg.error()
+        if error is not None:
+            if error.retriable() or error.code() == KafkaError._PARTITION_EOF:
                 continue
-            raise KafkaException(msg.error())
+            raise KafkaException(error)
         values.append(msg.value() or b"")
     return values
 

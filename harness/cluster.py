@@ -201,7 +201,7 @@ class Cluster:
                 host = ("127.0.0.1", self.host_port_base + offset)
             # testcontainers' with_bind_ports cannot bind to one interface only, and every
             # published port must be on 127.0.0.1: give docker-py the binding directly.
-            container.ports[f"{port}/tcp"] = host
+            container.ports[f"{port}/tcp"] = host  # type: ignore[assignment]
         try:
             container.start()
         except docker.errors.APIError as err:

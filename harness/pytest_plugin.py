@@ -16,6 +16,7 @@ import signal
 from collections.abc import Callable, Iterator
 from types import FrameType
 
+import docker
 import pytest
 
 from harness.cluster import Cluster
@@ -77,7 +78,7 @@ def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 @pytest.fixture(scope="session")
-def docker_engine() -> object:
+def docker_engine() -> docker.DockerClient:
     """A Docker client; chaos tests are skipped, with the reason, when none can be had."""
     try:
         return ensure_engine()
@@ -86,7 +87,7 @@ def docker_engine() -> object:
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster(request: pytest.FixtureRequest, docker_engine: object) -> Iterator[Cluster]:
+def kafka_cluster(request: pytest.FixtureRequest, docker_engine: docker.DockerClient) -> Iterator[Cluster]:
     """The session's cluster, started once and removed at the end of the session."""
     config = request.config
     keep = bool(config.getoption("--keep-cluster"))
@@ -95,7 +96,7 @@ def kafka_cluster(request: pytest.FixtureRequest, docker_engine: object) -> Iter
         config.getoption("--kafka-version"),
         identity=RunIdentity(config.getoption("--run-id") or new_run_id(), keep=keep),
         progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
-        docker_client=docker_engine,  # type: ignore[arg-type]
+        docker_client=docker_engine,
     )
     cluster.start()
     try:

@@ -156,10 +156,12 @@ def _check_schedule(entries: list[Any], where: str) -> None:
 
 def check_against(scenario: ScenarioFile, zones: tuple[str, ...]) -> None:
     """Refuse clients placed in zones the cluster does not have, before anything runs."""
-    for client in (*scenario.spec.producers, *scenario.spec.consumers):
-        if client.zone not in zones:
+    placed = [(p.name, p.zone) for p in scenario.spec.producers]
+    placed += [(c.name, c.zone) for c in scenario.spec.consumers]
+    for name, zone in placed:
+        if zone not in zones:
             raise ScenarioFileError(
-                f"{scenario.path}: client {client.name!r} is in unknown zone {client.zone!r}; "
+                f"{scenario.path}: client {name!r} is in unknown zone {zone!r}; "
                 f"zones are {', '.join(zones)}")
 
 

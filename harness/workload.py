@@ -230,9 +230,10 @@ def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], write
                 msg = consumer.poll(0.5)
                 if msg is None or msg.error():
                     continue
+                offset = int(msg.offset() or 0)
                 writer.append("final_log", {"topic": topic, "partition": partition,
-                                            "offset": msg.offset(), "message_id": _decode(msg.value())})
-                position = msg.offset() + 1
+                                            "offset": offset, "message_id": _decode(msg.value())})
+                position = offset + 1
                 total += 1
             if position < high:
                 raise TimeoutError(f"drain of {topic}-{partition} stopped at {position} of {high}")

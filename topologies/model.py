@@ -154,9 +154,9 @@ def validate(topology: Topology) -> None:
     sids = [z.sid for z in topology.zookeepers]
     if len(set(sids)) != len(sids):
         raise TopologyError(f"topology {topology.name!r} has duplicate ZooKeeper ids")
-    for node in (*topology.brokers, *topology.zookeepers):
-        if node.zone not in topology.zones:
-            raise TopologyError(f"node in unknown zone {node.zone!r}; zones are {topology.zones}")
+    for zone_of_node in [b.zone for b in topology.brokers] + [z.zone for z in topology.zookeepers]:
+        if zone_of_node not in topology.zones:
+            raise TopologyError(f"node in unknown zone {zone_of_node!r}; zones are {topology.zones}")
     for zone in topology.zones:
         if not any(b.zone == zone for b in topology.brokers):
             raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no broker")
