@@ -164,6 +164,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    """The suite (or chosen scenarios) across versions in turn, then a summary grid."""
+    from harness.matrix import run_versions, write_summary
+
+    versions = [v.strip() for v in args.versions.split(",") if v.strip()]
+    for version in versions:
+        release(version)
+    matrix_id = args.matrix_id or f"matrix-{new_run_id()}"
+    selection = ["-k", args.scenarios] if args.scenarios else []
+    results = run_versions(versions, matrix_id, [*selection, *args.pytest_args], _progress)
+    summary = write_summary(matrix_id, results)
+    _progress(f"summary: {summary}")
+    return 0 if all(r.exit_code == 0 for r in results) else 1
+
+
 def _cmd_clean(args: argparse.Namespace) -> int:
     from harness.engine import ensure_engine
     from harness.resources import reap_stale
@@ -226,6 +241,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="list the scenarios")
     listing.set_defaults(func=_cmd_list)
+
+    matrix = sub.add_parser("matrix", help="run the suite across Kafka versions; write a summary grid")
+    matrix.add_argument("--versions", default=",".join(supported_versions()),
+                        help="comma-separated versions (default: every supported one)")
+    matrix.add_argument("--scenarios", default=None,
+                        help="pytest -k expression choosing scenarios, e.g. 's04 or s05'")
+    matrix.add_argument("--matrix-id", default=None, help="summary folder name under reports/")
+    matrix.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[])
+    matrix.set_defaults(func=_cmd_matrix)
 
     clean = sub.add_parser("clean", help="remove leftovers of killed runs")
     clean.add_argument("--all", action="store_true", help="also remove clusters kept with --keep")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from types import FrameType
 
 import docker
@@ -30,6 +30,7 @@ from topologies import load_topology
 
 _RUN_KEY = pytest.StashKey[RunDirectory]()
 _REPORT_KEY = pytest.StashKey[str]()
+_SCENARIO_KEY = pytest.StashKey[ScenarioRun]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -149,7 +150,9 @@ def scenario(cluster: Cluster, run_directory: RunDirectory, judge: Judge,
 
     def start(spec: ScenarioSpec) -> ScenarioRun:
         scenario_id = _scenario_id(request.node.name)
-        return ScenarioRun(cluster, spec, run_directory, judge, scenario_id=scenario_id)
+        run = ScenarioRun(cluster, spec, run_directory, judge, scenario_id=scenario_id)
+        request.node.stash[_SCENARIO_KEY] = run
+        return run
 
     return start
 
@@ -168,6 +171,23 @@ def _render_report(config: pytest.Config, run: RunDirectory) -> None:
         config.stash[_REPORT_KEY] = str(render_run(run.path))
     except Exception as err:  # a broken report must not hide the test results
         config.stash[_REPORT_KEY] = f"(report failed: {err})"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Record the test's own outcome on its scenario's report page.
+
+    Assertions a test makes after its scenario finished (or an error outside the
+    scenario's block) decide the pytest result; the report must agree with it.
+    """
+    report = yield
+    run = item.stash.get(_SCENARIO_KEY, None)
+    if run is not None and report.when == "call":
+        detail = "" if report.passed else str(report.longrepr).strip().splitlines()[-1][:500]
+        run.record_test_outcome(report.passed, detail)
+    return report
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

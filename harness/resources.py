@@ -85,7 +85,7 @@ def remove_run(client: docker.DockerClient, run_id: str) -> int:
     """Remove every container, network and volume labelled with ``run_id``."""
     selector = {"label": f"{RUN_LABEL}={run_id}"}
     removed = 0
-    for container in client.containers.list(all=True, filters=selector):
+    for container in client.containers.list(all=True, sparse=True, filters=selector):
         try:
             container.remove(force=True, v=True)
             removed += 1
@@ -109,15 +109,15 @@ def remove_run(client: docker.DockerClient, run_id: str) -> int:
 def stale_runs(client: docker.DockerClient, include_kept: bool = False) -> set[str]:
     """Runs whose owning process is gone (and, unless asked, not kept on purpose)."""
     stale: set[str] = set()
+    # sparse listing reads labels from the list itself: a full listing inspects each
+    # container afterwards and fails when another run removes one in between.
     resources = [
-        *client.containers.list(all=True, filters={"label": RUN_LABEL}),
+        *client.containers.list(all=True, sparse=True, filters={"label": RUN_LABEL}),
         *client.networks.list(filters={"label": RUN_LABEL}),
         *client.volumes.list(filters={"label": RUN_LABEL}),
     ]
     for resource in resources:
-        labels = (
-            resource.attrs.get("Labels") or resource.attrs.get("Config", {}).get("Labels") or {}
-        )
+        labels = resource.attrs.get("Labels") or {}
         run_id = labels.get(RUN_LABEL)
         if not run_id:
             continue

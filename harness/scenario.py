@@ -122,6 +122,7 @@ class ScenarioRun:
         self.sampler: ZkSampler | None = None
         self.workload: Workload | None = None
         self._finished = False
+        self._error: str | None = None
         self.started = time.time()
 
     # -- recording -------------------------------------------------------------------------
@@ -136,6 +137,11 @@ class ScenarioRun:
         """Record a ZooKeeper-side check for the report; returns ``passed`` to assert on."""
         self.checks.append(Check(name, bool(passed), detail))
         return bool(passed)
+
+    def record_test_outcome(self, passed: bool, detail: str) -> None:
+        """The pytest result of the test that ran this scenario, added to its checks."""
+        self.checks.append(Check("test assertions (pytest)", passed, detail))
+        self._write_assertions()
 
     def window(self, name: str, seconds: float) -> float:
         """Record a measured window (e.g. unavailability of a partition) for the report."""
@@ -206,12 +212,12 @@ class ScenarioRun:
             write_json(self.dir / "cluster_events.json", [e.to_dict() for e in events])
         self.writer.close(status)
 
-    def _write_assertions(self, error: str | None = None) -> None:
+    def _write_assertions(self) -> None:
         checks = [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]
-        if error:
-            checks.append({"name": "scenario ran to completion", "passed": False, "detail": error})
+        if self._error:
+            checks.append({"name": "scenario ran to completion", "passed": False, "detail": self._error})
         write_json(self.dir / "assertions.json", {
-            "passed": all(c["passed"] for c in checks) and error is None,
+            "passed": all(c["passed"] for c in checks) and self._error is None,
             "checks": checks, "windows": self.windows,
             "duration_s": round(time.time() - self.started, 1),
         })
@@ -254,7 +260,8 @@ class ScenarioRun:
         finally:
             if not self._finished:
                 self._close(hist.STATUS_ABORTED)
-            self._write_assertions(error="".join(traceback.format_exception_only(exc)).strip())
+            self._error = "".join(traceback.format_exception_only(exc)).strip()
+            self._write_assertions()
 
 
 def measure_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.1) -> float | None:

@@ -1,0 +1,91 @@
+"""The local equivalent of the nightly matrix: the suite across Kafka versions, in turn.
+
+Each version runs as its own pytest session (its own cluster, its own report under
+``reports/<matrix id>-<version>/``), reusing images already built; then a summary page
+``reports/<matrix id>/index.html`` shows a grid of scenario x version whose cells link
+to each scenario's page in that version's report.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader
+
+from harness.report.load import load_run, page_name
+from harness.report.model import Outcome
+from harness.rundir import reports_root
+from harness.versions import release
+
+CSS = {Outcome.PASSED: "passed", Outcome.FAILED: "failed", Outcome.NOT_JUDGED: "not-judged"}
+
+
+@dataclass(frozen=True)
+class VersionResult:
+    version: str
+    run_dir: Path
+    exit_code: int
+
+
+def run_versions(versions: Sequence[str], matrix_id: str, pytest_args: Sequence[str],
+                 progress: Callable[[str], None]) -> list[VersionResult]:
+    """Set up and run the chaos suite once per version; never stops at a failing one."""
+    for version in versions:
+        release(version)  # refuse the whole matrix before starting if one is unsupported
+    results = []
+    for version in versions:
+        run_id = f"{matrix_id}-{version}"
+        progress(f"Kafka {version}: images")
+        subprocess.run([sys.executable, "-m", "harness.cli", "setup", "--kafka-version", version],
+                       check=True)
+        progress(f"Kafka {version}: chaos suite (report {reports_root() / run_id})")
+        started = time.monotonic()
+        code = subprocess.call([sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", version,
+                                "--run-id", run_id, *pytest_args])
+        progress(f"Kafka {version}: pytest exit {code} after {time.monotonic() - started:.0f} s")
+        results.append(VersionResult(version, reports_root() / run_id, code))
+    return results
+
+
+def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
+    """Render the scenario x version grid; a version with no report is shown as such."""
+    out_dir = reports_root() / matrix_id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    columns, outcomes = [], {}
+    for result in results:
+        problem = ""
+        if not (result.run_dir / "run.json").exists():
+            problem = "no report"
+        else:
+            run = load_run(result.run_dir)
+            for scenario in run.scenarios:
+                outcomes[(scenario.id, result.version)] = scenario.outcome
+            if result.exit_code != 0:
+                problem = f"pytest exit {result.exit_code}"
+        columns.append({"version": result.version, "problem": problem,
+                        "index_href": f"../{result.run_dir.name}/index.html"})
+    scenario_ids = sorted({sid for sid, _ in outcomes})
+    rows = []
+    for sid in scenario_ids:
+        cells = []
+        for result in results:
+            outcome = outcomes.get((sid, result.version))
+            page = page_name(sid)
+            cells.append({
+                "label": outcome.value if outcome else "not run",
+                "css": CSS[outcome] if outcome else "not-judged",
+                "href": f"../{result.run_dir.name}/{page}" if outcome and page else None,
+            })
+        rows.append({"scenario": sid, "cells": cells})
+    env = Environment(loader=PackageLoader("harness.report", "templates"), autoescape=True)
+    html = env.get_template("matrix.html.j2").render(
+        matrix_id=matrix_id, columns=columns, rows=rows,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    path = out_dir / "index.html"
+    path.write_text(html, encoding="utf-8")
+    return path

@@ -1,0 +1,87 @@
+"""Pure pieces of observation: ZooKeeper state diffs, send classification, broker
+metadata decoding, and run identity rules."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from confluent_kafka import KafkaError
+
+from harness import history as hist
+from harness.broker_metadata import _parse, _request
+from harness.errors import ChaosError
+from harness.resources import RunIdentity
+from harness.sampler import diff_states
+from harness.workload import classify
+from harness.zkstate import ClusterState, PartitionState
+
+
+def _state(leader: int, epoch: int, isr: tuple[int, ...], controller: int = 0,
+           brokers: tuple[int, ...] = (0, 1, 2)) -> ClusterState:
+    partition = PartitionState("t", 0, leader, epoch, isr, 1, (0, 1, 2))
+    return ClusterState(brokers, controller, 1 if controller == 0 else 2, {("t", 0): partition})
+
+
+def test_diff_reports_leader_isr_controller_and_broker_changes() -> None:
+    before = _state(0, 0, (0, 1, 2))
+    after = _state(1, 1, (1, 2), controller=1, brokers=(1, 2))
+    kinds = {e.kind: e.detail for e in diff_states(before, after, 10.0)}
+    assert kinds["leader"] == "leader 0 -> 1 (epoch 1)"
+    assert kinds["isr"] == "isr [0, 1, 2] -> [1, 2]"
+    assert kinds["controller"] == "controller 0 (epoch 1) -> 1 (epoch 2)"
+    assert kinds["broker_down"] == "broker 0 gone from /brokers/ids"
+    assert diff_states(after, after, 11.0) == []
+
+
+def test_isr_order_alone_is_not_a_change() -> None:
+    assert diff_states(_state(0, 0, (0, 1, 2)), _state(0, 0, (2, 1, 0)), 1.0) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "retries", "outcome"),
+    [
+        (None, True, hist.OUTCOME_ACKED),
+        (KafkaError.NOT_ENOUGH_REPLICAS, True, hist.OUTCOME_FAILED),
+        (KafkaError._MSG_TIMED_OUT, True, hist.OUTCOME_UNKNOWN),
+        (KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, True, hist.OUTCOME_UNKNOWN),
+        (KafkaError.NOT_LEADER_FOR_PARTITION, True, hist.OUTCOME_UNKNOWN),
+        (KafkaError.NOT_LEADER_FOR_PARTITION, False, hist.OUTCOME_FAILED),
+    ],
+)
+def test_send_outcomes_are_failed_only_when_certainly_not_written(
+    code: int | None, retries: bool, outcome: str
+) -> None:
+    error = None if code is None else KafkaError(code)
+    assert classify(error, retries) == outcome
+
+
+def _string(value: str | None) -> bytes:
+    if value is None:
+        return struct.pack(">h", -1)
+    return struct.pack(">h", len(value)) + value.encode()
+
+
+def test_metadata_v1_response_is_decoded_into_one_brokers_view() -> None:
+    body = struct.pack(">i", 7)  # correlation id
+    body += struct.pack(">i", 2)
+    for node, rack in ((0, "a"), (2, None)):
+        body += struct.pack(">i", node) + _string("127.0.0.1") + struct.pack(">i", 9000 + node) + _string(rack)
+    body += struct.pack(">i", 2)  # controller
+    body += struct.pack(">i", 1) + struct.pack(">h", 0) + _string("t") + struct.pack(">b", 0)
+    body += struct.pack(">i", 1)
+    body += struct.pack(">hii", 0, 0, 2) + struct.pack(">iiii", 3, 2, 0, 1) + struct.pack(">iii", 2, 2, 0)
+    view = _parse(body)
+    assert view.brokers == (0, 2)
+    assert view.controller == 2
+    assert view.leader_of("t", 0) == 2
+    assert view.topics["t"][0].isr == (2, 0)
+    request = _request(None, correlation_id=1)
+    assert struct.unpack(">i", request[:4])[0] == len(request) - 4
+    assert struct.unpack(">hh", request[4:8]) == (3, 1)
+
+
+@pytest.mark.parametrize("bad", ["", "has space", "../escape", "-leading-dash", "x" * 65])
+def test_run_ids_that_cannot_name_containers_are_refused(bad: str) -> None:
+    with pytest.raises(ChaosError, match="run id"):
+        RunIdentity(bad)
