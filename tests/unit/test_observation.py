@@ -66,7 +66,8 @@ def test_metadata_v1_response_is_decoded_into_one_brokers_view() -> None:
     body = struct.pack(">i", 7)  # correlation id
     body += struct.pack(">i", 2)
     for node, rack in ((0, "a"), (2, None)):
-        body += struct.pack(">i", node) + _string("127.0.0.1") + struct.pack(">i", 9000 + node) + _string(rack)
+        body += struct.pack(">i", node) + _string("127.0.0.1")
+        body += struct.pack(">i", 9000 + node) + _string(rack)
     body += struct.pack(">i", 2)  # controller
     body += struct.pack(">i", 1) + struct.pack(">h", 0) + _string("t") + struct.pack(">b", 0)
     body += struct.pack(">i", 1)
