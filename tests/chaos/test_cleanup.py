@@ -20,7 +20,7 @@ pytestmark = pytest.mark.chaos
 
 def _labelled(client: docker.DockerClient, run_id: str) -> int:
     selector = {"label": f"{RUN_LABEL}={run_id}"}
-    return (len(client.containers.list(all=True, filters=selector))
+    return (len(client.containers.list(all=True, sparse=True, filters=selector))
             + len(client.networks.list(filters=selector))
             + len(client.volumes.list(filters=selector)))
 
@@ -55,6 +55,27 @@ def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=60) == 0
     assert _labelled(docker_engine, run_id) == 0
+
+
+def test_ctrl_c_in_a_pytest_session_removes_its_cluster(docker_engine: docker.DockerClient) -> None:
+    run_id = new_run_id()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--run-id", run_id,
+         "tests/chaos/test_cluster.py", "-k", "comes_up"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and _running_brokers(docker_engine, run_id) < 3:
+        time.sleep(0.5)
+    assert _running_brokers(docker_engine, run_id) == 3, "the session's cluster never came up"
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=90)
+    assert _labelled(docker_engine, run_id) == 0
+
+
+def _running_brokers(client: docker.DockerClient, run_id: str) -> int:
+    selector = {"label": [f"{RUN_LABEL}={run_id}", "kafka-chaos.role=broker"], "status": "running"}
+    return len(client.containers.list(sparse=True, filters=selector))
 
 
 def test_leftovers_of_a_killed_run_are_reaped_at_the_next_start(docker_engine: docker.DockerClient) -> None:
