@@ -35,7 +35,7 @@ from harness.engine import ensure_engine
 from harness.errors import ChaosError, ClusterUnhealthy, PortInUse
 from harness.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link, LinkKind, plan_fabric
 from harness.images import ImageSet, ensure_images
-from harness.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, zoo_cfg
+from harness.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, format_value, zoo_cfg
 from harness.proxies import ProxyControl
 from harness.resources import RunIdentity
 from harness.versions import DEFAULT_VERSION, release
@@ -509,7 +509,7 @@ class Cluster:
             "run_id": self.run_id,
             "kafka_version": self.kafka_version,
             "topology": self.topology.describe(),
-            "broker_settings": {k: str(v) for k, v in self.broker_settings().items()},
+            "broker_settings": {k: format_value(v) for k, v in self.broker_settings().items()},
             "images": None if self.images is None else vars(self.images),
             "links": [
                 {

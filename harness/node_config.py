@@ -32,14 +32,15 @@ ZK_DATA_DIR = "/var/lib/zookeeper"
 CONFIG_DIR = "/etc/kafka-chaos"
 
 
-def _format_value(value: SettingValue) -> str:
+def format_value(value: SettingValue) -> str:
+    """A setting as Kafka and ZooKeeper config files spell it (``true``, not ``True``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
 def _render(settings: Mapping[str, SettingValue]) -> str:
-    return "".join(f"{key}={_format_value(value)}\n" for key, value in settings.items())
+    return "".join(f"{key}={format_value(value)}\n" for key, value in settings.items())
 
 
 def broker_properties(

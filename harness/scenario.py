@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import history as hist
+from harness.node_config import format_value
 from harness.rundir import RunDirectory, write_json
 from harness.sampler import ZkSampler
 from harness.workload import ConsumerSpec, ProducerSpec, Workload, drain_final_log
@@ -230,7 +231,7 @@ class ScenarioRun:
                          "description": self.spec.description, "expected": self.spec.expected},
             "kafka_version": self.cluster.kafka_version,
             "topology": self.cluster.topology.describe(),
-            "broker_settings": {k: str(v) for k, v in self.cluster.broker_settings().items()},
+            "broker_settings": {k: format_value(v) for k, v in self.cluster.broker_settings().items()},
             "topic": self.spec.topic.to_dict(self.topic),
             "producer": [{"name": p.name, "zone": p.zone, "rate_per_s": p.rate_per_s,
                           "settings": dict(p.settings)} for p in self.spec.producers],

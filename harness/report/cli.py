@@ -1,0 +1,42 @@
+"""``kafka-chaos report <run_dir>``: render a run directory's HTML report.
+
+Wiring in ``harness/cli.py``::
+
+    from harness.report import cli as report_cli
+    report = sub.add_parser("report", help=report_cli.HELP)
+    report_cli.add_arguments(report)
+    report.set_defaults(func=report_cli.command)
+
+A missing run directory raises ``ReportError`` (a ``ChaosError``), which the main CLI
+prints as one line with exit status 2. The exit status otherwise says whether the run
+passed, so a script can render and gate in one step.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.report.load import load_run
+from harness.report.model import Outcome
+from harness.report.render import write_report
+
+HELP = "write the HTML report of a run directory (reports/<run_id>)"
+EXIT_PASSED, EXIT_NOT_PASSED = 0, 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, help="a run directory, e.g. reports/<run_id>")
+
+
+def command(args: argparse.Namespace) -> int:
+    """Render, print where the index is and the run's outcome; 0 only if the run passed."""
+    return report(args.run_dir)
+
+
+def report(run_dir: Path) -> int:
+    run = load_run(run_dir)
+    index = write_report(run_dir, run)
+    outcome = run.outcome
+    print(f"report: {outcome.value.upper()}: {index}")
+    return EXIT_PASSED if outcome is Outcome.PASSED else EXIT_NOT_PASSED

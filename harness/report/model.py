@@ -1,0 +1,313 @@
+"""What a run directory says, as typed objects the templates can read without guessing.
+
+The loader (``load.py``) fills these in from JSON and Parquet written by different
+people at different times, often after something went wrong; so every field here is
+already validated and defaulted, and whatever could not be read is kept as a plain
+sentence in ``problems`` instead of an exception. The one judgement this module makes is
+the outcome: a scenario passes only when both sources of truth were recorded and both say
+so, because a report that shows green for a run nobody judged is worse than no report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+RUN_COMPLETE = "complete"
+
+
+class Outcome(StrEnum):
+    """The one word a reviewer reads first. NOT_JUDGED is never shown as a pass."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_JUDGED = "not judged"
+
+
+def combine(judgements: list[bool | None]) -> Outcome:
+    """Any recorded failure fails; otherwise anything unrecorded (None) means not judged.
+
+    Failure wins over missing data because a failure already recorded is news a reviewer
+    must see, whatever else is missing.
+    """
+    if any(j is False for j in judgements):
+        return Outcome.FAILED
+    if not judgements or any(j is None for j in judgements):
+        return Outcome.NOT_JUDGED
+    return Outcome.PASSED
+
+
+# ------------------------------------------------------------------------------ verdict
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One anomaly kind judged against the scenario's rule, as reconcile wrote it."""
+
+    kind: str
+    rule: str  # "0", "3", "any", "at_least_one": shown as text
+    count: int
+    passed: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Example:
+    """One anomalous record and what the final log holds at its offset."""
+
+    kind: str
+    message_id: str | None
+    producer_id: str | None
+    topic: str
+    partition: int
+    offset: int | None
+    ack_ts: float | None
+    final_message_id: str | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """Send outcomes whose send time falls in [start, start + bucket_seconds)."""
+
+    start: float
+    acked: int
+    failed: int
+    unknown: int
+
+
+@dataclass(frozen=True)
+class PartitionSummary:
+    """Per topic-partition totals; ``outage`` holds only buckets with failed or in-doubt sends."""
+
+    topic: str
+    partition: int
+    counts: dict[str, int]
+    sends: dict[str, int]
+    log: dict[str, Any]
+    outage: list[Bucket]
+
+    @property
+    def anomalies(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The reconciliation's verdict.json, reduced to what the report shows."""
+
+    passed: bool
+    kinds: list[str]
+    counts: dict[str, int]
+    rules: list[RuleResult]
+    examples: dict[str, list[Example]]  # kind -> examples over all partitions, by partition
+    totals: dict[str, int]
+    bucket_seconds: float
+    buckets: list[Bucket]
+    partitions: list[PartitionSummary]
+
+    @property
+    def anomalies(self) -> dict[str, int]:
+        """Only the kinds that were seen, in report order: what the index table lists."""
+        return {k: c for k in self.kinds if (c := self.counts.get(k, 0))}
+
+
+# --------------------------------------------------------------------------- assertions
+
+
+@dataclass(frozen=True)
+class Check:
+    """One assertion on cluster state (ZooKeeper, broker metadata) made by the test."""
+
+    name: str
+    passed: bool | None  # None: the test recorded the check without a result
+    detail: str
+
+
+@dataclass(frozen=True)
+class Window:
+    """A measured duration, e.g. how long a partition had no leader."""
+
+    name: str
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class Assertions:
+    passed: bool
+    checks: list[Check]
+    windows: list[Window]
+
+
+# ------------------------------------------------------------------------ cluster, faults
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    """A change sampled from ZooKeeper during the run."""
+
+    ts: float
+    kind: str  # leader | isr | controller | broker_up | broker_down (others kept as-is)
+    topic: str | None
+    partition: int | None
+    detail: str
+
+    @property
+    def where(self) -> str:
+        if self.topic is None:
+            return ""
+        return self.topic if self.partition is None else f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class FaultWindow:
+    """When a fault was in force. ``end`` None: never healed within the recorded history.
+
+    ``approximate`` marks windows taken from the planned schedule rather than from the
+    recorded inject/heal events, so the report never passes a plan off as a measurement.
+    """
+
+    fault: str
+    targets: str
+    start: float
+    end: float | None
+    ok: bool
+    approximate: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.fault} {self.targets}".strip()
+
+
+@dataclass(frozen=True)
+class ScheduleEntry:
+    """One planned fault; ``params`` is everything but the timing and the fault name."""
+
+    start_s: float
+    duration_s: float
+    fault: str
+    params: dict[str, Any]
+
+
+# ------------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True)
+class ScenarioConfig:
+    """config.json. Sections other than the scenario header are free-form JSON values:
+    the runner's layout of producers, topology etc. evolves, and the report shows what
+    is there rather than what it expected."""
+
+    title: str
+    description: str
+    expected: str
+    kafka_version: str | None
+    schedule: list[ScheduleEntry]
+    sections: dict[str, Any]  # "topology", "broker_settings", "topic", "producer", ... in file order
+
+
+@dataclass(frozen=True)
+class HistoryInfo:
+    """The history manifest header and the files a reviewer may want to open raw."""
+
+    status: str
+    started: float | None
+    finished: float | None
+    files: list[str]  # relative to the scenario directory, e.g. "history/sends/part-0000.parquet"
+
+
+# ----------------------------------------------------------------------------- scenario
+
+
+@dataclass
+class Scenario:
+    id: str
+    page: str | None  # file name of its page; None when the id cannot be a file name
+    config: ScenarioConfig | None = None
+    verdict: Verdict | None = None
+    assertions: Assertions | None = None
+    history: HistoryInfo | None = None
+    events: list[ClusterEvent] = field(default_factory=list)
+    faults: list[FaultWindow] = field(default_factory=list)
+    has_schedule_file: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return self.config.title if self.config and self.config.title else self.id
+
+    @property
+    def outcome(self) -> Outcome:
+        return combine(
+            [
+                self.verdict.passed if self.verdict else None,
+                self.assertions.passed if self.assertions else None,
+            ]
+        )
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the outcome is what it is, one sentence each: shown next to the badge."""
+        why: list[str] = []
+        if self.verdict is None:
+            why.append("no reconciliation verdict (verdict.json missing or unreadable)")
+        elif not self.verdict.passed:
+            failed = [r.reason for r in self.verdict.rules if not r.passed]
+            why.append("verdict failed: " + ("; ".join(failed) if failed else "see verdict.json"))
+        if self.assertions is None:
+            why.append("no cluster assertions (assertions.json missing or unreadable)")
+        elif not self.assertions.passed:
+            failed = [c.name for c in self.assertions.checks if c.passed is False]
+            why.append("cluster checks failed: " + (", ".join(failed) if failed else "see assertions.json"))
+        return why
+
+    @property
+    def duration(self) -> float | None:
+        h = self.history
+        if h and h.started is not None and h.finished is not None:
+            return max(0.0, h.finished - h.started)
+        return None
+
+
+# ---------------------------------------------------------------------------------- run
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    kafka_version: str | None
+    started: float | None
+    finished: float | None
+    status: str
+    scenario_ids: list[str]
+
+    @property
+    def complete(self) -> bool:
+        return self.status == RUN_COMPLETE
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None or self.finished is None:
+            return None
+        return max(0.0, self.finished - self.started)
+
+
+@dataclass
+class Run:
+    info: RunInfo
+    scenarios: list[Scenario]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        """An incomplete run can fail but never pass: scenarios it did not reach are unknown."""
+        outcome = combine(
+            [{Outcome.PASSED: True, Outcome.FAILED: False}.get(s.outcome) for s in self.scenarios]
+        )
+        if outcome is Outcome.PASSED and not self.info.complete:
+            return Outcome.NOT_JUDGED
+        return outcome
+
+    def counts(self) -> dict[Outcome, int]:
+        return {o: sum(s.outcome is o for s in self.scenarios) for o in Outcome}

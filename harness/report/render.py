@@ -1,0 +1,115 @@
+"""Writing the HTML report of one run directory: index.html plus one page per scenario.
+
+Pages are rendered from jinja2 templates with autoescaping always on, because nearly
+every string on them (titles, broker settings, message ids, error details) comes from
+data that a test, a broker or a user controls. The only markup not produced by the
+templates is the timeline SVG, which matplotlib writes with its own escaping. Files are
+written under a temporary name and renamed, so a reviewer refreshing a page while a
+report is regenerated never sees half of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from harness.report import format as fmt
+from harness.report.load import load_run
+from harness.report.model import Outcome, Run, Scenario
+from harness.report.timeline import origin, timeline_svg
+
+MAX_EXAMPLES = 20  # per kind on a page; verdict.json has them all
+MAX_EVENTS = 500  # cluster changes listed in the table (all are drawn in the timeline)
+INDEX = "index.html"
+
+
+@functools.cache
+def environment() -> Environment:
+    """One environment per process: templates are compiled once, however many runs render."""
+    env = Environment(
+        loader=PackageLoader("harness.report", "templates"),
+        autoescape=True,  # every template, whatever its extension
+        undefined=StrictUndefined,  # a template typo fails the test, not a reviewer
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        utc=fmt.utc,
+        rel=fmt.rel,
+        duration=fmt.duration,
+        count=fmt.count,
+        scalar=fmt.scalar,
+        params=fmt.params,
+        href=lambda path: fmt.href(*path) if isinstance(path, tuple | list) else fmt.href(path),
+        rule=fmt.rule,
+        kind=fmt.kind,
+    )
+    env.tests.update(scalar=fmt.is_scalar)
+    env.globals.update(
+        record_columns=fmt.record_columns,
+        Outcome=Outcome,
+        NONE=fmt.NONE,
+        MAX_EXAMPLES=MAX_EXAMPLES,
+        MAX_EVENTS=MAX_EVENTS,
+    )
+    return env
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _raw_files(run_dir: Path, scenario: Scenario) -> list[str]:
+    """The scenario's JSON files that exist, then its history files, relative to run_dir."""
+    sdir = run_dir / scenario.id
+    names = ("config.json", "schedule.json", "verdict.json", "assertions.json", "cluster_events.json")
+    files = [f"{scenario.id}/{n}" for n in names if (sdir / n).is_file()]
+    if scenario.history:
+        files += [f"{scenario.id}/{f}" for f in scenario.history.files]
+    return files
+
+
+def scenario_context(run_dir: Path, run: Run, scenario: Scenario) -> dict[str, Any]:
+    t0 = origin(scenario)
+    end = scenario.history.finished if scenario.history else None
+    svg = timeline_svg(scenario, t0, end) if t0 is not None else None
+    return {
+        "run": run,
+        "s": scenario,
+        "t0": t0,
+        "timeline": Markup(svg) if svg else None,  # matplotlib output; it escapes its own text
+        "raw_files": _raw_files(run_dir, scenario),
+        "approximate_faults": any(f.approximate for f in scenario.faults),
+        "generated": time.time(),
+    }
+
+
+def render_run(run_dir: str | os.PathLike[str]) -> Path:
+    """Render the report of ``run_dir`` (reports/<run_id>) in place; returns index.html.
+
+    Re-rendering is safe and cheap, so the runner may call this after every scenario to
+    keep a report of a run in progress.
+    """
+    root = Path(run_dir)
+    return write_report(root, load_run(root))
+
+
+def write_report(root: Path, run: Run) -> Path:
+    """Render an already loaded run into ``root``; returns index.html."""
+    env = environment()
+    page = env.get_template("scenario.html.j2")
+    for scenario in run.scenarios:
+        if scenario.page is not None:
+            _write(root / scenario.page, page.render(scenario_context(root, run, scenario)))
+    index = root / INDEX
+    _write(index, env.get_template("index.html.j2").render(run=run, generated=time.time()))
+    return index

@@ -1,0 +1,307 @@
+"""The scenario timeline: send outcomes per second over fault windows and cluster changes.
+
+One picture answers the reviewer's first question - did the outage line up with the
+fault, and did leadership move when it should have - so it is drawn with matplotlib into
+an SVG that is inlined into the page: no JavaScript, no network, and it scales to the
+screen. The figure is built with the object API (no pyplot), so rendering does not touch
+global state or need a display, and fixed SVG ids and no date keep the output
+reproducible for the same input.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib
+from markupsafe import escape
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from harness.report.model import Bucket, ClusterEvent, FaultWindow, Scenario
+
+# Colour-blind-safe (Paul Tol's bright scheme); outcomes are also named in the legend.
+OUTCOME_COLORS = {"acked": "#4477AA", "failed": "#CC3311", "unknown": "#EE7733"}
+OUTCOME_LABELS = {"acked": "acknowledged", "failed": "failed", "unknown": "in doubt"}
+FAULT_COLOR = "#BBBBBB"
+
+# event kind -> (lane, marker, colour, legend label); unknown kinds go to the "other" lane.
+EVENT_STYLE = {
+    "broker_down": ("brokers", "v", "#CC3311", "broker down"),
+    "broker_up": ("brokers", "^", "#228833", "broker up"),
+    "controller": ("controller", "D", "#AA3377", "controller change"),
+    "leader": ("leader", "o", "#222222", "leader change"),
+    "isr": ("ISR", "|", "#666666", "ISR change"),
+}
+EVENT_LANES = ("brokers", "controller", "leader", "ISR")
+MAX_POINTS = 1500  # buckets beyond this are merged, so a long run still yields a small SVG
+MAX_FAULT_ROWS = 8
+LABEL_CHARS = 30  # lane labels longer than this are shortened in the middle
+MARKED_CHANGES = 60  # at most this many leader/controller changes drawn across the send plot
+
+
+@dataclass(frozen=True)
+class Series:
+    """Dense, evenly spaced send counts: x is each bucket's left edge, in seconds from t0."""
+
+    x: list[float]
+    width: float
+    acked: list[int]
+    failed: list[int]
+    unknown: list[int]
+
+
+def origin(scenario: Scenario) -> float | None:
+    """t0 of the timeline: the history's start, else the earliest thing recorded."""
+    if scenario.history and scenario.history.started is not None:
+        return scenario.history.started
+    times = [
+        *(b.start for b in (scenario.verdict.buckets if scenario.verdict else [])),
+        *(f.start for f in scenario.faults),
+        *(e.ts for e in scenario.events),
+    ]
+    return min(times) if times else None
+
+
+def series(buckets: Sequence[Bucket], width: float, t0: float) -> Series | None:
+    """Fill the gaps between reported buckets with zeros (no sends is itself a signal) and
+    merge neighbours when there are too many to draw."""
+    if not buckets or width <= 0:
+        return None
+    first = min(b.start for b in buckets)
+    last = max(b.start for b in buckets)
+    n = round((last - first) / width) + 1
+    merge = math.ceil(n / MAX_POINTS)
+    size = math.ceil(n / merge)
+    acked, failed, unknown = [0] * size, [0] * size, [0] * size
+    for b in buckets:
+        i = round((b.start - first) / width) // merge
+        acked[i] += b.acked
+        failed[i] += b.failed
+        unknown[i] += b.unknown
+    step = width * merge
+    return Series([first - t0 + i * step for i in range(size)], step, acked, failed, unknown)
+
+
+def _plain(text: str) -> str:
+    """Matplotlib reads $...$ as mathematics; data must be shown literally."""
+    return text.replace("$", r"\$")
+
+
+def _short(label: str) -> str:
+    """Lane labels stay short enough to leave the plot its width; the fault table below
+    the figure has the full text. The end is kept: it names the target."""
+    if len(label) <= LABEL_CHARS:
+        return label
+    tail = LABEL_CHARS // 3
+    return label[: LABEL_CHARS - tail - 1] + "\u2026" + label[-tail:]
+
+
+def _fault_rows(faults: Sequence[FaultWindow]) -> list[str]:
+    rows: list[str] = []
+    for f in faults:
+        label = f.label
+        if label not in rows:
+            rows.append(label)
+    if len(rows) > MAX_FAULT_ROWS:
+        return [*rows[: MAX_FAULT_ROWS - 1], "other faults"]
+    return rows
+
+
+def _fault_row(f: FaultWindow, rows: list[str]) -> str:
+    return f.label if f.label in rows else "other faults"
+
+
+def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str | None:
+    """The inline <svg> element for one scenario, or None when nothing was recorded.
+
+    ``end`` is where an unhealed fault's shading stops (the history's end if known).
+    """
+    verdict = scenario.verdict
+    data = series(verdict.buckets, verdict.bucket_seconds, t0) if verdict else None
+    faults, events = scenario.faults, scenario.events
+    if data is None and not faults and not events:
+        return None
+    span_end = _span_end(data, faults, events, t0, end)
+    fault_rows = _fault_rows(faults)
+    lanes = [*EVENT_LANES, *(["other"] if any(e.kind not in EVENT_STYLE for e in events) else [])]
+    rows = [*fault_rows, *lanes]
+
+    with matplotlib.rc_context(
+        {"svg.fonttype": "none", "svg.hashsalt": "kafka-chaos-report", "font.size": 9}
+    ):
+        fig = _figure(rows)
+        top, bottom = fig.subplots(
+            2, 1, sharex=True, gridspec_kw={"height_ratios": [3.0, 0.5 + 0.26 * len(rows)]}
+        )
+        _draw_sends(
+            top, data, "no send outcomes in the verdict" if verdict else "no verdict: sends not reconciled"
+        )
+        for f in faults:
+            # Behind the send areas (so their colours stay true), edges drawn over them.
+            stop = (f.end if f.end is not None else span_end + t0) - t0
+            top.axvspan(f.start - t0, stop, color=FAULT_COLOR, alpha=0.35, linewidth=0, zorder=0)
+            for edge in (f.start - t0, stop):
+                top.axvline(edge, color="#555555", linestyle="--", linewidth=0.7, zorder=3)
+        changes = [e for e in events if e.kind in ("leader", "controller")]
+        if len(changes) <= MARKED_CHANGES:
+            for e in changes:
+                style = EVENT_STYLE[e.kind]
+                top.axvline(e.ts - t0, color=style[2], linestyle=":", linewidth=0.8, alpha=0.7)
+        _draw_lanes(bottom, rows, fault_rows, faults, events, t0, span_end)
+        starts = [0.0, *(data.x[:1] if data else []), *(f.start - t0 for f in faults[:1])]
+        bottom.set_xlim(min(*starts, *(e.ts - t0 for e in events[:1])), span_end)
+        bottom.set_xlabel("seconds since t0")
+        top.legend(
+            handles=_legend(events, bool(faults), data is not None),
+            loc="lower left",
+            bbox_to_anchor=(0, 1.0),
+            ncol=5,
+            frameon=False,
+            fontsize=8,
+        )
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return _inline(buf.getvalue(), _summary(data, faults, events))
+
+
+def _figure(rows: Sequence[str]) -> Figure:
+    """A figure with margins fixed in inches from the longest lane label.
+
+    Cheaper than matplotlib's constrained layout (which draws the figure twice) and
+    just as tidy here, where the only variable-width text is the lane labels.
+    """
+    width, top, bottom = 10.0, 0.55, 0.5
+    height = 3.0 + 0.24 * len(rows)
+    left = 0.45 + 0.062 * max((len(_short(r)) for r in rows), default=8)
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(
+        left=left / width, right=1 - 0.15 / width, top=1 - top / height, bottom=bottom / height, hspace=0.12
+    )
+    return fig
+
+
+def _span_end(
+    data: Series | None,
+    faults: Sequence[FaultWindow],
+    events: Sequence[ClusterEvent],
+    t0: float,
+    end: float | None,
+) -> float:
+    ends = [0.0]
+    if data:
+        ends.append(data.x[-1] + data.width)
+    ends += [(f.end if f.end is not None else f.start) - t0 for f in faults]
+    ends += [e.ts - t0 for e in events]
+    if end is not None:
+        ends.append(end - t0)
+    return max(ends) or 1.0
+
+
+def _draw_sends(ax: Axes, data: Series | None, empty: str) -> None:
+    ax.set_ylabel("sends per bucket")
+    ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+    ax.set_axisbelow(True)
+    if data is None:
+        ax.text(
+            0.5,
+            0.5,
+            empty,
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="#555555",
+        )
+        ax.set_yticks([])
+        return
+    # Step-filled stacked areas: three paths whatever the run length, read like bars.
+    xs = [*data.x, data.x[-1] + data.width]
+    low = [0] * len(xs)
+    for name in ("acked", "failed", "unknown"):
+        values = getattr(data, name)
+        high = [lo + v for lo, v in zip(low, [*values, values[-1]], strict=True)]
+        ax.fill_between(xs, low, high, step="post", color=OUTCOME_COLORS[name], linewidth=0)
+        low = high
+    ax.set_ylim(0, max(max(low), 1) * 1.08)
+    ax.margins(x=0)
+
+
+def _draw_lanes(
+    ax: Axes,
+    rows: list[str],
+    fault_rows: list[str],
+    faults: Sequence[FaultWindow],
+    events: Sequence[ClusterEvent],
+    t0: float,
+    span_end: float,
+) -> None:
+    y = {name: len(rows) - 1 - i for i, name in enumerate(rows)}
+    for f in faults:
+        row = y[_fault_row(f, fault_rows)]
+        stop = (f.end if f.end is not None else span_end + t0) - t0
+        ax.broken_barh(
+            [(f.start - t0, max(stop - (f.start - t0), span_end / 400))],
+            (row - 0.35, 0.7),
+            facecolors=FAULT_COLOR if f.ok else "#EE99AA",
+            edgecolors="#555555",
+            linewidth=0.6,
+            hatch="//" if f.approximate else None,
+        )
+    by_lane: dict[tuple[str, str], list[float]] = {}
+    for e in events:
+        lane, *_ = EVENT_STYLE.get(e.kind, ("other", "x", "#000000", e.kind))
+        by_lane.setdefault((lane, e.kind), []).append(e.ts - t0)
+    for (lane, kind), xs in by_lane.items():
+        _, marker, color, _ = EVENT_STYLE.get(kind, ("other", "x", "#000000", kind))
+        size = 11 if marker == "|" else 6
+        ax.plot(
+            xs,
+            [y[lane]] * len(xs),
+            linestyle="none",
+            marker=marker,
+            color=color,
+            markersize=size,
+            markeredgewidth=1.5 if marker == "|" else 1.0,
+        )
+    ax.set_yticks([y[r] for r in rows], [_plain(_short(r)) for r in rows])
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.grid(axis="x", color="#EEEEEE", linewidth=0.6)
+    ax.set_axisbelow(True)
+    if fault_rows:
+        ax.axhline(len(rows) - len(fault_rows) - 0.5, color="#999999", linewidth=0.5)
+
+
+def _legend(events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool) -> list[Patch | Line2D]:
+    handles: list[Patch | Line2D] = []
+    if have_sends:
+        handles += [Patch(color=OUTCOME_COLORS[k], label=v) for k, v in OUTCOME_LABELS.items()]
+    if have_faults:
+        handles.append(Patch(facecolor=FAULT_COLOR, edgecolor="#555555", label="fault in force"))
+    kinds = {e.kind for e in events}
+    for kind, (_, marker, color, label) in EVENT_STYLE.items():
+        if kind in kinds:
+            handles.append(Line2D([], [], linestyle="none", marker=marker, color=color, label=label))
+    return handles
+
+
+def _summary(data: Series | None, faults: Sequence[FaultWindow], events: Sequence[ClusterEvent]) -> str:
+    """The figure in one sentence, for screen readers and for a quick check without looking."""
+    parts = []
+    if data:
+        parts.append(
+            f"{sum(data.acked)} sends acknowledged, {sum(data.failed)} failed, {sum(data.unknown)} in doubt"
+        )
+    parts.append(f"{len(faults)} fault window(s)")
+    parts.append(f"{len(events)} cluster change(s)")
+    return "Timeline: " + "; ".join(parts)
+
+
+def _inline(svg: str, label: str) -> str:
+    """Strip the XML prolog and DOCTYPE (invalid inside HTML) and make the figure scale."""
+    start = svg.index("<svg")
+    body = svg[start:]
+    return body.replace("<svg ", f'<svg class="timeline" role="img" aria-label="{escape(label)}" ', 1)
