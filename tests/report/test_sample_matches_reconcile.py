@@ -47,11 +47,8 @@ def _shown(verdict: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_sample_verdicts_match_the_spark_reconciliation(
-    tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    if "spark" not in (request.config.option.markexpr or ""):
-        pytest.skip("slow Spark cross-check of the report's sample; run with -m spark")
+@pytest.mark.spark
+def test_sample_verdicts_match_the_spark_reconciliation(tmp_path: Path) -> None:
     from spark_jobs.reconcile import reconcile
     from spark_jobs.session import build_session
 
