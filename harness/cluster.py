@@ -483,8 +483,10 @@ class Cluster:
             k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
         }
         if assignment is not None:
+            # confluent-kafka wants the partition count spelled out beside the assignment.
             new = NewTopic(
                 name,
+                num_partitions=len(assignment),
                 replica_assignment=[assignment[p] for p in sorted(assignment)],
                 config=settings,
             )

@@ -10,6 +10,7 @@ import pytest
 
 from faults import Kill, LeaderOf
 from harness.cluster import Cluster
+from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec, measure_until
 from harness.workload import ConsumerSpec, ProducerSpec
 
@@ -19,7 +20,7 @@ DURABLE_PRODUCER = {"acks": "all", "enable.idempotence": False, "retries": 21474
 DURABLE_TOPIC = TopicSpec(partitions=3, replication_factor=3,
                           config={"min.insync.replicas": 2, "unclean.leader.election.enable": False})
 # Duplicates are possible with retries and idempotence off; nothing acknowledged may go.
-ACCEPT = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
+ACCEPT: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
           "duplicate": "any", "reordered": "any", "unseen": "any"}
 
 
