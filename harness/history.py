@@ -425,9 +425,7 @@ def _check_schema(table: str, part: str, actual: pa.Schema) -> None:
     for want in expected:
         got = actual.field(want.name).type
         if not _normalise(got).equals(want.type):
-            raise HistoryError(
-                f"table {table}: column {want.name} in {part} is {got}, expected {want.type}"
-            )
+            raise HistoryError(f"table {table}: column {want.name} in {part} is {got}, expected {want.type}")
 
 
 def validate_history(path: str | os.PathLike[str]) -> Manifest:

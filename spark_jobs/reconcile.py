@@ -1,0 +1,330 @@
+"""The judge: reconcile what was produced against what can be consumed.
+
+Run as ``spark-submit spark_jobs/reconcile.py <history_dir> [--out verdict.json]`` or call
+``reconcile(spark, history_dir)``. Every anomaly kind and the verdict JSON are defined in
+docs/HISTORY.md; the Spark plan and why it is shaped that way is in ``plan.py``.
+
+The job runs in three steps: a small prelude (topics, and each final-log partition's
+offset range), the main pass (one action returning a few thousand rows), and a bounded
+look-up of what the final log holds at each example's offset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script by spark-submit: make the repo importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from harness.history import (
+    ANOMALY_KINDS,
+    HistoryError,
+    Manifest,
+    history_bytes,
+    validate_history,
+)
+from spark_jobs import plan
+from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
+from spark_jobs.session import build_session
+
+DEFAULT_BUCKET_SECONDS = 1.0
+DEFAULT_EXAMPLES = 5
+# Target bytes of Parquet input per shuffle partition; the union roughly triples in
+# memory, and 24 MB keeps each task's hash maps comfortably inside a 4g local driver.
+BYTES_PER_SHUFFLE_PARTITION = 24 * 1024 * 1024
+
+
+def shuffle_partitions(spark: SparkSession, history: str) -> int:
+    """Enough partitions that each task's aggregation fits in memory, and a multiple of
+    the cores so the last wave is not a single straggler."""
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    size = history_bytes(history, ("sends", "polls", "final_log"))
+    wanted = math.ceil(size / BYTES_PER_SHUFFLE_PARTITION)
+    return max(cores, math.ceil(wanted / cores) * cores)
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def _producer_of(mid: str | None) -> str | None:
+    if not mid or "-" not in mid:
+        return None
+    head, _, tail = mid.rpartition("-")
+    return head if tail.isdigit() else None
+
+
+def _detail(kind: str, offset: int | None, aux: int | None, holder: str | None) -> str:
+    held = f"final log holds {holder}" if holder else "final log holds nothing there"
+    if kind == "lost":
+        return f"acknowledged at offset {offset}; absent from the final log ({held})"
+    if kind == "duplicate":
+        return f"{aux} copies on the final log; last copy at offset {offset}"
+    if kind == "truncated":
+        return f"read or acknowledged at offset {offset}; {held}"
+    if kind == "unexpected":
+        return f"never sent; found at offset {offset}"
+    if kind == "aborted_read":
+        return f"send failed definitively, yet on the final log at offset {offset}"
+    if kind == "reordered":
+        return f"at offset {offset}, after seq {aux} of the same producer"
+    return f"on the final log at offset {offset}, never polled by a live consumer"
+
+
+def _holders(
+    spark: SparkSession, history: str, wanted: set[tuple[str, int, int]]
+) -> dict[tuple[str, int, int], str | None]:
+    """What the final log holds at a few (topic, partition, offset) positions: a filtered
+    scan that Parquet push-down keeps cheap, bounded by the number of examples."""
+    if not wanted:
+        return {}
+    by_tp: dict[tuple[str, int], list[int]] = {}
+    for t, p, o in wanted:
+        by_tp.setdefault((t, p), []).append(o)
+    conds = [
+        (F.col("topic") == t) & (F.col("partition") == p) & F.col("offset").isin(offsets)
+        for (t, p), offsets in by_tp.items()
+    ]
+    cond = reduce(lambda a, b: a | b, conds)
+    rows = plan.read(spark, history, "final_log").where(cond).collect()
+    return {(r.topic, r.partition, r.offset): r.message_id for r in rows}
+
+
+@dataclass(frozen=True)
+class _Prelude:
+    topics: list[str]
+    range_rows: list[Any]  # topic, partition, log_start, log_end, log_records
+
+
+def _prelude(spark: SparkSession, history: str) -> _Prelude:
+    rows = plan.log_ranges(spark, history).collect()
+    topics = sorted({r.topic for r in rows})
+    ranges = [r for r in rows if r.partition is not None]
+    if len(topics) >= plan.MAX_TOPICS:
+        raise HistoryError(f"history has {len(topics)} topics; at most {plan.MAX_TOPICS - 1}")
+    for r in ranges:
+        if not -1 <= r.partition <= plan.MAX_PARTITION or r.log_end > plan.MAX_OFFSET:
+            raise HistoryError(
+                f"final log {r.topic}-{r.partition} reaches offset {r.log_end}; "
+                f"partitions up to {plan.MAX_PARTITION} and offsets up to {plan.MAX_OFFSET} "
+                "are supported"
+            )
+    return _Prelude(topics, ranges)
+
+
+def _decode_tp(tp: int | None, topics: Sequence[str]) -> tuple[str, int]:
+    if tp is None:
+        return ("", -1)
+    return topics[tp >> plan.PARTITION_BITS], (tp & ((1 << plan.PARTITION_BITS) - 1)) - 1
+
+
+def _assemble(
+    spark: SparkSession,
+    history: str,
+    manifest: Manifest,
+    prelude: _Prelude,
+    summary_rows: Sequence[Any],
+    bucket_seconds: float,
+) -> Findings:
+    parts: dict[tuple[str, int], PartitionFindings] = {}
+
+    def part(tp: tuple[str, int]) -> PartitionFindings:
+        return parts.setdefault(tp, PartitionFindings(*tp))
+
+    for r in prelude.range_rows:
+        part((r.topic, r.partition)).log = {
+            "start": r.log_start,
+            "end": r.log_end,
+            "records": r.log_records,
+            "dense": r.log_records == r.log_end - r.log_start + 1,
+        }
+    overall: dict[float, list[int]] = {}
+    per_part: dict[tuple[str, int], list[Bucket]] = {}
+    raw: list[tuple[tuple[str, int], str, Any]] = []
+    for r in summary_rows:
+        tp = _decode_tp(r.tp, prelude.topics)
+        if r.kind != plan.COUNT_ROW:
+            raw.append((tp, ANOMALY_KINDS[r.kind], r))
+            continue
+        pf = part(tp)
+        for kind in ANOMALY_KINDS:
+            pf.counts[kind] += int(r[kind] or 0)
+        counts = [int(r.acked or 0), int(r.failed or 0), int(r.unknown or 0)]
+        for name, c in zip(("acked", "failed", "unknown"), counts, strict=True):
+            pf.sends[name] += c
+        if r.bucket is not None:
+            start = float(r.bucket) * bucket_seconds
+            acc = overall.setdefault(start, [0, 0, 0])
+            for i, c in enumerate(counts):
+                acc[i] += c
+            if counts[1] or counts[2]:
+                per_part.setdefault(tp, []).append(Bucket(start, *counts))
+
+    wanted = {(*tp, r.offset) for tp, _, r in raw if r.offset is not None}
+    holders = _holders(spark, history, wanted)
+    raw.sort(key=lambda x: (x[0], x[1], x[2].offset if x[2].offset is not None else -1, x[2].key))
+    for tp, kind, r in raw:
+        holder = holders.get((*tp, r.offset))
+        if r.key.startswith(plan.NO_ID_KEY):
+            mid = None
+        elif r.key.startswith(plan.REORDER_KEY):
+            mid = holder  # a reorder example is the record the log holds at that offset
+        else:
+            mid = r.key
+        part(tp).examples.setdefault(kind, []).append(
+            Example(
+                kind=kind,
+                message_id=mid,
+                producer_id=_producer_of(mid),
+                topic=tp[0],
+                partition=tp[1],
+                offset=r.offset,
+                ack_ts=r.ack_ts,
+                final_message_id=holder,
+                detail=_detail(kind, r.offset, r.aux, holder),
+            )
+        )
+
+    ordered = [parts[k] for k in sorted(parts)]
+    totals = {name: sum(p.sends[name] for p in ordered) for name in ("acked", "failed", "unknown")}
+    totals["sends"] = sum(totals.values())
+    totals["final_log_records"] = sum(int(p.log.get("records", 0)) for p in ordered)
+    totals.update({k: sum(p.counts[k] for p in ordered) for k in ANOMALY_KINDS})
+    for buckets in per_part.values():
+        buckets.sort(key=lambda b: b.start)
+    return Findings(
+        run_id=manifest.run_id,
+        history=history,
+        bucket_seconds=bucket_seconds,
+        partitions=ordered,
+        availability=[Bucket(s, *c) for s, c in sorted(overall.items())],
+        partition_availability=per_part,
+        totals=totals,
+    )
+
+
+def reconcile(
+    spark: SparkSession,
+    history_dir: str | os.PathLike[str],
+    bucket_seconds: float = DEFAULT_BUCKET_SECONDS,
+    examples: int = DEFAULT_EXAMPLES,
+    partitions: int | None = None,
+) -> Findings:
+    """Judge one history. Raises HistoryError (before any Spark work) if it is malformed,
+    incomplete or of another schema version."""
+    history = os.fspath(history_dir)
+    if "://" not in history:
+        history = str(Path(history).absolute())
+    if bucket_seconds <= 0:
+        raise ValueError("bucket_seconds must be positive")
+    if examples < 1:
+        raise ValueError("examples must be at least 1")
+    t0 = time.perf_counter()
+    manifest = validate_history(history)
+    n = partitions or shuffle_partitions(spark, history)
+    prelude = _prelude(spark, history)
+    t1 = time.perf_counter()
+    ranges = {
+        prelude.topics.index(r.topic) * (1 << plan.PARTITION_BITS) + r.partition + 1: (
+            r.log_start,
+            r.log_end,
+        )
+        for r in prelude.range_rows
+    }
+    pm = plan.per_message(plan.events(spark, history, prelude.topics, bucket_seconds), n)
+    rows = plan.classified(pm, ranges).unionByName(plan.reorders(spark, history, prelude.topics, n))
+    grouped = plan.grouped(rows).localCheckpoint(eager=True)
+    summary_rows = plan.summary(grouped, examples).collect()
+    t2 = time.perf_counter()
+    findings = _assemble(spark, history, manifest, prelude, summary_rows, bucket_seconds)
+    t3 = time.perf_counter()
+    findings.timings = {
+        "prelude_s": round(t1 - t0, 3),
+        "main_pass_s": round(t2 - t1, 3),
+        "examples_s": round(t3 - t2, 3),
+        "total_s": round(t3 - t0, 3),
+        "shuffle_partitions": n,
+    }
+    return findings
+
+
+# ------------------------------------------------------------------------------- CLI
+
+
+def _conf_pairs(items: Iterable[str]) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--conf expects key=value, got {item!r}")
+        conf[key] = value
+    return conf
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Reconcile a kafka-chaos run history.")
+    p.add_argument("history", help="history directory (local path or URI)")
+    p.add_argument("--out", help="write verdict JSON here (default: <history>/verdict.json)")
+    p.add_argument(
+        "--master",
+        help="Spark master URL (default: $KAFKA_CHAOS_SPARK_MASTER, else spark-submit's, else local[*])",
+    )
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark conf, repeatable",
+    )
+    p.add_argument("--bucket-seconds", type=float, default=DEFAULT_BUCKET_SECONDS)
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        help="examples kept per kind per partition",
+    )
+    p.add_argument("--partitions", type=int, help="shuffle partitions (default: sized by input)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Exit 0 if the verdict passes, 1 if it fails, 2 if the history cannot be judged."""
+    args = parse_args(argv)
+    try:
+        # Validate before starting Spark: a bad history fails fast, with one line.
+        manifest = validate_history(args.history)
+    except HistoryError as exc:
+        print(f"reconcile: error: {exc}", file=sys.stderr)
+        return 2
+    spark = build_session(args.master, _conf_pairs(args.conf))
+    try:
+        findings = reconcile(spark, args.history, args.bucket_seconds, args.examples, args.partitions)
+    except HistoryError as exc:
+        print(f"reconcile: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        spark.stop()
+    verdict = findings.judge(manifest.expectations)
+    out = args.out or (
+        f"{args.history.rstrip('/')}/verdict.json" if "://" not in args.history else "verdict.json"
+    )
+    verdict.write(out)
+    status = "PASSED" if verdict.passed else "FAILED"
+    counts = ", ".join(f"{k}={v}" for k, v in findings.counts().items())
+    print(f"reconcile: {status} run {manifest.run_id}: {counts} -> {out}")
+    return 0 if verdict.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

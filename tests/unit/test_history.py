@@ -1,0 +1,189 @@
+"""History schema: round trip, expectations, and validation errors (no Spark)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.history import (
+    ANOMALY_KINDS,
+    SCHEMA_VERSION,
+    SCHEMAS,
+    Expectations,
+    HistoryError,
+    HistoryWriter,
+    check_rule,
+    iter_tables,
+    read_manifest,
+    validate_history,
+)
+
+SEND = {
+    "message_id": "prod-a-0-7",
+    "producer_id": "prod-a-0",
+    "seq": 7,
+    "topic": "t",
+    "partition": 1,
+    "key": "k",
+    "zone": "a",
+    "send_ts": 10.0,
+    "ack_ts": 10.5,
+    "outcome": "acked",
+    "offset": 3,
+    "error": None,
+}
+
+
+def _write(path: Path, **scenario: object) -> Path:
+    with HistoryWriter(path, run_id="r1", scenario=scenario, flush_rows=2) as w:
+        for seq in range(5):
+            w.append("sends", {**SEND, "seq": seq, "message_id": f"prod-a-0-{seq}"})
+        w.append("final_log", {"topic": "t", "partition": 1, "offset": 3, "message_id": "x"})
+    return path
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    root = _write(tmp_path / "h", expectations={"lost": 0, "duplicate": "any"})
+    manifest = validate_history(root)
+    assert manifest.status == "complete"
+    assert manifest.schema_version == SCHEMA_VERSION
+    assert manifest.finished is not None and manifest.started is not None
+    assert manifest.expectations.duplicate == "any"
+    tables = dict(iter_tables(root))
+    assert tables["sends"].num_rows == 5
+    assert tables["sends"].column("seq").to_pylist() == [0, 1, 2, 3, 4]
+    assert tables["polls"].num_rows == 0  # an empty part still carries the schema
+    for name, table in tables.items():
+        assert table.schema.equals(SCHEMAS[name])
+    # flush_rows=2: five sends become three parts
+    assert len(list((root / "sends").glob("part-*.parquet"))) == 3
+
+
+def test_manifest_running_until_closed(tmp_path: Path) -> None:
+    writer = HistoryWriter(tmp_path / "h", run_id="r1")
+    assert read_manifest(tmp_path / "h").status == "running"
+    with pytest.raises(HistoryError, match="still being written"):
+        validate_history(tmp_path / "h")
+    writer.close()
+    assert validate_history(tmp_path / "h").status == "complete"
+
+
+def test_exception_marks_aborted(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), HistoryWriter(tmp_path / "h", run_id="r1"):
+        raise RuntimeError("boom")
+    with pytest.raises(HistoryError, match=r"not complete \(status aborted\)"):
+        validate_history(tmp_path / "h")
+
+
+def test_write_batch(tmp_path: Path) -> None:
+    with HistoryWriter(tmp_path / "h", run_id="r1") as w:
+        w.write_batch(
+            "final_log",
+            pa.table(
+                {
+                    "topic": ["t", "t"],
+                    "partition": [0, 0],
+                    "offset": [0, 1],
+                    "message_id": ["a", None],
+                }
+            ),
+        )
+    assert dict(iter_tables(tmp_path / "h"))["final_log"].num_rows == 2
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda p: None, None),
+        (lambda p: (p / "manifest.json").unlink(), "has no manifest.json"),
+        (lambda p: (p / "manifest.json").write_text("{nope"), "not valid JSON"),
+        (lambda p: [f.unlink() for f in (p / "polls").glob("*.parquet")], "table polls"),
+        (lambda p: _patch(p, schema_version=99), "schema_version 99"),
+        (lambda p: _patch(p, status="running"), "still being written"),
+        (lambda p: _patch(p, scenario={"expectations": {"lost": "maybe"}}), "'lost'"),
+        (lambda p: _patch(p, scenario={"expectations": {"bogus": 0}}), "unknown anomaly"),
+        (
+            lambda p: _replace(p, "final_log", pa.table({"topic": ["t"], "partition": [0]})),
+            "lacks column.s. offset, message_id",
+        ),
+        (
+            lambda p: _replace(
+                p,
+                "final_log",
+                pa.table(
+                    {
+                        "topic": ["t"],
+                        "partition": pa.array([0], pa.int64()),
+                        "offset": [1],
+                        "message_id": ["m"],
+                    }
+                ),
+            ),
+            "column partition .* is int64, expected int32",
+        ),
+    ],
+)
+def test_validation_errors(tmp_path: Path, mutate: Callable[[Path], object], message: str | None) -> None:
+    root = _write(tmp_path / "h")
+    mutate(root)
+    if message is None:
+        validate_history(root)
+        return
+    with pytest.raises(HistoryError, match=message) as info:
+        validate_history(root)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(HistoryError, match="does not exist"):
+        validate_history(tmp_path / "nope")
+
+
+def _patch(root: Path, **fields: object) -> None:
+    data = json.loads((root / "manifest.json").read_text())
+    data.update(fields)
+    (root / "manifest.json").write_text(json.dumps(data))
+
+
+def _replace(root: Path, table: str, data: pa.Table) -> None:
+    for f in (root / table).glob("*.parquet"):
+        f.unlink()
+    pq.write_table(data, root / table / "part-0000.parquet")
+
+
+def test_expectations_round_trip_and_defaults() -> None:
+    exp = Expectations.from_dict({"lost": "at_least_one", "duplicate": "any", "unseen": 3})
+    assert Expectations.from_dict(exp.to_dict()) == exp
+    assert Expectations().to_dict() == dict.fromkeys(ANOMALY_KINDS, 0)
+    with pytest.raises(HistoryError):
+        Expectations.from_dict({"lost": True})
+    with pytest.raises(HistoryError):
+        Expectations.from_dict({"lost": -1})
+
+
+@pytest.mark.parametrize(
+    ("rule", "count", "passed"),
+    [
+        (0, 0, True),
+        (0, 1, False),
+        (2, 2, True),
+        ("any", 10**6, True),
+        ("at_least_one", 0, False),
+        ("at_least_one", 4, True),
+    ],
+)
+def test_rules(rule: int | str, count: int, passed: bool) -> None:
+    result = check_rule("lost", rule, count)  # type: ignore[arg-type]
+    assert result.passed is passed
+    assert f"lost={count}" in result.reason
+
+
+def test_judge_covers_every_kind() -> None:
+    results = Expectations(lost="at_least_one").judge({"lost": 2, "duplicate": 1})
+    assert [r.kind for r in results] == list(ANOMALY_KINDS)
+    assert {r.kind for r in results if not r.passed} == {"duplicate"}
