@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import docker
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 from docker.models.containers import Container
 from kazoo.exceptions import NoNodeError
@@ -334,12 +335,11 @@ class Cluster:
     @property
     def admin(self) -> AdminClient:
         if self._admin is None:
-            self._admin = AdminClient(
-                {
-                    "bootstrap.servers": self.observer_bootstrap(),
-                    "client.id": f"kafka-chaos-admin-{self.run_id}",
-                }
-            )
+            self._admin = AdminClient({
+                "bootstrap.servers": self.observer_bootstrap(),
+                "client.id": f"kafka-chaos-admin-{self.run_id}",
+                "log_level": 3,  # connection noise while faults are active
+            })
         return self._admin
 
     # -- health --------------------------------------------------------------------------
@@ -415,16 +415,27 @@ class Cluster:
         )
 
     def restore_health(self, timeout_s: float = 90.0) -> float:
-        """Undo every fault: nodes running, links clean, ISRs full. Returns seconds taken."""
+        """Undo every fault: nodes running, links clean, ISRs full. Returns seconds taken.
+
+        Nodes are started again each round until the cluster is healthy: a broker can
+        still exit at start-up when its old registration reappears in a race, and a
+        SIGSTOPped JVM looks "running" to Docker, so it gets a SIGCONT every round.
+        """
         started = time.monotonic()
+        deadline = started + timeout_s
         self.proxies.reset()
         # ZooKeeper first: a broker can only re-register once the ensemble serves.
         order = ["toxiproxy", *(z.name for z in self.topology.zookeepers),
                  *(b.name for b in self.topology.brokers)]
-        for name in order:
-            self.start_node(name, timeout_s=timeout_s)
-        self.wait_healthy(max(1.0, timeout_s - (time.monotonic() - started)))
-        return time.monotonic() - started
+        while True:
+            for name in order:
+                self.start_node(name, timeout_s=max(1.0, deadline - time.monotonic()))
+            try:
+                self.wait_healthy(min(15.0, max(1.0, deadline - time.monotonic())))
+                return time.monotonic() - started
+            except ClusterUnhealthy:
+                if time.monotonic() >= deadline:
+                    raise
 
     def start_node(self, node: str, timeout_s: float = 60.0) -> None:
         """Bring a stopped or paused node back, with its identity, address and data.
@@ -441,6 +452,7 @@ class Cluster:
             container.unpause()
             return
         if container.status == "running":
+            container.kill(signal="SIGCONT")  # harmless when not stopped
             return
         if node.startswith("kafka-"):
             self._drop_stale_registration(int(node.removeprefix("kafka-")), timeout_s)
@@ -495,8 +507,19 @@ class Cluster:
             self.topology.check_replication_factor(rf)
             count = partitions or int(defaults.get("partitions", 6))
             new = NewTopic(name, num_partitions=count, replication_factor=rf, config=settings)
-        futures = self.admin.create_topics([new], operation_timeout=timeout_s)
-        futures[name].result(timeout=timeout_s)
+        for attempt in range(20):
+            futures = self.admin.create_topics([new], operation_timeout=timeout_s)
+            try:
+                futures[name].result(timeout=timeout_s)
+                break
+            except KafkaException as err:
+                code = err.args[0].code() if err.args else None
+                if code != KafkaError.NOT_CONTROLLER or attempt == 19:
+                    raise
+                # librdkafka keeps the controller id of its last metadata answer until
+                # its periodic refresh; a metadata request brings the new controller.
+                time.sleep(0.5)
+                self.admin.list_topics(timeout=10)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             states = self.zk.topic_state(name)

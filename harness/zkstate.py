@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+from kazoo.retry import KazooRetry
 
 # Faults make the observer's ZooKeeper connection drop and move between servers; kazoo
 # logs each of those at WARNING, which would bury a test's own output.
@@ -69,7 +70,12 @@ class ZkObserver:
     """Reads cluster state from ZooKeeper through the harness's observer links."""
 
     def __init__(self, hosts: str, timeout_s: float = 10.0) -> None:
-        self._client = KazooClient(hosts=hosts, timeout=timeout_s, read_only=False)
+        # kazoo's default reconnect backoff grows towards an hour; after a long loss of
+        # quorum the observer must be back within a second of ZooKeeper healing.
+        self._client = KazooClient(
+            hosts=hosts, timeout=timeout_s, read_only=False,
+            connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
+        )
         self._client.start(timeout=timeout_s)
 
     @property

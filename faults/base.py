@@ -1,0 +1,153 @@
+"""The shape every fault shares: inject, heal, and an event for each.
+
+Following Jepsen's nemesis decomposition, a fault is a small object that knows how to
+start one kind of damage and how to undo it, and nothing about workloads or checkers.
+:class:`Fault` is a template: subclasses say how to resolve their targets, apply and
+restore; the base class records every inject and heal in the event log (with the
+resolved targets and the outcome), refuses a second inject of a live fault, and makes
+heal idempotent. Every injected fault is registered per cluster until healed, so
+:func:`faults.heal.heal_all` can undo everything after a test that failed half-way.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from faults.errors import FaultError
+from faults.events import EventLog, now, outcome_error, outcome_ok
+from topologies.model import Topology
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
+
+
+class Fault(ABC):
+    """One kind of damage, aimed at roles, with an idempotent undo."""
+
+    def __init__(self) -> None:
+        self._resolved: tuple[str, ...] | None = None
+        self._log: EventLog | None = None
+        self._lock = threading.Lock()
+
+    # -- what subclasses provide ---------------------------------------------------------
+    @abstractmethod
+    def describe(self) -> str:
+        """The fault and its *roles* (not resolved nodes): equal across replays."""
+
+    @abstractmethod
+    def to_spec(self) -> dict[str, Any]:
+        """The dict :func:`faults.registry.build_fault` turns back into this fault."""
+
+    def check(self, topology: Topology) -> None:
+        """Refuse targets the topology cannot have; runs before anything is injected."""
+        return None
+
+    def check_exists(self, cluster: Cluster) -> None:
+        """:meth:`check` plus what only the live cluster knows (topics, partitions)."""
+        self.check(cluster.topology)
+
+    @abstractmethod
+    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+        """The concrete nodes, links or partitions this fault hits now."""
+
+    @abstractmethod
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        """Do the damage; return a short detail for the event's outcome."""
+
+    @abstractmethod
+    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        """Undo the damage (must tolerate partial application); return a detail."""
+
+    # -- the template ----------------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        return self._resolved is not None
+
+    @property
+    def resolved(self) -> tuple[str, ...] | None:
+        """What the live inject hit (None when not injected)."""
+        return self._resolved
+
+    def inject(self, cluster: Cluster, log: EventLog) -> tuple[str, ...]:
+        """Resolve the targets now, do the damage, record the event; return the targets.
+
+        Resolution errors (no such topic, no leader now) are raised before anything is
+        touched. If applying fails half-way the fault stays registered, so heal (or
+        heal_all) still undoes whatever part was applied.
+        """
+        with self._lock:
+            if self._resolved is not None:
+                raise FaultError(f"{self.describe()} is already injected; heal it first")
+            started = now()
+            try:
+                self.check_exists(cluster)
+                resolved = self._resolve(cluster)
+            except Exception as err:
+                log.record(self.describe(), "inject", (), outcome_error(err), started)
+                raise
+            self._resolved, self._log = resolved, log
+            _ACTIVE.add(cluster.run_id, self)
+            try:
+                detail = self._apply(cluster, resolved)
+            except Exception as err:
+                log.record(self.describe(), "inject", resolved, outcome_error(err), started)
+                raise
+            log.record(self.describe(), "inject", resolved, outcome_ok(detail), started)
+            return resolved
+
+    def heal(self, cluster: Cluster, log: EventLog | None = None) -> bool:
+        """Undo the damage; a no-op (returning False) when nothing is injected.
+
+        The event goes to ``log``, or to the log the fault was injected with. A failed
+        heal keeps the fault registered so that a later heal or heal_all retries it.
+        """
+        with self._lock:
+            if self._resolved is None:
+                return False
+            target_log = log or self._log or EventLog()
+            resolved = self._resolved
+            started = now()
+            try:
+                detail = self._restore(cluster, resolved)
+            except Exception as err:
+                target_log.record(self.describe(), "heal", resolved, outcome_error(err), started)
+                raise
+            self._resolved, self._log = None, None
+            _ACTIVE.remove(cluster.run_id, self)
+            target_log.record(self.describe(), "heal", resolved, outcome_ok(detail), started)
+            return True
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+class _ActiveFaults:
+    """Faults injected and not yet healed, per cluster run, in injection order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_run: dict[str, list[Fault]] = {}
+
+    def add(self, run_id: str, fault: Fault) -> None:
+        with self._lock:
+            self._by_run.setdefault(run_id, []).append(fault)
+
+    def remove(self, run_id: str, fault: Fault) -> None:
+        with self._lock:
+            faults = self._by_run.get(run_id, [])
+            if fault in faults:
+                faults.remove(fault)
+
+    def of(self, run_id: str) -> list[Fault]:
+        with self._lock:
+            return list(self._by_run.get(run_id, []))
+
+
+_ACTIVE = _ActiveFaults()
+
+
+def active_faults(cluster: Cluster) -> list[Fault]:
+    """Faults injected on ``cluster`` and not healed yet, oldest first."""
+    return _ACTIVE.of(cluster.run_id)

@@ -1,0 +1,111 @@
+"""Driving one node's process through Docker, and seeing it come and go in ZooKeeper.
+
+Each node is one container whose PID 1 is the JVM, so a signal to the container is a
+signal to Kafka or ZooKeeper itself: SIGKILL is ``kill -9``, SIGTERM starts the JVM's
+shutdown hooks (a broker's controlled shutdown), SIGSTOP/SIGCONT freeze and thaw it the
+way a long GC pause does. Signals sent from the host reach PID 1 of the container's PID
+namespace even without a handler for SIGKILL and SIGSTOP. Starting the same container
+again brings back the same node: hostname, network alias, configuration and data
+directory live in the container, so identity and data survive restarts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from faults.errors import TargetError
+from faults.waiting import wait_until
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
+
+SIGKILL = "SIGKILL"
+SIGTERM = "SIGTERM"
+SIGSTOP = "SIGSTOP"
+SIGCONT = "SIGCONT"
+
+# How long a node gets to come back after a start: a JVM start plus log recovery on a
+# loaded two-core machine.
+START_TIMEOUT_S = 90.0
+
+
+def broker_id(cluster: Cluster, node: str) -> int | None:
+    """The broker id of ``node``, or None when it is a ZooKeeper node."""
+    for broker in cluster.topology.brokers:
+        if broker.name == node:
+            return broker.broker_id
+    return None
+
+
+def process_nodes(cluster: Cluster, endpoints: tuple[str, ...], fault: str) -> tuple[str, ...]:
+    """The endpoints that are processes (a zone's clients are not); refuse if none are."""
+    nodes = tuple(e for e in endpoints if e in cluster.topology.node_names)
+    if not nodes:
+        raise TargetError(
+            f"{fault} needs a broker or ZooKeeper node, but the target is {', '.join(endpoints)}"
+        )
+    return nodes
+
+
+def signal(cluster: Cluster, node: str, sig: str) -> None:
+    cluster.container(node).kill(signal=sig)
+
+
+def is_running(cluster: Cluster, node: str) -> bool:
+    return cluster.node_status(node) == "running"
+
+
+def registered(cluster: Cluster, broker: int) -> bool:
+    return broker in cluster.zk.live_brokers()
+
+
+def serving(cluster: Cluster, node: str) -> bool:
+    """A ZooKeeper node that answers as leader or follower (it is in a quorum)."""
+    return cluster.zookeeper_modes().get(node) in ("leader", "follower")
+
+
+def ensure_running(cluster: Cluster, node: str) -> bool:
+    """Start (or thaw) ``node`` if it is not running; True when something was done.
+
+    A stopped broker is started only once its old registration has expired.
+    """
+    container = cluster.container(node)
+    if container.status == "paused":
+        container.unpause()
+        return True
+    if container.status != "running":
+        if broker_id(cluster, node) is not None:
+            # A broker started while ZooKeeper still holds its dead predecessor's session
+            # finds /brokers/ids/<id> taken, fails to register and exits; Kafka's own
+            # hard-bounce test waits for the deregistration for the same reason.
+            wait_deregistered(cluster, node, session_timeout_s(cluster) + 15)
+        container.start()
+        return True
+    # A SIGSTOPped JVM still shows as running; SIGCONT to a running process is harmless.
+    container.kill(signal=SIGCONT)
+    return False
+
+
+def wait_exited(cluster: Cluster, node: str, timeout_s: float) -> float:
+    return wait_until(lambda: not is_running(cluster, node), timeout_s, f"{node} exiting")
+
+
+def wait_deregistered(cluster: Cluster, node: str, timeout_s: float) -> float:
+    """Until ``/brokers/ids/<id>`` is gone (no-op for ZooKeeper nodes)."""
+    broker = broker_id(cluster, node)
+    if broker is None:
+        return 0.0
+    return wait_until(lambda: not registered(cluster, broker), timeout_s, f"{node} leaving /brokers/ids")
+
+
+def wait_back(cluster: Cluster, node: str, timeout_s: float = START_TIMEOUT_S) -> float:
+    """Until a broker is in ``/brokers/ids`` again, or a ZooKeeper node serves again."""
+    broker = broker_id(cluster, node)
+    if broker is None:
+        return wait_until(lambda: serving(cluster, node), timeout_s, f"{node} serving again")
+    return wait_until(lambda: registered(cluster, broker), timeout_s, f"{node} registering in /brokers/ids")
+
+
+def session_timeout_s(cluster: Cluster) -> float:
+    """The brokers' ZooKeeper session timeout (Kafka's default when the topology is silent)."""
+    return int(cluster.broker_settings().get("zookeeper.session.timeout.ms", 18000)) / 1000

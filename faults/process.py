@@ -1,0 +1,264 @@
+"""Process faults: kill -9, controlled shutdown, pause, restart, and bounce.
+
+A hard kill and a controlled shutdown are the two ends of a broker's death: after
+SIGKILL nothing moves until ZooKeeper expires the broker's session, while SIGTERM makes
+the broker ask the controller to move its leaderships away before it exits. A pause
+(SIGSTOP) is the third case, a process that is alive but silent, as in a long GC pause.
+Bounce repeats restarts while chasing a role (the leader of a partition, the
+controller), as Kafka's own replication system test does: a hard bounce waits for
+ZooKeeper to notice the dead broker before starting it again, a clean bounce waits for
+the controlled shutdown to finish.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from faults import nodes
+from faults.base import Fault
+from faults.spec import check_keys, non_negative, optional, positive
+from faults.targets import FollowerOf, LeaderOf, Target, partition_state, target_from
+from faults.waiting import wait_until
+from topologies.model import Topology
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
+
+EXIT_TIMEOUT_S = 20.0
+
+
+class NodeFault(Fault):
+    """A fault on the processes of the nodes a target resolves to."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, target: Target) -> None:
+        super().__init__()
+        self.target = target
+
+    def check(self, topology: Topology) -> None:
+        self.target.check(topology)
+
+    def check_exists(self, cluster: Cluster) -> None:
+        self.target.check_exists(cluster)
+
+    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+        return nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.target.describe()}"
+
+    def _params(self) -> dict[str, Any]:
+        return {}
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"fault": self.kind, "target": self.target.to_spec(), **self._params()}
+
+    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        """Start every node that is down and wait until each serves again."""
+        back = []
+        for node in resolved:
+            if nodes.ensure_running(cluster, node):
+                back.append(f"{node} back after {nodes.wait_back(cluster, node):.1f} s")
+            else:
+                nodes.wait_back(cluster, node)
+        return ", ".join(back)
+
+
+class Kill(NodeFault):
+    """SIGKILL: the process dies at once and says nothing to anyone."""
+
+    kind = "kill"
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Kill:
+        check_keys(spec, ["fault", "target"], "fault 'kill'")
+        return cls(target_from(spec, "target", "fault 'kill'"))
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        for node in resolved:
+            nodes.signal(cluster, node, nodes.SIGKILL)
+        for node in resolved:
+            nodes.wait_exited(cluster, node, EXIT_TIMEOUT_S)
+        return ""
+
+
+class ControlledShutdown(NodeFault):
+    """SIGTERM, returning once the broker has left ``/brokers/ids`` and its process exited.
+
+    The JVM's shutdown hook runs Kafka's controlled shutdown: the controller moves each
+    partition the broker leads to another in-sync replica and drops the broker from
+    every ISR, then the broker closes its ZooKeeper session (deleting its ephemeral
+    registration) and exits. ``timeline`` keeps, per node, the monotonic times of the
+    signal, the deregistration and the exit, for tests that compare them with ZooKeeper.
+    """
+
+    kind = "controlled_shutdown"
+
+    def __init__(self, target: Target, timeout_s: float = 60.0) -> None:
+        super().__init__(target)
+        self.timeout_s = positive(timeout_s, "controlled_shutdown timeout_s")
+        self.timeline: dict[str, tuple[float, float, float]] = {}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> ControlledShutdown:
+        what = "fault 'controlled_shutdown'"
+        check_keys(spec, ["fault", "target", "timeout_s"], what)
+        return cls(target_from(spec, "target", what), optional(spec, "timeout_s", float, 60.0, what))
+
+    def _params(self) -> dict[str, Any]:
+        return {"timeout_s": self.timeout_s}
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        details = []
+        for node in resolved:
+            signalled = time.monotonic()
+            nodes.signal(cluster, node, nodes.SIGTERM)
+            nodes.wait_deregistered(cluster, node, self.timeout_s)
+            deregistered = time.monotonic()
+            nodes.wait_exited(cluster, node, self.timeout_s)
+            exited = time.monotonic()
+            self.timeline[node] = (signalled, deregistered, exited)
+            details.append(
+                f"{node} deregistered after {deregistered - signalled:.2f} s, "
+                f"exited after {exited - signalled:.2f} s"
+            )
+        return "; ".join(details)
+
+
+class Pause(NodeFault):
+    """SIGSTOP until healed (SIGCONT): alive but silent, like a long stop-the-world GC."""
+
+    kind = "pause"
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Pause:
+        check_keys(spec, ["fault", "target"], "fault 'pause'")
+        return cls(target_from(spec, "target", "fault 'pause'"))
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        for node in resolved:
+            nodes.signal(cluster, node, nodes.SIGSTOP)
+        return ""
+
+    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        for node in resolved:
+            nodes.ensure_running(cluster, node)
+        return ""
+
+
+class Restart(NodeFault):
+    """Stop (hard or clean), stay down ``downtime_s``, start again and wait until back."""
+
+    kind = "restart"
+
+    def __init__(self, target: Target, clean: bool = False, downtime_s: float = 0.0) -> None:
+        super().__init__(target)
+        self.clean = clean
+        self.downtime_s = non_negative(downtime_s, "restart downtime_s")
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Restart:
+        what = "fault 'restart'"
+        check_keys(spec, ["fault", "target", "clean", "downtime_s"], what)
+        return cls(
+            target_from(spec, "target", what),
+            optional(spec, "clean", bool, False, what),
+            optional(spec, "downtime_s", float, 0.0, what),
+        )
+
+    def _params(self) -> dict[str, Any]:
+        return {"clean": self.clean, "downtime_s": self.downtime_s}
+
+    def describe(self) -> str:
+        return f"{self.kind}[{'clean' if self.clean else 'hard'}] {self.target.describe()}"
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        for node in resolved:
+            stop(cluster, node, self.clean)
+        time.sleep(self.downtime_s)
+        return self._restore(cluster, resolved)
+
+
+class Bounce(NodeFault):
+    """Restart whatever node holds a role, ``times`` times, re-resolving the role each round.
+
+    Before starting a node again, a hard bounce waits until ZooKeeper has expired the
+    dead broker's session and the role has moved to another broker; a clean bounce waits
+    for the controlled shutdown. When the role is a partition's leader or follower, each
+    round also waits until the restarted broker is back in that partition's ISR, so the
+    next round never kills the last in-sync replica. ``bounced`` lists the nodes hit.
+    """
+
+    kind = "bounce"
+
+    def __init__(self, target: Target, times: int = 3, clean: bool = False) -> None:
+        super().__init__(target)
+        self.times = int(positive(times, "bounce times"))
+        self.clean = clean
+        self.bounced: list[str] = []
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Bounce:
+        what = "fault 'bounce'"
+        check_keys(spec, ["fault", "target", "times", "clean"], what)
+        return cls(
+            target_from(spec, "target", what),
+            optional(spec, "times", int, 3, what),
+            optional(spec, "clean", bool, False, what),
+        )
+
+    def _params(self) -> dict[str, Any]:
+        return {"times": self.times, "clean": self.clean}
+
+    def describe(self) -> str:
+        how = "clean" if self.clean else "hard"
+        return f"{self.kind}[{how} x{self.times}] {self.target.describe()}"
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        self.bounced = []
+        rounds = []
+        for round_ in range(self.times):
+            node = resolved[0] if round_ == 0 else self._resolve(cluster)[0]
+            started = time.monotonic()
+            stop(cluster, node, self.clean)
+            if not self.clean:
+                # Kafka's replication test: the controller must have seen the death.
+                nodes.wait_deregistered(cluster, node, nodes.session_timeout_s(cluster) + 10)
+            self._wait_role_moved(cluster, node)
+            nodes.ensure_running(cluster, node)
+            nodes.wait_back(cluster, node)
+            self._wait_in_sync(cluster, node)
+            self.bounced.append(node)
+            rounds.append(f"{node} {time.monotonic() - started:.1f} s")
+        return "bounced " + ", ".join(rounds)
+
+    def _wait_role_moved(self, cluster: Cluster, node: str) -> None:
+        def moved() -> bool:
+            return self._resolve(cluster)[0] != node
+
+        wait_until(moved, nodes.session_timeout_s(cluster) + 30, f"{self.target} moving off {node}")
+
+    def _wait_in_sync(self, cluster: Cluster, node: str) -> None:
+        if not isinstance(self.target, LeaderOf | FollowerOf):
+            return
+        broker = nodes.broker_id(cluster, node)
+        topic, partition = self.target.topic, self.target.partition
+        wait_until(
+            lambda: broker in partition_state(cluster, topic, partition).isr,
+            nodes.START_TIMEOUT_S,
+            f"{node} rejoining the ISR of {topic}-{partition}",
+        )
+
+
+def stop(cluster: Cluster, node: str, clean: bool, timeout_s: float = 60.0) -> None:
+    """Stop one node: SIGTERM and wait for deregistration and exit, or SIGKILL."""
+    if clean:
+        nodes.signal(cluster, node, nodes.SIGTERM)
+        nodes.wait_deregistered(cluster, node, timeout_s)
+        nodes.wait_exited(cluster, node, timeout_s)
+    else:
+        nodes.signal(cluster, node, nodes.SIGKILL)
+        nodes.wait_exited(cluster, node, EXIT_TIMEOUT_S)

@@ -1,0 +1,493 @@
+"""What a fault is aimed at: roles in the cluster, resolved only when the fault strikes.
+
+"Kill the leader of partition 0" is a different broker from one run to the next and
+even from one second to the next, so a fault names a *role* (a :class:`Target`) and the
+role is turned into node names from the live cluster at injection time; the resolved
+names are what the event log records. Every target can also be checked against the
+topology alone (unknown zone, broker or node), so a schedule is refused as a whole
+before its first fault runs.
+
+Targets resolve to *endpoints*: node names (``kafka-0``, ``zk-a``) and, for zones, the
+fabric's name for the zone's clients (``client-a``). Process faults keep the nodes;
+network faults cut the links touching the endpoints. :class:`LinkTarget` selects links
+(by endpoints and kind, or every link crossing the border of a set of endpoints).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from faults.errors import FaultSpecError, TargetError
+from faults.spec import as_mapping, check_keys, optional, typed
+from harness.errors import TopologyError
+from harness.fabric import Fabric, LinkKind, client_name
+from harness.zkstate import ClusterState, PartitionState
+from topologies.model import Topology
+
+
+class ClusterView(Protocol):
+    """What resolving a target needs from a running cluster (:class:`Cluster` has it)."""
+
+    @property
+    def topology(self) -> Topology: ...
+
+    @property
+    def fabric(self) -> Fabric: ...
+
+    def state(self, topics: list[str] | None = None) -> ClusterState: ...
+
+    def zookeeper_modes(self) -> dict[str, str | None]: ...
+
+
+class Target(ABC):
+    """A role that resolves to endpoint names (nodes, or a zone's clients)."""
+
+    kind: ClassVar[str]
+
+    def check(self, topology: Topology) -> None:
+        """Refuse, before anything runs, a target the topology cannot have."""
+        return None
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        """:meth:`check`, plus what only the live cluster knows (does the topic exist)."""
+        self.check(cluster.topology)
+
+    @abstractmethod
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        """The endpoints this role names right now; raises TargetError when none."""
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    @abstractmethod
+    def to_spec(self) -> Any: ...
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+# -- fixed targets -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class BrokerId(Target):
+    """Broker ``broker_id``, wherever it runs."""
+
+    broker_id: int
+    kind: ClassVar[str] = "broker"
+
+    def check(self, topology: Topology) -> None:
+        _checked(lambda: topology.broker(self.broker_id))
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return (cluster.topology.broker(self.broker_id).name,)
+
+    def describe(self) -> str:
+        return f"broker {self.broker_id}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.broker_id}
+
+
+@dataclass(frozen=True)
+class Node(Target):
+    """A node by name (``kafka-1``, ``zk-c``)."""
+
+    name: str
+    kind: ClassVar[str] = "node"
+
+    def check(self, topology: Topology) -> None:
+        if self.name not in topology.node_names:
+            raise TargetError(
+                f"no node {self.name!r} in topology {topology.name!r}; "
+                f"nodes are {', '.join(topology.node_names)}"
+            )
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return (self.name,)
+
+    def describe(self) -> str:
+        return self.name
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.name}
+
+
+@dataclass(frozen=True)
+class Zone(Target):
+    """Every node of a zone and the zone's clients: what a zone outage takes down."""
+
+    zone: str
+    kind: ClassVar[str] = "zone"
+
+    def check(self, topology: Topology) -> None:
+        _checked(lambda: topology.nodes_in_zone(self.zone))
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return (*cluster.topology.nodes_in_zone(self.zone), client_name(self.zone))
+
+    def describe(self) -> str:
+        return f"zone {self.zone}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.zone}
+
+
+@dataclass(frozen=True)
+class ZoneClients(Target):
+    """The clients placed in a zone (the fabric's ``client-<zone>`` endpoint)."""
+
+    zone: str
+    kind: ClassVar[str] = "zone_clients"
+
+    def check(self, topology: Topology) -> None:
+        _checked(lambda: topology.nodes_in_zone(self.zone))
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return (client_name(self.zone),)
+
+    def describe(self) -> str:
+        return f"clients of zone {self.zone}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.zone}
+
+
+# -- roles read from ZooKeeper -----------------------------------------------------------
+@dataclass(frozen=True)
+class Controller(Target):
+    """The broker that holds ``/controller`` now."""
+
+    kind: ClassVar[str] = "controller"
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        controller = cluster.state(topics=[]).controller
+        if controller is None:
+            raise TargetError("there is no controller now (/controller is empty)")
+        return (cluster.topology.broker(controller).name,)
+
+    def describe(self) -> str:
+        return "controller"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class ZooKeeperLeader(Target):
+    """The ZooKeeper node that leads the ensemble now (``srvr`` says Mode: leader)."""
+
+    kind: ClassVar[str] = "zookeeper_leader"
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        leaders = [name for name, mode in cluster.zookeeper_modes().items() if mode == "leader"]
+        if not leaders:
+            raise TargetError("no ZooKeeper node is leading now (the ensemble has no quorum)")
+        return (leaders[0],)
+
+    def describe(self) -> str:
+        return "ZooKeeper leader"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class LeaderOf(Target):
+    """The broker leading ``topic``-``partition`` now."""
+
+    topic: str
+    partition: int
+    kind: ClassVar[str] = "leader_of"
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        partition_state(cluster, self.topic, self.partition)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        state = partition_state(cluster, self.topic, self.partition)
+        if not state.online:
+            raise TargetError(f"{self.topic}-{self.partition} has no leader now (leader -1)")
+        return (cluster.topology.broker(state.leader).name,)
+
+    def describe(self) -> str:
+        return f"leader of {self.topic}-{self.partition}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: [self.topic, self.partition]}
+
+
+@dataclass(frozen=True)
+class FollowerOf(Target):
+    """An in-sync follower of ``topic``-``partition``: the ``rank``-th in replica order.
+
+    Replica order (not ISR order) makes the choice stable while the ISR churns.
+    """
+
+    topic: str
+    partition: int
+    rank: int = 0
+    kind: ClassVar[str] = "follower_of"
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        partition_state(cluster, self.topic, self.partition)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        state = partition_state(cluster, self.topic, self.partition)
+        followers = [r for r in state.replicas if r != state.leader and r in state.isr]
+        if self.rank >= len(followers):
+            raise TargetError(
+                f"{self.topic}-{self.partition} has {len(followers)} in-sync follower(s) "
+                f"(leader {state.leader}, isr {list(state.isr)}); no follower #{self.rank}"
+            )
+        return (cluster.topology.broker(followers[self.rank]).name,)
+
+    def describe(self) -> str:
+        suffix = f" #{self.rank}" if self.rank else ""
+        return f"follower{suffix} of {self.topic}-{self.partition}"
+
+    def to_spec(self) -> Any:
+        args: list[Any] = [self.topic, self.partition]
+        if self.rank:
+            args.append(self.rank)
+        return {self.kind: args}
+
+
+@dataclass(frozen=True)
+class ZoneOf(Target):
+    """The zone (nodes and clients) of whatever node ``inner`` resolves to now."""
+
+    inner: Target
+    kind: ClassVar[str] = "zone_of"
+
+    def check(self, topology: Topology) -> None:
+        self.inner.check(topology)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        self.inner.check_exists(cluster)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        nodes = [n for n in self.inner.resolve(cluster) if n in cluster.topology.node_names]
+        if not nodes:
+            raise TargetError(f"{self.inner.describe()} resolved to no node, so it has no zone")
+        return Zone(cluster.topology.zone_of(nodes[0])).resolve(cluster)
+
+    def describe(self) -> str:
+        return f"zone of {self.inner.describe()}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.inner.to_spec()}
+
+
+def partition_state(cluster: ClusterView, topic: str, partition: int) -> PartitionState:
+    """The partition as ZooKeeper holds it, or a TargetError naming what is missing."""
+    states = cluster.state([topic]).topic(topic)
+    if not states:
+        raise TargetError(f"topic {topic!r} does not exist in this cluster")
+    for state in states:
+        if state.partition == partition:
+            return state
+    raise TargetError(f"topic {topic!r} has no partition {partition} (it has {len(states)})")
+
+
+def _checked(lookup: Any) -> None:
+    try:
+        lookup()
+    except TopologyError as err:
+        raise TargetError(str(err)) from err
+
+
+# -- link selections -----------------------------------------------------------------------
+class LinkTarget(ABC):
+    """A set of directed links, chosen from targets resolved at injection time."""
+
+    @abstractmethod
+    def check(self, topology: Topology) -> None: ...
+
+    @abstractmethod
+    def check_exists(self, cluster: ClusterView) -> None: ...
+
+    @abstractmethod
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        """Names of the faultable links selected now (never the harness's observer links)."""
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    @abstractmethod
+    def to_spec(self) -> dict[str, Any]: ...
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+@dataclass(frozen=True)
+class Links(LinkTarget):
+    """Links from any endpoint of ``source`` to any endpoint of ``destination``.
+
+    ``kind`` narrows to one link kind (a follower's fetch link is the REPLICATION link
+    from follower to leader); ``both_ways`` adds the reverse direction.
+    """
+
+    source: Target
+    destination: Target
+    kind: LinkKind | None = None
+    both_ways: bool = False
+
+    def check(self, topology: Topology) -> None:
+        self.source.check(topology)
+        self.destination.check(topology)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        self.source.check_exists(cluster)
+        self.destination.check_exists(cluster)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        sources = self.source.resolve(cluster)
+        destinations = self.destination.resolve(cluster)
+        pairs = [(s, d) for s in sources for d in destinations]
+        if self.both_ways:
+            pairs += [(d, s) for s, d in pairs]
+        names = [
+            link.name for s, d in pairs for link in cluster.fabric.find(s, d, self.kind) if link.faultable
+        ]
+        if not names:
+            raise TargetError(
+                f"no link from {','.join(sources)} to {','.join(destinations)}"
+                + (f" of kind {self.kind}" if self.kind else "")
+            )
+        return tuple(dict.fromkeys(names))
+
+    def describe(self) -> str:
+        arrow = "<->" if self.both_ways else "->"
+        kind = f" ({self.kind})" if self.kind else ""
+        return f"{self.source.describe()} {arrow} {self.destination.describe()}{kind}"
+
+    def to_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"from": self.source.to_spec(), "to": self.destination.to_spec()}
+        if self.kind is not None:
+            spec["kind"] = str(self.kind)
+        if self.both_ways:
+            spec["both_ways"] = True
+        return spec
+
+
+@dataclass(frozen=True)
+class Isolation(LinkTarget):
+    """Every faultable link with exactly one end among ``target``'s endpoints.
+
+    For a zone this is :meth:`Fabric.crossing_zone` (clients included: the zone's clients
+    still reach the zone's brokers); for one node it is every link into or out of it.
+    """
+
+    target: Target
+
+    def check(self, topology: Topology) -> None:
+        self.target.check(topology)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        self.target.check_exists(cluster)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        inside = set(self.target.resolve(cluster))
+        return tuple(
+            link.name
+            for link in cluster.fabric.links
+            if link.faultable and (link.source in inside) != (link.destination in inside)
+        )
+
+    def describe(self) -> str:
+        return f"isolate {self.target.describe()}"
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"isolate": self.target.to_spec()}
+
+
+# -- parsing -----------------------------------------------------------------------------
+_NO_ARGUMENT: dict[str, type[Target]] = {"controller": Controller, "zookeeper_leader": ZooKeeperLeader}
+TARGET_KINDS = (
+    "broker",
+    "node",
+    "zone",
+    "zone_clients",
+    "leader_of",
+    "follower_of",
+    "zone_of",
+    *_NO_ARGUMENT,
+)
+
+
+def parse_target(spec: object) -> Target:
+    """A target from its spec: ``"controller"``, ``{"leader_of": ["t", 0]}``, ``{"zone": "a"}``."""
+    if isinstance(spec, str):
+        if spec in _NO_ARGUMENT:
+            return _NO_ARGUMENT[spec]()
+        raise FaultSpecError(f"unknown target {spec!r}; targets are {', '.join(TARGET_KINDS)}")
+    mapping = as_mapping(spec, "a target")
+    if len(mapping) != 1:
+        raise FaultSpecError(f"a target has exactly one kind, got {dict(mapping)!r}")
+    ((kind, value),) = mapping.items()
+    what = f"target {kind!r}"
+    if kind in _NO_ARGUMENT:
+        return _NO_ARGUMENT[kind]()
+    if kind == "broker":
+        return BrokerId(typed(value, int, what))
+    if kind == "node":
+        return Node(typed(value, str, what))
+    if kind == "zone":
+        return Zone(typed(value, str, what))
+    if kind == "zone_clients":
+        return ZoneClients(typed(value, str, what))
+    if kind == "zone_of":
+        return ZoneOf(parse_target(value))
+    if kind in ("leader_of", "follower_of"):
+        args = typed(value, list, what)
+        arities = (2,) if kind == "leader_of" else (2, 3)
+        if len(args) not in arities:
+            rank = " or [topic, partition, rank]" if kind == "follower_of" else ""
+            raise FaultSpecError(f"{what} takes [topic, partition]{rank}, got {args!r}")
+        topic = typed(args[0], str, f"{what} topic")
+        partition = typed(args[1], int, f"{what} partition")
+        if kind == "leader_of":
+            return LeaderOf(topic, partition)
+        return FollowerOf(topic, partition, typed(args[2], int, f"{what} rank") if len(args) == 3 else 0)
+    raise FaultSpecError(f"unknown target {kind!r}; targets are {', '.join(TARGET_KINDS)}")
+
+
+def parse_links(spec: object) -> LinkTarget:
+    """Links from ``{"from": T, "to": T, "kind": "replication", "both_ways": false}``
+    or ``{"isolate": T}``."""
+    mapping = as_mapping(spec, "a link selection")
+    if "isolate" in mapping:
+        check_keys(mapping, ["isolate"], "an isolation")
+        return Isolation(parse_target(mapping["isolate"]))
+    check_keys(mapping, ["from", "to", "kind", "both_ways"], "a link selection")
+    for key in ("from", "to"):
+        if key not in mapping:
+            raise FaultSpecError(f"a link selection needs {key!r} (or use {{'isolate': target}})")
+    kind_name = optional(mapping, "kind", str, "", "a link selection")
+    kind = None
+    if kind_name:
+        try:
+            kind = LinkKind(kind_name)
+        except ValueError:
+            kinds = ", ".join(k.value for k in LinkKind if k is not LinkKind.OBSERVER)
+            raise FaultSpecError(f"unknown link kind {kind_name!r}; kinds are {kinds}") from None
+        if kind is LinkKind.OBSERVER:
+            raise FaultSpecError("observer links carry the harness's own view and are never faulted")
+    return Links(
+        parse_target(mapping["from"]),
+        parse_target(mapping["to"]),
+        kind,
+        optional(mapping, "both_ways", bool, False, "a link selection"),
+    )
+
+
+def target_from(spec: Mapping[str, Any], key: str, what: str) -> Target:
+    if key not in spec:
+        raise FaultSpecError(f"{what} needs {key!r}")
+    return parse_target(spec[key])

@@ -1,0 +1,324 @@
+"""Faults at the ZooKeeper and admin level: sessions, controller, leaders, replicas.
+
+These act on Kafka's metadata rather than on processes or packets: a broker's session
+expires (as after a long pause or a partition from ZooKeeper), the controller loses its
+``/controller`` claim, leadership is moved back to preferred replicas, or replicas are
+moved between brokers. Each waits until ZooKeeper shows the effect, so the event log's
+time marks when the change had happened, not merely when it was asked for. None of
+them is undone by heal: they leave a healthy cluster in a different state, which is the
+point; heal only waits for what the cluster repairs by itself (a re-registration).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from faults import nodes, zksession
+from faults.base import Fault
+from faults.errors import FaultError, FaultSpecError, TargetError
+from faults.spec import check_keys, optional, positive, required, typed
+from faults.targets import Controller, Target, partition_state, target_from
+from faults.waiting import wait_until
+from topologies.model import Topology
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
+
+REASSIGN_PATH = "/admin/reassign_partitions"
+
+
+class ExpireSession(Fault):
+    """Close each target broker's ZooKeeper session (see :mod:`faults.zksession`).
+
+    Returns once ZooKeeper no longer holds the old session's ``/brokers/ids/<id>``; the
+    broker then opens a new session and registers again by itself, which heal awaits.
+    """
+
+    kind = "expire_session"
+
+    def __init__(self, target: Target, timeout_s: float = 30.0) -> None:
+        super().__init__()
+        self.target = target
+        self.timeout_s = positive(timeout_s, "expire_session timeout_s")
+        self.sessions: dict[str, tuple[int, int | None]] = {}  # node -> (old, new session)
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> ExpireSession:
+        what = "fault 'expire_session'"
+        check_keys(spec, ["fault", "target", "timeout_s"], what)
+        return cls(target_from(spec, "target", what), optional(spec, "timeout_s", float, 30.0, what))
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.target.describe()}"
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"fault": self.kind, "target": self.target.to_spec(), "timeout_s": self.timeout_s}
+
+    def check(self, topology: Topology) -> None:
+        self.target.check(topology)
+
+    def check_exists(self, cluster: Cluster) -> None:
+        self.target.check_exists(cluster)
+
+    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+        resolved = self.target.resolve(cluster)
+        brokers = tuple(n for n in resolved if nodes.broker_id(cluster, n) is not None)
+        if not brokers:
+            raise TargetError(f"expire_session needs a broker, but the target is {', '.join(resolved)}")
+        return brokers
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        details = []
+        for node in resolved:
+            old = _session_of(cluster, node)
+            if old is None:
+                raise TargetError(f"{node} is not registered in ZooKeeper, so it has no session")
+            zksession.close_session(cluster.zookeeper_hosts(), old)
+            _wait_session_ended(cluster, node, old, self.timeout_s)
+            self.sessions[node] = (old, None)
+            details.append(f"{node} session 0x{old:x} closed")
+        return "; ".join(details)
+
+    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        details = []
+        for node in resolved:
+            nodes.wait_back(cluster, node, self.timeout_s + nodes.session_timeout_s(cluster))
+            new = _session_of(cluster, node)
+            old = self.sessions.get(node, (0, None))[0]
+            self.sessions[node] = (old, new)
+            details.append(f"{node} registered again with session 0x{new or 0:x}")
+        return "; ".join(details)
+
+
+def _wait_session_ended(cluster: Cluster, node: str, session: int, timeout_s: float) -> None:
+    wait_until(
+        lambda: _session_of(cluster, node) != session, timeout_s, f"session 0x{session:x} of {node} ending"
+    )
+
+
+def _session_of(cluster: Cluster, node: str) -> int | None:
+    """The session that owns ``/brokers/ids/<id>`` now, or None when it is absent."""
+    broker = nodes.broker_id(cluster, node)
+    try:
+        _, stat = cluster.zk.client.get(f"/brokers/ids/{broker}")
+    except NoNodeError:
+        return None
+    return int(stat.ephemeralOwner)
+
+
+class DeleteController(Fault):
+    """Delete ``/controller``: every broker races to recreate it and the epoch rises."""
+
+    kind = "delete_controller"
+
+    def __init__(self, timeout_s: float = 30.0) -> None:
+        super().__init__()
+        self.timeout_s = positive(timeout_s, "delete_controller timeout_s")
+        self.epochs: tuple[int | None, int | None] = (None, None)
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> DeleteController:
+        what = "fault 'delete_controller'"
+        check_keys(spec, ["fault", "timeout_s"], what)
+        return cls(optional(spec, "timeout_s", float, 30.0, what))
+
+    def describe(self) -> str:
+        return self.kind
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"fault": self.kind, "timeout_s": self.timeout_s}
+
+    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+        return Controller().resolve(cluster)
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        before = cluster.zk.controller_epoch()
+        # Already gone means an election is under way anyway.
+        with contextlib.suppress(NoNodeError):
+            cluster.zk.client.delete("/controller")
+        wait_until(
+            lambda: (
+                cluster.zk.controller() is not None and (cluster.zk.controller_epoch() or 0) > (before or 0)
+            ),
+            self.timeout_s,
+            "a new controller being elected",
+        )
+        after = cluster.zk.controller_epoch()
+        self.epochs = (before, after)
+        return f"controller {resolved[0]} -> kafka-{cluster.zk.controller()}, epoch {before} -> {after}"
+
+    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        return "nothing to undo"
+
+
+class PartitionFault(Fault):
+    """A fault on partitions of one topic (all of them when ``partitions`` is None)."""
+
+    def __init__(self, topic: str, partitions: list[int] | None = None, timeout_s: float = 30.0) -> None:
+        super().__init__()
+        self.topic = topic
+        self.partitions = partitions
+        self.timeout_s = positive(timeout_s, "timeout_s")
+
+    def check_exists(self, cluster: Cluster) -> None:
+        for partition in self.partitions or [0]:
+            partition_state(cluster, self.topic, partition)
+
+    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+        states = cluster.state([self.topic]).topic(self.topic)
+        chosen = self.partitions if self.partitions is not None else [s.partition for s in states]
+        return tuple(f"{self.topic}/{p}" for p in chosen)
+
+    @staticmethod
+    def _split(name: str) -> tuple[str, int]:
+        topic, _, partition = name.rpartition("/")
+        return topic, int(partition)
+
+    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        return "nothing to undo"
+
+
+class PreferredLeaderElection(PartitionFault):
+    """Ask the controller (ElectLeaders admin API) to make preferred replicas lead again.
+
+    Waits until every chosen partition whose preferred replica is in sync is led by it.
+    """
+
+    kind = "preferred_election"
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> PreferredLeaderElection:
+        what = "fault 'preferred_election'"
+        check_keys(spec, ["fault", "topic", "partitions", "timeout_s"], what)
+        partitions = spec.get("partitions")
+        if partitions is not None:
+            partitions = [typed(p, int, f"{what}: partition") for p in typed(partitions, list, what)]
+        timeout_s = optional(spec, "timeout_s", float, 30.0, what)
+        return cls(required(spec, "topic", str, what), partitions, timeout_s)
+
+    def describe(self) -> str:
+        which = "" if self.partitions is None else f" {self.partitions}"
+        return f"{self.kind} {self.topic}{which}"
+
+    def to_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"fault": self.kind, "topic": self.topic, "timeout_s": self.timeout_s}
+        if self.partitions is not None:
+            spec["partitions"] = list(self.partitions)
+        return spec
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        chosen = [self._split(name) for name in resolved]
+        # A fresh client: a long-lived one may still address a controller that a fault
+        # just deposed, and ElectLeaders must reach the current controller.
+        admin = AdminClient({"bootstrap.servers": cluster.observer_bootstrap(), "log_level": 3})
+        # No timeout keywords: confluent-kafka 2.16's binding rejects its documented
+        # request_timeout/operation_timeout; the wait on the future bounds the call instead.
+        future = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(t, p) for t, p in chosen])
+        for tp, error in future.result(timeout=self.timeout_s + 5).items():
+            if error is not None and _error_code(error) != KafkaError.ELECTION_NOT_NEEDED:
+                raise FaultError(f"preferred leader election of {tp.topic}-{tp.partition} failed: {error}")
+
+        def preferred_lead() -> bool:
+            for topic, partition in chosen:
+                state = partition_state(cluster, topic, partition)
+                preferred = state.replicas[0]
+                if preferred in state.isr and state.leader != preferred:
+                    return False
+            return True
+
+        waited = wait_until(preferred_lead, self.timeout_s, "preferred replicas taking leadership")
+        return f"preferred replicas lead after {waited:.2f} s"
+
+
+def _error_code(error: object) -> int | None:
+    if isinstance(error, KafkaException):
+        error = error.args[0] if error.args else None
+    return error.code() if isinstance(error, KafkaError) else None
+
+
+class Reassign(PartitionFault):
+    """Move one partition's replicas to ``replicas`` and wait until the move completes.
+
+    confluent-kafka has no AlterPartitionReassignments call, so this writes the request
+    to ``/admin/reassign_partitions``, which a ZooKeeper-mode controller (2.4 through
+    3.9) still executes like the API. Done means: the znode is gone, the topic's
+    assignment in ZooKeeper is ``replicas``, and every new replica is in the ISR.
+    """
+
+    kind = "reassign"
+
+    def __init__(self, topic: str, partition: int, replicas: list[int], timeout_s: float = 60.0) -> None:
+        super().__init__(topic, [partition], timeout_s)
+        if not replicas:
+            raise FaultSpecError("reassign needs at least one replica")
+        if len(set(replicas)) != len(replicas):
+            raise FaultSpecError(f"reassign replicas must be distinct, got {replicas}")
+        self.partition = partition
+        self.replicas = list(replicas)
+        self.previous: tuple[int, ...] = ()
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Reassign:
+        what = "fault 'reassign'"
+        check_keys(spec, ["fault", "topic", "partition", "replicas", "timeout_s"], what)
+        replicas = [typed(r, int, f"{what}: replica") for r in required(spec, "replicas", list, what)]
+        return cls(
+            required(spec, "topic", str, what),
+            required(spec, "partition", int, what),
+            replicas,
+            optional(spec, "timeout_s", float, 60.0, what),
+        )
+
+    def check(self, topology: Topology) -> None:
+        known = {b.broker_id for b in topology.brokers}
+        unknown = [r for r in self.replicas if r not in known]
+        if unknown:
+            raise TargetError(f"reassign names unknown broker(s) {unknown}; brokers are {sorted(known)}")
+
+    def check_exists(self, cluster: Cluster) -> None:
+        self.check(cluster.topology)
+        super().check_exists(cluster)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.topic}-{self.partition} to {self.replicas}"
+
+    def to_spec(self) -> dict[str, Any]:
+        return {
+            "fault": self.kind,
+            "topic": self.topic,
+            "partition": self.partition,
+            "replicas": list(self.replicas),
+            "timeout_s": self.timeout_s,
+        }
+
+    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+        self.previous = partition_state(cluster, self.topic, self.partition).replicas
+        request = {
+            "version": 1,
+            "partitions": [{"topic": self.topic, "partition": self.partition, "replicas": self.replicas}],
+        }
+        started = time.monotonic()
+        try:
+            cluster.zk.client.create(REASSIGN_PATH, json.dumps(request).encode())
+        except NodeExistsError:
+            raise FaultError(
+                f"a partition reassignment is already in progress ({REASSIGN_PATH} exists)"
+            ) from None
+
+        def done() -> bool:
+            if cluster.zk.pending_reassignment():
+                return False
+            state = partition_state(cluster, self.topic, self.partition)
+            return list(state.replicas) == self.replicas and set(self.replicas) <= set(state.isr)
+
+        wait_until(done, self.timeout_s, f"reassignment of {self.topic}-{self.partition} completing")
+        took = time.monotonic() - started
+        return f"replicas {list(self.previous)} -> {self.replicas} in {took:.2f} s"

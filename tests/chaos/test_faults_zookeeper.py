@@ -1,0 +1,80 @@
+"""ZooKeeper-level faults on a real cluster: session expiry, controller deletion,
+preferred-leader election and partition reassignment."""
+
+from __future__ import annotations
+
+import pytest
+
+from faults import DeleteController, EventLog, ExpireSession, LeaderOf, PreferredLeaderElection, Reassign
+from faults.timeline import StateRecorder
+from faults.waiting import wait_until
+from faults.workload import unique_topic
+from harness.cluster import Cluster
+
+pytestmark = pytest.mark.chaos
+pytest_plugins = ["faults.testing"]
+
+
+def test_deleting_the_controller_znode_produces_a_new_controller_epoch(
+    cluster: Cluster, fault_log: EventLog
+) -> None:
+    before = cluster.state(topics=[])
+    delete = DeleteController()
+    assert delete.inject(cluster, fault_log) == (f"kafka-{before.controller}",)
+    after = cluster.state(topics=[])
+    assert after.controller is not None
+    assert after.controller_epoch is not None and before.controller_epoch is not None
+    assert after.controller_epoch > before.controller_epoch
+    print(f"\n/controller deleted: {fault_log.events[-1].outcome}")
+
+
+def test_a_reassignment_moves_replicas_and_zookeeper_shows_the_new_assignment(
+    cluster: Cluster, fault_log: EventLog
+) -> None:
+    topic = unique_topic("move")
+    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    kept, dropped = cluster.state([topic]).topic(topic)[0].replicas
+    (spare,) = {0, 1, 2} - {kept, dropped}
+    move = Reassign(topic, 0, [spare, kept])
+    move.inject(cluster, fault_log)
+    state = cluster.state([topic]).topic(topic)[0]
+    assert cluster.zk.assignment(topic) == {0: (spare, kept)}
+    assert state.replicas == (spare, kept) and set(state.isr) == {spare, kept}
+    assert state.leader in (spare, kept)
+    assert not cluster.zk.pending_reassignment()
+    print(f"\nreassigned {topic}-0: {fault_log.events[-1].outcome}")
+
+
+def test_an_expired_session_deregisters_the_broker_which_registers_again_and_leads_after_preferred_election(
+    cluster: Cluster, fault_log: EventLog
+) -> None:
+    topic = unique_topic("expire")
+    cluster.create_topic(topic, partitions=3, replication_factor=3)
+    before = cluster.state([topic]).topic(topic)[0]
+    assert before.leader == before.replicas[0], "a new topic's leader is its preferred replica"
+    expire = ExpireSession(LeaderOf(topic, 0))
+    with StateRecorder(cluster, [topic]) as recorder:
+        (node,) = expire.inject(cluster, fault_log)
+        expired_at = fault_log.events[-1].mono
+        expire.heal(cluster, fault_log)
+        old, new = expire.sessions[node]
+        assert new is not None and new != old, "the broker must hold a new session"
+        moved = recorder.wait_for(
+            lambda s: s.partitions[(topic, 0)].leader_epoch > before.leader_epoch, 30, expired_at
+        )
+        assert moved is not None, "the controller never reacted to the expired session"
+    print(
+        f"\n{node}: session 0x{old:x} closed, re-registered as 0x{new:x}; leader epoch of p0 "
+        f"{before.leader_epoch} -> {moved[1].partitions[(topic, 0)].leader_epoch} after "
+        f"{moved[0] - expired_at:.2f} s (leader now {moved[1].partitions[(topic, 0)].leader})"
+    )
+    wait_until(
+        lambda: all(set(p.isr) == {0, 1, 2} for p in cluster.state([topic]).topic(topic)),
+        60,
+        f"{node} rejoining every ISR",
+    )
+    elect = PreferredLeaderElection(topic)
+    elect.inject(cluster, fault_log)
+    after = cluster.state([topic]).topic(topic)
+    assert all(p.leader == p.replicas[0] for p in after), [(p.partition, p.leader) for p in after]
+    print(f"preferred election: {fault_log.events[-1].outcome}")

@@ -1,0 +1,206 @@
+"""Targets: checked against the topology before anything runs, resolved from live state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from faults.errors import FaultSpecError, TargetError
+from faults.targets import (
+    BrokerId,
+    Controller,
+    FollowerOf,
+    Isolation,
+    LeaderOf,
+    Links,
+    Node,
+    Target,
+    Zone,
+    ZoneClients,
+    ZoneOf,
+    ZooKeeperLeader,
+    parse_links,
+    parse_target,
+)
+from harness.fabric import Fabric, LinkKind, plan_fabric
+from harness.zkstate import ClusterState, PartitionState
+from topologies import Topology, load_topology
+
+TOPOLOGY = load_topology("three_az")
+
+
+def _partition(
+    topic: str, p: int, leader: int, isr: tuple[int, ...], replicas: tuple[int, ...] = (0, 1, 2)
+) -> PartitionState:
+    return PartitionState(topic, p, leader, 3, isr, 1, tuple(replicas))
+
+
+@dataclass
+class FakeCluster:
+    """The live view targets resolve against, without Docker."""
+
+    partitions: list[PartitionState] = field(default_factory=list)
+    controller: int | None = 1
+    modes: dict[str, str | None] = field(
+        default_factory=lambda: {"zk-a": "follower", "zk-b": "leader", "zk-c": "follower"}
+    )
+    topology: Topology = TOPOLOGY
+    fabric: Fabric = field(default_factory=lambda: plan_fabric(TOPOLOGY))
+
+    def state(self, topics: list[str] | None = None) -> ClusterState:
+        chosen = [p for p in self.partitions if topics is None or p.topic in topics]
+        return ClusterState((0, 1, 2), self.controller, 5, {(p.topic, p.partition): p for p in chosen})
+
+    def zookeeper_modes(self) -> dict[str, str | None]:
+        return self.modes
+
+
+LIVE = FakeCluster(
+    partitions=[
+        _partition("t", 0, leader=0, isr=(0, 1, 2)),
+        _partition("t", 1, leader=2, isr=(2,), replicas=(2, 0, 1)),
+        _partition("t", 2, leader=-1, isr=(1,), replicas=(1, 2, 0)),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (BrokerId(7), "has no broker 7"),
+        (Node("kafka-9"), "no node 'kafka-9'"),
+        (Zone("x"), "unknown zone 'x'; zones are a, b, c"),
+        (ZoneClients("q"), "unknown zone 'q'"),
+        (ZoneOf(BrokerId(5)), "has no broker 5"),
+    ],
+)
+def test_targets_the_topology_cannot_have_are_refused_with_one_sentence(target: Target, message: str) -> None:
+    with pytest.raises(TargetError, match=message):
+        target.check(TOPOLOGY)
+    with pytest.raises(TargetError, match=message):
+        target.resolve(LIVE)
+
+
+def test_roles_resolve_from_the_live_state() -> None:
+    live = LIVE
+    assert BrokerId(1).resolve(live) == ("kafka-1",)
+    assert LeaderOf("t", 0).resolve(live) == ("kafka-0",)
+    assert LeaderOf("t", 1).resolve(live) == ("kafka-2",)
+    # In-sync followers in replica order, never the leader.
+    assert FollowerOf("t", 0).resolve(live) == ("kafka-1",)
+    assert FollowerOf("t", 0, rank=1).resolve(live) == ("kafka-2",)
+    assert Controller().resolve(live) == ("kafka-1",)
+    assert ZooKeeperLeader().resolve(live) == ("zk-b",)
+    assert Zone("c").resolve(live) == ("kafka-2", "zk-c", "client-c")
+    assert ZoneClients("a").resolve(live) == ("client-a",)
+    assert ZoneOf(Controller()).resolve(live) == ("kafka-1", "zk-b", "client-b")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (LeaderOf("missing", 0), "topic 'missing' does not exist"),
+        (LeaderOf("t", 9), "topic 't' has no partition 9"),
+        (LeaderOf("t", 2), "t-2 has no leader now"),
+        (FollowerOf("t", 1), "has 0 in-sync follower"),
+        (FollowerOf("t", 0, rank=2), "no follower #2"),
+    ],
+)
+def test_roles_that_name_nothing_now_are_refused(target: Target, message: str) -> None:
+    with pytest.raises(TargetError, match=message):
+        target.resolve(LIVE)
+
+
+def test_controller_and_zookeeper_leader_may_be_absent() -> None:
+    headless = FakeCluster(controller=None, modes={"zk-a": None, "zk-b": None, "zk-c": None})
+    with pytest.raises(TargetError, match="no controller"):
+        Controller().resolve(headless)
+    with pytest.raises(TargetError, match="no quorum"):
+        ZooKeeperLeader().resolve(headless)
+
+
+def test_isolating_a_zone_cuts_exactly_the_links_crossing_its_border() -> None:
+    fabric = LIVE.fabric
+    for zone in TOPOLOGY.zones:
+        selected = Isolation(Zone(zone)).resolve(LIVE)
+        assert set(selected) == {link.name for link in fabric.crossing_zone(zone)}
+        assert f"client-{zone}->kafka-{TOPOLOGY.zones.index(zone)}" not in selected
+        assert not [name for name in selected if name.startswith("observer")]
+
+
+def test_isolating_a_node_cuts_every_link_touching_it_and_no_observer_link() -> None:
+    selected = Isolation(Node("kafka-0")).resolve(LIVE)
+    assert set(selected) == {link.name for link in LIVE.fabric.touching("kafka-0")}
+    assert "client-a->kafka-0" in selected and "kafka-0->zk-a" in selected
+
+
+def test_link_selections_by_role_and_kind() -> None:
+    fetch = Links(FollowerOf("t", 0), LeaderOf("t", 0), LinkKind.REPLICATION)
+    assert fetch.resolve(LIVE) == ("kafka-1->kafka-0",)
+    both = Links(BrokerId(1), BrokerId(0), both_ways=True)
+    assert both.resolve(LIVE) == ("kafka-1->kafka-0", "kafka-0->kafka-1")
+    quorum = Links(Node("zk-a"), Node("zk-b"))
+    assert quorum.resolve(LIVE) == ("zk-a->zk-b:quorum", "zk-a->zk-b:election")
+    with pytest.raises(TargetError, match="no link from zk-a to kafka-0"):
+        Links(Node("zk-a"), BrokerId(0)).resolve(LIVE)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        BrokerId(2),
+        Node("zk-c"),
+        Zone("b"),
+        ZoneClients("c"),
+        LeaderOf("t", 3),
+        FollowerOf("t", 0),
+        FollowerOf("t", 0, 1),
+        Controller(),
+        ZooKeeperLeader(),
+        ZoneOf(Controller()),
+    ],
+)
+def test_targets_round_trip_through_their_spec(target: Target) -> None:
+    assert parse_target(target.to_spec()) == target
+
+
+def test_link_selections_round_trip_through_their_spec() -> None:
+    for links in (
+        Links(FollowerOf("t", 0), LeaderOf("t", 0), LinkKind.REPLICATION),
+        Links(BrokerId(0), Controller(), both_ways=True),
+        Isolation(ZoneOf(Controller())),
+    ):
+        assert parse_links(links.to_spec()) == links
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("leader", "unknown target 'leader'"),
+        ({"rack": "a"}, "unknown target 'rack'"),
+        ({"zone": "a", "broker": 1}, "exactly one kind"),
+        ({"broker": "one"}, "must be int"),
+        ({"broker": True}, "must be int"),
+        ({"leader_of": ["t"]}, r"takes \[topic, partition\]"),
+        ({"follower_of": ["t", 0, 1, 2]}, r"\[topic, partition, rank\]"),
+        (7, "must be a table"),
+    ],
+)
+def test_malformed_target_specs_are_refused(spec: object, message: str) -> None:
+    with pytest.raises(FaultSpecError, match=message):
+        parse_target(spec)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"from": "controller"}, "needs 'to'"),
+        ({"from": "controller", "to": {"broker": 0}, "kind": "smoke"}, "unknown link kind 'smoke'"),
+        ({"from": "controller", "to": {"broker": 0}, "kind": "observer"}, "never faulted"),
+        ({"isolate": "controller", "mode": "x"}, "does not take 'mode'"),
+    ],
+)
+def test_malformed_link_specs_are_refused(spec: object, message: str) -> None:
+    with pytest.raises(FaultSpecError, match=message):
+        parse_links(spec)
