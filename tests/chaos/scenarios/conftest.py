@@ -1,0 +1,149 @@
+"""What the process-fault scenarios (S1-S3, S5, S6) need beyond the harness's fixtures.
+
+* Brokers to hit that are *not* the controller (:func:`spare_brokers`), so that what is
+  measured is a partition's failover and not a controller election on top of it, which
+  would add a second session timeout and make the figures depend on which broker won
+  the controller race at cluster start.
+* Waiting on ZooKeeper instead of sleeping (:func:`await_partition`, :func:`warm_up`):
+  each step starts from the state the previous one was seen to reach, which is what
+  makes the verdicts repeat from run to run.
+* Unavailability measured twice: in ZooKeeper (:func:`offline_span`) and as the clients
+  lived it, the longest stretch without an acknowledged write on a partition, read back
+  from the closed history (:class:`AckLog`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from faults.timeline import StateRecorder
+from harness import history as hist
+from harness.cluster import Cluster
+from harness.scenario import ScenarioRun
+from harness.zkstate import PartitionState
+
+
+@pytest.fixture
+def spare_brokers(cluster: Cluster) -> tuple[int, ...]:
+    """The broker ids that are not the controller, in id order (two on the default cluster)."""
+    state = cluster.state([])
+    spare = tuple(b.broker_id for b in cluster.topology.brokers if b.broker_id != state.controller)
+    assert len(spare) >= 2, f"need two brokers besides controller {state.controller}, have {spare}"
+    return spare
+
+
+@dataclass(frozen=True)
+class AckLog:
+    """Acknowledgement times per partition, as the producers recorded them (wall clock),
+    and the error names of the sends that were not acknowledged.
+
+    Built from the closed history after :meth:`ScenarioRun.finish`, so it sees exactly
+    what the Spark judge saw.
+    """
+
+    by_partition: dict[int, tuple[float, ...]]
+    errors: dict[int, dict[str, int]]
+
+    @classmethod
+    def of(cls, run: ScenarioRun) -> AckLog:
+        return cls.read(run.dir / "history")
+
+    @classmethod
+    def read(cls, history_dir: Path) -> AckLog:
+        columns = ["partition", "outcome", "ack_ts", "error"]
+        grouped: dict[int, list[float]] = {}
+        errors: dict[int, dict[str, int]] = {}
+        for row in pq.read_table(history_dir / "sends", columns=columns).to_pylist():
+            partition = int(row["partition"])
+            if row["outcome"] == hist.OUTCOME_ACKED and row["ack_ts"] is not None:
+                grouped.setdefault(partition, []).append(float(row["ack_ts"]))
+            else:
+                names = errors.setdefault(partition, {})
+                name = row["error"] or row["outcome"]
+                names[name] = names.get(name, 0) + 1
+        return cls({p: tuple(sorted(ts)) for p, ts in grouped.items()}, errors)
+
+    def count(self, partitions: Sequence[int], start: float, end: float) -> int:
+        """Acknowledgements on ``partitions`` with start <= ack_ts <= end."""
+        total = 0
+        for p in partitions:
+            times = self.by_partition.get(p, ())
+            total += bisect.bisect_right(times, end) - bisect.bisect_left(times, start)
+        return total
+
+    def longest_gap(self, partition: int, start: float, end: float) -> float:
+        """The longest stretch inside [start, end] with no acknowledgement on ``partition``.
+
+        ``start`` counts as a boundary, so a partition that goes dark at a fault shows the
+        whole time from the fault to its first acknowledgement after it.
+        """
+        times = self.by_partition.get(partition, ())
+        inside = times[bisect.bisect_left(times, start):bisect.bisect_right(times, end)]
+        points = [start, *inside, end]
+        return max(b - a for a, b in itertools.pairwise(points))
+
+
+def await_partition(recorder: StateRecorder, topic: str, partition: int,
+                    predicate: Callable[[PartitionState], bool], timeout_s: float, after: float,
+                    what: str) -> tuple[float, PartitionState]:
+    """The first sampled (monotonic time, state) at or after ``after`` where ``predicate``
+    holds for the partition; fails the test naming ``what`` and the last state seen.
+
+    Scenarios wait on ZooKeeper rather than on sleeps: a fixed sleep long enough for a
+    loaded machine would make every run slow, one short enough for an idle one flaky.
+    """
+    found = recorder.wait_for(lambda s: predicate(s.partitions[(topic, partition)]), timeout_s, after)
+    if found is None:
+        samples = recorder.samples
+        last = samples[-1][1].partitions.get((topic, partition)) if samples else None
+        pytest.fail(f"{what}: not seen in ZooKeeper within {timeout_s:.0f} s (last state {last})")
+    return found[0], found[1].partitions[(topic, partition)]
+
+
+def offline_span(recorder: StateRecorder, topic: str, partition: int,
+                 after: float) -> tuple[float, float] | None:
+    """(start, end) monotonic times of the first stretch after ``after`` during which
+    ZooKeeper showed the partition without a leader (leader -1); end is the first sample
+    with a leader again. None if it never went offline, or never came back."""
+    start = None
+    for taken, state in recorder.samples:
+        if taken < after:
+            continue
+        leader = state.partitions[(topic, partition)].leader
+        if start is None and leader == -1:
+            start = taken
+        elif start is not None and leader != -1:
+            return start, taken
+    return None
+
+
+def brief(state: PartitionState) -> str:
+    """One partition state as a report line: leader, epoch, ISR, replicas."""
+    return (f"{state.topic}-{state.partition} leader {state.leader} epoch {state.leader_epoch} "
+            f"isr {list(state.isr)} replicas {list(state.replicas)}")
+
+
+def warm_up(run: ScenarioRun, acked: int = 100, timeout_s: float = 60.0) -> float:
+    """Wait until the producers have ``acked`` acknowledgements; return the seconds waited.
+
+    A fault must strike a workload that is already flowing: on the first test of a
+    session a cold JVM can take seconds to start a new partition's follower fetching,
+    and with acks=all nothing is acknowledged until it does. A fixed settle time would
+    then let the fault hit before any write was replicated, and the scenario would pass
+    without testing anything.
+    """
+    assert run.workload is not None, "the scenario's workload is not running"
+    started = time.monotonic()
+    while run.workload.outcomes()["acked"] < acked:
+        if time.monotonic() - started > timeout_s:
+            pytest.fail(f"workload not flowing: {run.workload.outcomes()} after {timeout_s:.0f} s")
+        time.sleep(0.1)
+    return time.monotonic() - started
