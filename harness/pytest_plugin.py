@@ -158,8 +158,15 @@ def scenario(cluster: Cluster, run_directory: RunDirectory, judge: Judge,
 
 
 def _scenario_id(test_name: str) -> str:
-    cleaned = "".join(ch if ch.isalnum() else "-" for ch in test_name.removeprefix("test_"))
-    return "-".join(part for part in cleaned.split("-") if part)[:80]
+    """A folder name from the test name, keeping the parameters whole when shortening."""
+
+    def clean(text: str) -> str:
+        return "-".join(p for p in "".join(c if c.isalnum() else "-" for c in text).split("-") if p)
+
+    base, _, params = test_name.removeprefix("test_").partition("[")
+    suffix = clean(params)
+    head = clean(base)[: 80 - len(suffix) - 1 if suffix else 80].rstrip("-")
+    return f"{head}-{suffix}" if suffix else head
 
 
 def _render_report(config: pytest.Config, run: RunDirectory) -> None:

@@ -154,7 +154,9 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
                 top.axvline(e.ts - t0, color=style[2], linestyle=":", linewidth=0.8, alpha=0.7)
         _draw_lanes(bottom, rows, fault_rows, faults, events, t0, span_end)
         starts = [0.0, *(data.x[:1] if data else []), *(f.start - t0 for f in faults[:1])]
-        bottom.set_xlim(min(*starts, *(e.ts - t0 for e in events[:1])), span_end)
+        left = min(*starts, *(e.ts - t0 for e in events[:1]))
+        # A run that died at once has nothing to span; keep the axis one second wide.
+        bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
             handles=_legend(events, bool(faults), data is not None),
