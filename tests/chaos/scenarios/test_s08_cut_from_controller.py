@@ -75,7 +75,7 @@ def test_s8_broker_cut_from_controller_keeps_stale_metadata(
         cut = cut_between(BrokerId(STALE), BrokerId(CONTROLLER))
         run.inject(cut)
         cut_at = Mark.now()
-        run.settle(4)  # leadership stable, broker 1 cut off from the controller
+        run.settle(6)  # leadership stable, broker 1 cut off from the controller
         stable = {b: leader_seen_by(cluster, b, run.topic, 0) for b in (LEADER, STALE, CONTROLLER)}
         assert run.check("with stable leadership every broker names broker 0 as leader",
                          set(stable.values()) == {LEADER}, f"views {stable}")
@@ -146,7 +146,9 @@ def test_s8_broker_cut_from_controller_keeps_stale_metadata(
         verdict = run.finish()
         clients = ClientLog.of(run)
         for producer in ("pa", "pb", "pc"):
-            outcomes = clients.outcomes_sent_between(producer, cut_at.wall, killed_at.wall - 1)
+            # Sends of the last seconds before the kill may still be in flight when the
+            # leader dies (acks take longer on a loaded machine): judge only older ones.
+            outcomes = clients.outcomes_sent_between(producer, cut_at.wall, killed_at.wall - 3)
             assert run.check(f"{producer} unaffected while leadership was stable",
                              outcomes["acked"] > 100 and outcomes["failed"] == outcomes["unknown"] == 0,
                              f"sends with the cut in place, before the kill: {outcomes}")
