@@ -1,22 +1,28 @@
-"""The Spark plan of the reconciliation: one shuffle per question, no Python UDFs.
+"""The Spark plan of the reconciliation: one shuffle, no Python UDFs.
 
-Why it looks the way it does (10M sends must be judged in seconds on two cores):
+Why it looks the way it does (10M sends with their polls and final log must be judged in
+seconds on two cores):
 
-* Every per-message question ("acked but absent?", "on the log twice?", "polled at an
-  offset the log gives to someone else?") is answered from ONE shuffle. Sends, final log
-  and polls become narrow event rows keyed by message id, hash-partitioned once by that
-  key; two aggregations then run inside that one stage, by (message, position) and by
-  message. A poll is truncated exactly when its message is not on the final log at the
-  polled position, so no positional join is needed.
-* A position (topic, partition, offset) is packed into one long. Spark's fast hash
-  aggregate only takes fixed-width buffers; min/max of a struct or a string silently
-  falls back to a sort-based aggregate that costs several times more.
-* Reordering needs each producer's records in offset order: a second, narrow shuffle of
-  the final log by (partition, producer), a hash aggregate that keeps each message's
-  first copy (so duplicates are not also reorders) and one sorted window for descents.
-* Both branches feed one aggregation by (partition, send-time bucket), in which every
-  anomalous message also gets its own small group; a window then keeps the first K per
-  partition and kind. Counts, availability and examples come back in one action.
+* One shuffle. Sends, final log and polls become narrow fixed-width rows keyed by message:
+  (P, S) = (64-bit hash of the producer id, seq), parsed from ``<producer>-<seq>``. They
+  are hash-partitioned once by (P, S >> BLOCK_BITS), so a block of consecutive seqs of one
+  producer lands in one task. Both aggregations and the reorder window below cluster by
+  supersets of those columns, so Spark plans no second exchange.
+* Two hash aggregations: by (message, position), to learn whether the final log holds the
+  message where it was acknowledged or polled, then by message. Buffers are ints and longs
+  only (a position is packed into one long): min/max of a string or a struct would drop
+  Spark to a sort-based aggregate that costs several times more.
+* Reordering is judged in seq order: a window over (P, block, partition of the final
+  log), sorted by seq, compares each message's offset with that of the message the
+  producer sent before it. Pairs that straddle two blocks are the only ones the window
+  cannot see, so the first and last message of every block leave the pass and
+  ``boundary_reorders`` compares them afterwards.
+* Only messages that are anomalous, or may be (a block's first or last message, an
+  acknowledged offset that the final log does not give to the message), leave the pass.
+  The caller materialises that small table; counts, examples, boundary reorders and the
+  "acknowledged offset inside the log's range" test are all computed from it.
+* Send outcomes per time bucket and the final log's offset ranges need no shuffle of
+  their own: each is a map-side aggregation of one table.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ from pyspark.sql import types as T
 
 from harness.history import ANOMALY_KINDS, SCHEMAS
 
-SRC_SEND, SRC_LOG, SRC_POLL = 0, 1, 2
-COUNT_ROW = -1  # "kind" of the rows that carry counts rather than an example
-NO_ID_KEY = "\u0000"  # key prefix of records without a decodable message id
-REORDER_KEY = "\u0001"  # key prefix of reorder examples (id filled in from the log)
+# Flags of an event row, OR-ed together by the aggregations.
+SEND, ACKED, FAILED, UNKNOWN, LOG, POLL, ACK_OFF_LOG, POLL_OFF_LOG = (1 << i for i in range(8))
+BLOCK_BITS = 14  # 16384 consecutive seqs of one producer per block
+UNDECODABLE = -1  # seq of a record whose id is not <producer>-<seq>; keyed by a hash of the id
+NO_ID = "\u0000"  # hashed with the position: records without an id match nothing
 KIND_INDEX = {k: i for i, k in enumerate(ANOMALY_KINDS)}
 
 # Packed positions: pos = tp << 40 | (offset + 1), tp = topic_index << 16 | (partition + 1).
@@ -103,84 +110,209 @@ def offset_from_pos(pos: Column) -> Column:
     return F.when(raw > 0, raw - 1)
 
 
-# ------------------------------------------------------------------------ per message
+def has(flags: Column, bit: int) -> Column:
+    return flags.bitwiseAND(F.lit(bit)) != 0
 
 
-def events(spark: SparkSession, history: str, topics: Sequence[str], bucket_seconds: float) -> DataFrame:
-    """Sends, final log and polls as one narrow stream of events keyed by message id.
+# --------------------------------------------------------------------- message keys
 
-    A record without a decodable message id is keyed by its position, so such records
-    neither collapse into one group nor match any send."""
+
+def with_message_key(df: DataFrame, pos: str) -> DataFrame:
+    """``df`` plus the (P, S) key of its ``message_id`` as it was read back.
+
+    ``<producer>-<seq>`` (exactly as the producer wrote it: the seq prints back to the same
+    text) decodes to (hash of producer, seq), the key its send row has. Anything else is
+    keyed by a hash of the whole id with seq UNDECODABLE, so it can only match itself;
+    a record without an id is keyed by its position as well, so it matches nothing.
+
+    Built in successive projections so that each piece is computed once per row: Spark
+    does not share a subexpression between the branches of a CASE."""
+    mid = F.col("message_id")
+    parts = df.select("*", F.substring_index(mid, "-", -1).alias("_seq_text"))
+    parts = parts.select(
+        "*",
+        F.col("_seq_text").try_cast("long").alias("_seq"),
+        (F.length(mid) - F.length("_seq_text") - 1).alias("_producer_len"),
+    )
+    # "ends with -<seq as printed>" is the cheap way to say "the seq text is canonical".
+    canonical = F.endswith(mid, F.concat(F.lit("-"), F.col("_seq").cast("string")))
+    parts = parts.select(
+        "*",
+        (F.col("_seq").isNotNull() & (F.col("_seq") >= 0) & (F.col("_producer_len") > 0) & canonical).alias(
+            "_decodable"
+        ),
+    )
+    decodable = F.coalesce(F.col("_decodable"), F.lit(False))
+    key_p = (
+        F.when(mid.isNull(), F.xxhash64(F.lit(NO_ID), F.col(pos)))
+        .when(decodable, F.xxhash64(F.substring(mid, F.lit(1), F.col("_producer_len"))))
+        .otherwise(F.xxhash64(mid))
+    )
+    key_s = F.when(decodable, F.col("_seq")).otherwise(F.lit(UNDECODABLE).cast("long"))
+    return parts.select("*", key_p.alias("P"), key_s.alias("S")).drop(
+        "_seq_text", "_seq", "_producer_len", "_decodable"
+    )
+
+
+def block_of(seq: Column) -> Column:
+    return F.shiftright(seq, BLOCK_BITS).cast("int")
+
+
+# ------------------------------------------------------------------------ the pass
+
+
+def events(spark: SparkSession, history: str, topics: Sequence[str]) -> DataFrame:
+    """Sends, final log and polls as one stream of (P, block, S, pos, flags) rows.
+
+    A send's key comes from its producer_id and seq columns (its message_id is
+    ``<producer_id>-<seq>`` by the schema), which spares parsing ten million ids."""
     tp = tp_of(topics)
     sends = read(spark, history, "sends")
-    acked = sends["outcome"] == "acked"
+    outcome = F.col("outcome")
+    acked = outcome == "acked"
     send_rows = sends.select(
-        F.col("message_id").alias("key"),
+        F.xxhash64("producer_id").alias("P"),
+        F.col("seq").alias("S"),
         pack(tp, F.when(acked, F.col("offset"))).alias("pos"),
-        F.lit(SRC_SEND).cast("byte").alias("src"),
-        F.when(acked, 0).when(sends["outcome"] == "failed", 1).otherwise(2).cast("byte").alias("oc"),
-        "ack_ts",
-        F.floor(F.col("send_ts") / F.lit(bucket_seconds)).alias("bucket"),
+        (F.lit(SEND) + F.when(acked, ACKED).when(outcome == "failed", FAILED).otherwise(UNKNOWN))
+        .cast("int")
+        .alias("f"),
     )
-    blank = [
-        F.lit(None).cast("byte").alias("oc"),
-        F.lit(None).cast("double").alias("ack_ts"),
-        F.lit(None).cast("long").alias("bucket"),
-    ]
 
-    def located(table: str, src: int) -> DataFrame:
-        df = read(spark, history, table)
-        pos = pack(tp, F.col("offset"))
-        return df.select(
-            F.coalesce(F.col("message_id"), F.concat(F.lit(NO_ID_KEY), pos.cast("string"))).alias("key"),
-            pos.alias("pos"),
-            F.lit(src).cast("byte").alias("src"),
-            *blank,
-        )
+    def located(table: str, flag: int) -> DataFrame:
+        df = read(spark, history, table).select(pack(tp, F.col("offset")).alias("pos"), "message_id")
+        return with_message_key(df, "pos").select("P", "S", "pos", F.lit(flag).alias("f"))
 
-    return send_rows.unionByName(located("final_log", SRC_LOG)).unionByName(located("polls", SRC_POLL))
+    rows = send_rows.unionByName(located("final_log", LOG)).unionByName(located("polls", POLL))
+    return rows.select(producer_block(F.col("P"), F.col("S")).alias("PB"), "S", "pos", "f")
+
+
+def producer_block(p: Column, s: Column) -> Column:
+    """PB = P xor block(S): one long naming a block of one producer's seqs. (PB, S) names
+    the message exactly (same S, same block, so equal PB means equal P) and P comes back
+    as PB xor block(S). Two blocks of different producers share a PB only if their
+    producer hashes differ in the low bits alone: odds of about 2^-40 per pair."""
+    return p.bitwiseXOR(block_of(s).cast("long"))
 
 
 def per_message(ev: DataFrame, partitions: int) -> DataFrame:
-    """One row per message with everything needed to classify it (see module doc)."""
-    is_send = F.col("src") == SRC_SEND
-    at_position = (
-        ev.repartition(partitions, "key")
-        .groupBy("key", "pos")
-        .agg(
-            F.max(is_send.cast("byte")).alias("sent"),
-            F.max(is_send & (F.col("oc") == 0)).alias("acked_here"),
-            F.sum((F.col("src") == SRC_LOG).cast("int")).alias("n_log"),
-            F.max(F.col("src") == SRC_POLL).alias("polled_here"),
-            F.max("oc").alias("oc"),
-            F.max("ack_ts").alias("ack_ts"),
-            F.max("bucket").alias("bucket"),
-        )
+    """One row per message (PB, S) with what the classification needs."""
+    at_position = ev.repartition(partitions, "PB").groupBy("PB", "S", "pos").agg(F.bit_or("f").alias("f"))
+    f = F.col("f")
+    on_log = has(f, LOG)
+    flagged = at_position.select(
+        "PB",
+        "S",
+        "pos",
+        (
+            f
+            + F.when(has(f, ACKED) & ~on_log, ACK_OFF_LOG).otherwise(0)
+            + F.when(has(f, POLL) & ~on_log, POLL_OFF_LOG).otherwise(0)
+        ).alias("f"),
     )
-    on_log = F.col("n_log") > 0
-    trunc_poll = F.col("polled_here") & ~on_log
     pos = F.col("pos")
-    return at_position.groupBy("key").agg(
-        F.max("sent").alias("sent"),
-        F.max("oc").alias("oc"),
-        F.max("ack_ts").alias("ack_ts"),
-        F.max("bucket").alias("bucket"),
-        F.max(F.when(F.col("sent") == 1, pos)).alias("send_pos"),
-        F.sum("n_log").alias("n_log"),
+    off_log_poll = has(f, POLL_OFF_LOG)
+    return flagged.groupBy("PB", "S").agg(
+        F.bit_or("f").alias("f"),
+        F.max(F.when(has(f, SEND), pos)).alias("send_pos"),
+        F.count(F.when(on_log, 1)).alias("n_log"),  # distinct offsets holding the message
         F.min(F.when(on_log, pos)).alias("log_first"),
         F.max(F.when(on_log, pos)).alias("log_last"),
-        F.max("polled_here").alias("polled"),
-        F.min(F.when(F.col("polled_here"), pos)).alias("poll_first"),
-        F.sum(trunc_poll.cast("int")).alias("trunc_polls"),
-        F.min(F.when(trunc_poll, pos)).alias("trunc_first"),
-        F.max(F.col("acked_here") & ~on_log).alias("ack_elsewhere"),
-        F.sum((on_log | F.col("polled_here")).cast("int")).alias("n_positions"),
+        F.count(F.when(off_log_poll, 1)).alias("trunc_polls"),
+        F.min(F.when(off_log_poll, pos)).alias("trunc_first"),
+    )
+
+
+def judged(pm: DataFrame) -> DataFrame:
+    """Per message: its anomaly counts (all but the two finished in ``finish``), its home
+    partition, and whether it must leave the pass (``special``)."""
+    f = F.col("f")
+    sent = has(f, SEND)
+    acked = has(f, ACKED)
+    on_log = F.col("n_log") > 0
+    send_tp = tp_from_pos(F.col("send_pos"))
+    known_partition = send_tp.bitwiseAND(F.lit((1 << PARTITION_BITS) - 1)) > 0
+    # Where the message was seen: the final log, else (all polls being off the log) a poll.
+    seen_first = F.coalesce(F.col("log_first"), F.col("trunc_first"))
+    # One home per message: where it was acknowledged or aimed, else where the log holds
+    # it, else where it was polled, else the unknown partition (-1) it was sent to.
+    home = F.coalesce(F.when(sent & known_partition, F.col("send_pos")), seen_first, F.col("send_pos"))
+    in_window = (F.col("S") >= 0) & on_log
+    w = Window.partitionBy("PB", "log_tp").orderBy("S")
+    prev_pos = F.lag("log_first").over(w)
+    descends = in_window & F.coalesce(F.col("log_first") < prev_pos, F.lit(False))
+    counts = {
+        "lost": (acked & ~on_log).cast("int"),
+        "duplicate": F.greatest(F.col("n_log") - 1, F.lit(0)).cast("int"),
+        "truncated": F.col("trunc_polls").cast("int"),  # + acknowledged offsets, in finish
+        "unexpected": F.when(~sent, F.col("n_log") + F.col("trunc_polls")).otherwise(0).cast("int"),
+        "aborted_read": (has(f, FAILED) & on_log).cast("int"),
+        "reordered": descends.cast("int"),  # + pairs across blocks, in finish
+        "unseen": (acked & on_log & ~has(f, POLL)).cast("int"),
+    }
+    ack_elsewhere = acked & has(f, ACK_OFF_LOG)
+    head = in_window & F.lag("S").over(w).isNull()
+    tail = in_window & F.lead("S").over(w).isNull()
+    rows = pm.select("*", tp_from_pos(F.col("log_first")).alias("log_tp")).select(
+        "PB",
+        "S",
+        "f",
+        "send_pos",
+        "n_log",
+        "log_first",
+        "log_last",
+        seen_first.alias("seen_first"),
+        "trunc_first",
+        "log_tp",
+        tp_from_pos(home).alias("tp"),
+        *(c.alias(k) for k, c in counts.items()),
+        F.when(descends, F.lag("S").over(w)).alias("prev_seq"),
+        ack_elsewhere.alias("ack_elsewhere"),
+        head.alias("head"),
+        tail.alias("tail"),
+    )
+    anomalous = reduce(lambda a, b: a | b, (F.col(k) > 0 for k in ANOMALY_KINDS))
+    special = rows.where(anomalous | F.col("ack_elsewhere") | F.col("head") | F.col("tail"))
+    return special.select("*", block_of(F.col("S")).alias("blk")).select(
+        "*", F.col("PB").bitwiseXOR(F.col("blk").cast("long")).alias("P")
+    )
+
+
+# ---------------------------------------------------------------- after the pass
+
+
+def boundary_reorders(special: DataFrame) -> DataFrame:
+    """Descents between the last message of one block and the first of the next (in seq
+    order, per producer and log partition): (P, S, prev_seq) of each descending first."""
+    ends = special.where(F.col("head") | F.col("tail")).select("P", "S", "blk", "log_tp", "log_first", "head")
+    w = Window.partitionBy("log_tp", "P").orderBy("S")
+    prev_blk = F.lag("blk").over(w)
+    prev_pos = F.lag("log_first").over(w)
+    prev_seq = F.lag("S").over(w)
+    return (
+        ends.select(
+            "P",
+            "S",
+            "head",
+            "blk",
+            "log_first",
+            prev_blk.alias("pb"),
+            prev_pos.alias("pp"),
+            prev_seq.alias("ps"),
+        )
+        .where(
+            F.col("head")
+            & F.col("pb").isNotNull()
+            & (F.col("pb") != F.col("blk"))
+            & (F.col("log_first") < F.col("pp"))
+        )
+        .select("P", "S", F.col("ps").alias("b_prev_seq"))
     )
 
 
 def range_maps(ranges: Mapping[int, tuple[int, int]]) -> tuple[Column, Column]:
     """tp -> first / last offset of the final log, as map literals. They are consulted only
-    for the rare acknowledged message missing from its offset, so no join is needed."""
+    for the few acknowledged messages missing from their offset, so no join is needed."""
     if not ranges:
         empty = F.create_map().cast("map<int,bigint>")
         return empty, empty
@@ -189,202 +321,166 @@ def range_maps(ranges: Mapping[int, tuple[int, int]]) -> tuple[Column, Column]:
     return starts, ends
 
 
-def classified(pm: DataFrame, ranges: Mapping[int, tuple[int, int]]) -> DataFrame:
-    """Per message: its anomaly counts, attributed to one home partition, plus the
-    offset that best illustrates each kind."""
-    sent = F.col("sent") == 1
-    acked = sent & (F.col("oc") == 0)
-    on_log = F.col("n_log") > 0
+def finish(special: DataFrame, ranges: Mapping[int, tuple[int, int]]) -> DataFrame:
+    """The special messages with every count final: an acknowledged offset that the final
+    log (inside its range, the log being dense) gives to another message is a truncation,
+    and descents across block boundaries are reorders."""
     send_tp = tp_from_pos(F.col("send_pos"))
-    known_partition = send_tp.bitwiseAND(F.lit((1 << PARTITION_BITS) - 1)) > 0
-    # One home per message: where it was acknowledged or aimed, else where the log holds
-    # it, else where it was polled, else the unknown partition (-1) it was sent to.
-    home = F.coalesce(
-        F.when(sent & known_partition, F.col("send_pos")),
-        F.col("log_first"),
-        F.col("poll_first"),
-        F.col("send_pos"),
-    )
     ack_offset = offset_from_pos(F.col("send_pos"))
-    # The acknowledged offset is held by another message: ours is not there and (the log
-    # being dense) the offset lies inside the log's range.
     starts, ends = range_maps(ranges)
     in_range = ack_offset.between(F.try_element_at(starts, send_tp), F.try_element_at(ends, send_tp))
-    ack_diverged = F.when(
-        acked & F.coalesce(F.col("ack_elsewhere"), F.lit(False)), F.coalesce(in_range, F.lit(False))
-    ).otherwise(F.lit(False))
-    trunc_polls = F.coalesce(F.col("trunc_polls"), F.lit(0))
-    counts = {
-        "lost": (acked & ~on_log).cast("int"),
-        "duplicate": F.greatest(F.col("n_log") - 1, F.lit(0)).cast("int"),
-        "truncated": (trunc_polls + ack_diverged.cast("int")).cast("int"),
-        "unexpected": F.when(~sent, F.col("n_positions")).otherwise(0).cast("int"),
-        "aborted_read": (sent & (F.col("oc") == 1) & on_log).cast("int"),
-        "reordered": F.lit(0),
-        "unseen": (acked & on_log & ~F.coalesce(F.col("polled"), F.lit(False))).cast("int"),
-    }
-    log_first = offset_from_pos(F.col("log_first"))
-    example_offset = {
-        "lost": ack_offset,
-        "duplicate": offset_from_pos(F.col("log_last")),
-        "truncated": F.when(trunc_polls > 0, offset_from_pos(F.col("trunc_first"))).otherwise(ack_offset),
-        "unexpected": F.coalesce(log_first, offset_from_pos(F.col("poll_first"))),
-        "aborted_read": log_first,
-        "reordered": F.lit(None).cast("long"),
-        "unseen": log_first,
-    }
-    return pm.select(
-        tp_from_pos(home).alias("tp"),
-        F.when(sent, F.col("bucket")).alias("bucket"),
-        F.when(sent, F.col("oc")).alias("oc"),
-        "key",
-        "ack_ts",
-        F.col("n_log").cast("long").alias("aux"),
-        *(c.alias(k) for k, c in counts.items()),
-        *(c.alias(f"ex_{k}") for k, c in example_offset.items()),
-    )
-
-
-def reorders(spark: SparkSession, history: str, topics: Sequence[str], partitions: int) -> DataFrame:
-    """Adjacent descents of a producer's seq in offset order within a partition of the
-    final log, in the same shape as ``classified``.
-
-    Only each message's first copy counts, so a duplicate is not also a reorder. The
-    producer is carried as a 64-bit hash so that the aggregate and the sort run on
-    fixed-width keys; two producers of one partition colliding is not a practical risk.
-    The example's message id is filled in later from the final log at its offset."""
-    log = read(spark, history, "final_log")
-    seq_text = F.substring_index(F.col("message_id"), "-", -1)
-    producer = F.expr("substring(message_id, 1, length(message_id) - length(seq_text) - 1)")
-    firsts = (
-        log.select(tp_of(topics).alias("tp"), "offset", "message_id", seq_text.alias("seq_text"))
-        .select(
-            "tp",
-            "offset",
-            F.xxhash64(producer).alias("producer"),
-            F.length(producer).alias("producer_len"),
-            F.col("seq_text").try_cast("long").alias("seq"),
-        )
-        .where(F.col("seq").isNotNull() & (F.col("producer_len") > 0))
-        .repartition(partitions, "tp", "producer")
-        .groupBy("tp", "producer", "seq")
-        .agg(F.min("offset").alias("offset"))
-    )
-    w = Window.partitionBy("tp", "producer").orderBy("offset")
-    descents = firsts.select("*", F.lag("seq").over(w).alias("prev_seq")).where(
-        F.col("seq") < F.col("prev_seq")
-    )
-    return descents.select(
-        "tp",
-        F.lit(None).cast("long").alias("bucket"),
-        F.lit(None).cast("byte").alias("oc"),
-        F.concat(F.lit(REORDER_KEY), pack(F.col("tp"), F.col("offset")).cast("string")).alias("key"),
-        F.lit(None).cast("double").alias("ack_ts"),
-        F.col("prev_seq").alias("aux"),
-        *(F.lit(1 if k == "reordered" else 0).alias(k) for k in ANOMALY_KINDS),
-        *(
-            (F.col("offset") if k == "reordered" else F.lit(None).cast("long")).alias(f"ex_{k}")
-            for k in ANOMALY_KINDS
-        ),
-    )
-
-
-def grouped(rows: DataFrame) -> DataFrame:
-    """Counts per (partition, bucket), with every anomalous message in a group of its own.
-
-    This is where the millions of rows collapse: the output has one row per partition and
-    bucket plus one per anomalous message. The caller checkpoints it, because the two
-    small queries in ``summary`` read it and Spark would otherwise recompute the whole
-    pass for each of them (a filter pushed below the aggregate defeats exchange reuse)."""
-    anomalous = reduce(lambda a, b: a | b, (F.col(k) > 0 for k in ANOMALY_KINDS))
-    return rows.groupBy("tp", "bucket", F.when(anomalous, F.col("key")).alias("ex_key")).agg(
-        F.sum((F.col("oc") == 0).cast("long")).alias("acked"),
-        F.sum((F.col("oc") == 1).cast("long")).alias("failed"),
-        F.sum((F.col("oc") == 2).cast("long")).alias("unknown"),
-        *(F.sum(k).cast("long").alias(k) for k in ANOMALY_KINDS),
-        *(F.max(f"ex_{k}").alias(f"ex_{k}") for k in ANOMALY_KINDS),
-        F.max("ack_ts").alias("ack_ts"),
-        F.max("aux").alias("aux"),
-    )
-
-
-def summary(grouped: DataFrame, examples: int) -> DataFrame:
-    """Counts per (partition, bucket) plus up to ``examples`` rows per partition and kind,
-    ordered by offset: a few thousand rows for the driver."""
-    out_cols = [
-        "tp",
-        "bucket",
-        "kind",
-        "key",
-        "offset",
-        "ack_ts",
-        "aux",
-        "acked",
-        "failed",
-        "unknown",
-        *ANOMALY_KINDS,
-    ]
-    counts = (
-        grouped.groupBy("tp", "bucket")
-        .agg(*(F.sum(c).alias(c) for c in ("acked", "failed", "unknown", *ANOMALY_KINDS)))
+    diverged = F.col("ack_elsewhere") & F.coalesce(in_range, F.lit(False))
+    crossed = F.col("b_prev_seq").isNotNull()
+    return (
+        special.join(boundary_reorders(special), ["P", "S"], "left")
         .select(
             "*",
-            F.lit(COUNT_ROW).cast("byte").alias("kind"),
-            F.lit(None).cast("string").alias("key"),
-            F.lit(None).cast("long").alias("offset"),
-            F.lit(None).cast("double").alias("ack_ts"),
-            F.lit(None).cast("long").alias("aux"),
+            (F.col("truncated") + diverged.cast("int")).alias("truncated_all"),
+            (F.col("reordered") + crossed.cast("int")).alias("reordered_all"),
+            F.coalesce("prev_seq", "b_prev_seq").alias("prev_seq_all"),
         )
-        .select(*out_cols)
+        .drop("truncated", "reordered", "prev_seq")
+        .withColumnsRenamed(
+            {"truncated_all": "truncated", "reordered_all": "reordered", "prev_seq_all": "prev_seq"}
+        )
     )
+
+
+SUMMARY_COLUMNS = ("tp", "kind", "P", "S", "offset", "aux", *ANOMALY_KINDS)
+COUNT_ROW = -1  # "kind" of the rows that carry counts rather than an example
+
+
+def summary(final: DataFrame, examples: int) -> DataFrame:
+    """Counts per partition plus up to ``examples`` messages per partition and kind,
+    ordered by offset: a few thousand rows for the driver."""
+    counts = (
+        final.groupBy("tp")
+        .agg(*(F.sum(k).cast("long").alias(k) for k in ANOMALY_KINDS))
+        .select(
+            "*",
+            F.lit(COUNT_ROW).cast("int").alias("kind"),
+            *(F.lit(None).cast("long").alias(c) for c in ("P", "S", "offset", "aux")),
+        )
+        .select(*SUMMARY_COLUMNS)
+    )
+    ack_offset = offset_from_pos(F.col("send_pos"))
+    log_first = offset_from_pos(F.col("log_first"))
+    where = {
+        "lost": (ack_offset, F.lit(None).cast("long")),
+        "duplicate": (offset_from_pos(F.col("log_last")), F.col("n_log")),
+        "truncated": (
+            F.coalesce(offset_from_pos(F.col("trunc_first")), ack_offset),
+            F.lit(None).cast("long"),
+        ),
+        "unexpected": (F.coalesce(log_first, offset_from_pos(F.col("seen_first"))), F.lit(None).cast("long")),
+        "aborted_read": (log_first, F.lit(None).cast("long")),
+        "reordered": (log_first, F.col("prev_seq")),
+        "unseen": (log_first, F.lit(None).cast("long")),
+    }
     hits = F.array(
         *(
             F.when(
-                F.col(k) > 0, F.struct(F.lit(i).cast("byte").alias("kind"), F.col(f"ex_{k}").alias("offset"))
+                F.col(k) > 0,
+                F.struct(
+                    F.lit(KIND_INDEX[k]).alias("kind"),
+                    where[k][0].alias("offset"),
+                    where[k][1].cast("long").alias("aux"),
+                ),
             )
-            for i, k in enumerate(ANOMALY_KINDS)
+            for k in ANOMALY_KINDS
         )
     )
     rank = F.row_number().over(
-        Window.partitionBy("tp", "kind").orderBy(F.col("offset").asc_nulls_last(), "key")
+        Window.partitionBy("tp", "kind").orderBy(F.col("offset").asc_nulls_last(), "P", "S")
     )
     picked = (
-        grouped.where(F.col("ex_key").isNotNull())
-        .select("tp", F.col("ex_key").alias("key"), "ack_ts", "aux", F.explode(hits).alias("hit"))
+        final.select("tp", "P", "S", F.explode(hits).alias("hit"))
         .where(F.col("hit").isNotNull())
-        .select("tp", "key", "ack_ts", "aux", "hit.kind", "hit.offset")
+        .select("tp", "P", "S", "hit.kind", "hit.offset", "hit.aux")
         .select("*", rank.alias("rank"))
         .where(F.col("rank") <= examples)
-        .select(
-            "*",
-            *(F.lit(None).cast("long").alias(c) for c in ("bucket", "acked", "failed", "unknown")),
-            *(F.lit(None).cast("long").alias(k) for k in ANOMALY_KINDS),
-        )
-        .select(*out_cols)
+        .select("*", *(F.lit(None).cast("long").alias(k) for k in ANOMALY_KINDS))
+        .select(*SUMMARY_COLUMNS)
     )
     return counts.unionByName(picked)
 
 
-def log_ranges(spark: SparkSession, history: str) -> DataFrame:
-    """Per partition of the final log: first and last offset and record count; plus the
-    topics of sends and polls (partition null), so every topic gets an index."""
-    log = read(spark, history, "final_log")
-    ranges = log.groupBy("topic", "partition").agg(
-        F.min("offset").alias("log_start"),
-        F.max("offset").alias("log_end"),
-        F.count(F.lit(1)).alias("log_records"),
-    )
-    others = [
-        read(spark, history, t)
-        .select("topic")
-        .distinct()
-        .select(
-            "topic",
-            F.lit(None).cast("int").alias("partition"),
-            F.lit(None).cast("long").alias("log_start"),
-            F.lit(None).cast("long").alias("log_end"),
-            F.lit(None).cast("long").alias("log_records"),
+def overview(spark: SparkSession, history: str, bucket_seconds: float) -> DataFrame:
+    """The small facts every later step needs, in one action of map-side aggregations:
+    per partition of the final log its first and last offset and record count; send
+    outcomes per (partition, send-time bucket); and the topics of the polls. Together they
+    name every topic, so each gets an index before the main pass."""
+    log = (
+        read(spark, history, "final_log")
+        .groupBy("topic", "partition")
+        .agg(
+            F.min("offset").alias("log_start"),
+            F.max("offset").alias("log_end"),
+            F.count(F.lit(1)).alias("log_records"),
         )
-        for t in ("sends", "polls")
-    ]
-    return reduce(DataFrame.unionByName, others, ranges)
+    )
+    outcome = F.col("outcome")
+    sends = (
+        read(spark, history, "sends")
+        .groupBy("topic", "partition", F.floor(F.col("send_ts") / F.lit(bucket_seconds)).alias("bucket"))
+        .agg(
+            F.count(F.when(outcome == "acked", 1)).alias("acked"),
+            F.count(F.when(outcome == "failed", 1)).alias("failed"),
+            F.count(F.when((outcome != "acked") & (outcome != "failed"), 1)).alias("unknown"),
+        )
+    )
+    polls = read(spark, history, "polls").select("topic").distinct()
+    return log.unionByName(sends, allowMissingColumns=True).unionByName(polls, allowMissingColumns=True)
+
+
+def found_at(
+    spark: SparkSession,
+    history: str,
+    seqs: Sequence[int],
+    positions: Mapping[str, Mapping[tuple[str, int], Sequence[int]]],
+) -> DataFrame:
+    """The records behind a few examples: sends with one of ``seqs`` (for their id and
+    acknowledgement time) and final-log / poll records at the given positions (what the
+    log holds there, and the ids of messages never sent). Filters that Parquet statistics
+    can often prune; bounded by the number of examples."""
+    parts: list[DataFrame] = []
+    if seqs:
+        sends = read(spark, history, "sends").where(F.col("seq").isin(list(seqs)))
+        parts.append(
+            sends.select(
+                F.lit("sends").alias("source"),
+                "topic",
+                "partition",
+                "offset",
+                "message_id",
+                F.xxhash64("producer_id").alias("P"),
+                F.col("seq").alias("S"),
+                "ack_ts",
+            )
+        )
+    for table, wanted in positions.items():
+        if not wanted:
+            continue
+        cond = reduce(
+            lambda a, b: a | b,
+            (
+                (F.col("topic") == t) & (F.col("partition") == p) & F.col("offset").isin(list(offsets))
+                for (t, p), offsets in wanted.items()
+            ),
+        )
+        df = read(spark, history, table).where(cond).select("*", F.lit(0).cast("long").alias("pos"))
+        parts.append(
+            with_message_key(df, "pos").select(
+                F.lit(table).alias("source"),
+                "topic",
+                "partition",
+                "offset",
+                "message_id",
+                "P",
+                "S",
+                F.lit(None).cast("double").alias("ack_ts"),
+            )
+        )
+    if not parts:
+        return spark.createDataFrame([], "source string")
+    return reduce(DataFrame.unionByName, parts)

@@ -4,9 +4,11 @@ Run as ``spark-submit spark_jobs/reconcile.py <history_dir> [--out verdict.json]
 ``reconcile(spark, history_dir)``. Every anomaly kind and the verdict JSON are defined in
 docs/HISTORY.md; the Spark plan and why it is shaped that way is in ``plan.py``.
 
-The job runs in three steps: a small prelude (topics, and each final-log partition's
-offset range), the main pass (one action returning a few thousand rows), and a bounded
-look-up of what the final log holds at each example's offset.
+The job runs in four steps: an overview (topics, each final-log partition's offset range,
+send outcomes per time bucket: map-side aggregations in one action), the main pass (one
+shuffle; only anomalous or boundary messages come out, and are materialised), a summary
+of those (counts and the first examples per partition and kind), and a bounded look-up of
+the records behind the examples.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ if __package__ in (None, ""):  # run as a script by spark-submit: make the repo 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from harness.history import (
     ANOMALY_KINDS,
@@ -78,39 +78,21 @@ def _detail(kind: str, offset: int | None, aux: int | None, holder: str | None) 
     if kind == "aborted_read":
         return f"send failed definitively, yet on the final log at offset {offset}"
     if kind == "reordered":
-        return f"at offset {offset}, after seq {aux} of the same producer"
+        return f"at offset {offset}, below seq {aux} of the same producer, which was sent before it"
     return f"on the final log at offset {offset}, never polled by a live consumer"
-
-
-def _holders(
-    spark: SparkSession, history: str, wanted: set[tuple[str, int, int]]
-) -> dict[tuple[str, int, int], str | None]:
-    """What the final log holds at a few (topic, partition, offset) positions: a filtered
-    scan that Parquet push-down keeps cheap, bounded by the number of examples."""
-    if not wanted:
-        return {}
-    by_tp: dict[tuple[str, int], list[int]] = {}
-    for t, p, o in wanted:
-        by_tp.setdefault((t, p), []).append(o)
-    conds = [
-        (F.col("topic") == t) & (F.col("partition") == p) & F.col("offset").isin(offsets)
-        for (t, p), offsets in by_tp.items()
-    ]
-    cond = reduce(lambda a, b: a | b, conds)
-    rows = plan.read(spark, history, "final_log").where(cond).collect()
-    return {(r.topic, r.partition, r.offset): r.message_id for r in rows}
 
 
 @dataclass(frozen=True)
 class _Prelude:
     topics: list[str]
     range_rows: list[Any]  # topic, partition, log_start, log_end, log_records
+    availability_rows: list[Any]  # topic, partition, bucket, acked, failed, unknown
 
 
-def _prelude(spark: SparkSession, history: str) -> _Prelude:
-    rows = plan.log_ranges(spark, history).collect()
+def _prelude(spark: SparkSession, history: str, bucket_seconds: float) -> _Prelude:
+    rows = plan.overview(spark, history, bucket_seconds).collect()
     topics = sorted({r.topic for r in rows})
-    ranges = [r for r in rows if r.partition is not None]
+    ranges = [r for r in rows if r.log_records is not None]
     if len(topics) >= plan.MAX_TOPICS:
         raise HistoryError(f"history has {len(topics)} topics; at most {plan.MAX_TOPICS - 1}")
     for r in ranges:
@@ -120,13 +102,57 @@ def _prelude(spark: SparkSession, history: str) -> _Prelude:
                 f"partitions up to {plan.MAX_PARTITION} and offsets up to {plan.MAX_OFFSET} "
                 "are supported"
             )
-    return _Prelude(topics, ranges)
+    return _Prelude(topics, ranges, [r for r in rows if r.bucket is not None])
 
 
 def _decode_tp(tp: int | None, topics: Sequence[str]) -> tuple[str, int]:
     if tp is None:
         return ("", -1)
     return topics[tp >> plan.PARTITION_BITS], (tp & ((1 << plan.PARTITION_BITS) - 1)) - 1
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the look-up behind the examples found: ids by message key, acknowledgement
+    times, and what the final log holds at each example's position."""
+
+    ids: dict[tuple[int, int], str | None]
+    ack_ts: dict[tuple[int, int], float | None]
+    holders: dict[tuple[str, int, int], str | None]
+
+
+def _look_up(spark: SparkSession, history: str, raw: Sequence[tuple[tuple[str, int], str, Any]]) -> _Found:
+    if not raw:
+        return _Found({}, {}, {})
+    seqs = sorted({r.S for _, _, r in raw if r.S is not None and r.S >= 0})
+    on_log: dict[tuple[str, int], set[int]] = {}
+    in_polls: dict[tuple[str, int], set[int]] = {}
+    for tp, kind, r in raw:
+        if r.offset is None:
+            continue
+        on_log.setdefault(tp, set()).add(r.offset)
+        if kind in ("truncated", "unexpected"):  # may have been read where the log has no such record
+            in_polls.setdefault(tp, set()).add(r.offset)
+    rows = plan.found_at(
+        spark,
+        history,
+        seqs,
+        {
+            "final_log": {k: sorted(v) for k, v in on_log.items()},
+            "polls": {k: sorted(v) for k, v in in_polls.items()},
+        },
+    ).collect()
+    ids: dict[tuple[int, int], str | None] = {}
+    ack_ts: dict[tuple[int, int], float | None] = {}
+    holders: dict[tuple[str, int, int], str | None] = {}
+    for row in rows:
+        ids.setdefault((row.P, row.S), row.message_id)
+        if row.source == "sends":
+            ids[(row.P, row.S)] = row.message_id
+            ack_ts[(row.P, row.S)] = row.ack_ts
+        elif row.source == "final_log":
+            holders[(row.topic, row.partition, row.offset)] = row.message_id
+    return _Found(ids, ack_ts, holders)
 
 
 def _assemble(
@@ -151,37 +177,33 @@ def _assemble(
         }
     overall: dict[float, list[int]] = {}
     per_part: dict[tuple[str, int], list[Bucket]] = {}
+    for r in prelude.availability_rows:
+        tp = (r.topic, r.partition)
+        counts = [int(r.acked), int(r.failed), int(r.unknown)]
+        for name, c in zip(("acked", "failed", "unknown"), counts, strict=True):
+            part(tp).sends[name] += c
+        start = float(r.bucket) * bucket_seconds
+        acc = overall.setdefault(start, [0, 0, 0])
+        for i, c in enumerate(counts):
+            acc[i] += c
+        if counts[1] or counts[2]:
+            per_part.setdefault(tp, []).append(Bucket(start, *counts))
+
     raw: list[tuple[tuple[str, int], str, Any]] = []
     for r in summary_rows:
         tp = _decode_tp(r.tp, prelude.topics)
-        if r.kind != plan.COUNT_ROW:
-            raw.append((tp, ANOMALY_KINDS[r.kind], r))
-            continue
-        pf = part(tp)
-        for kind in ANOMALY_KINDS:
-            pf.counts[kind] += int(r[kind] or 0)
-        counts = [int(r.acked or 0), int(r.failed or 0), int(r.unknown or 0)]
-        for name, c in zip(("acked", "failed", "unknown"), counts, strict=True):
-            pf.sends[name] += c
-        if r.bucket is not None:
-            start = float(r.bucket) * bucket_seconds
-            acc = overall.setdefault(start, [0, 0, 0])
-            for i, c in enumerate(counts):
-                acc[i] += c
-            if counts[1] or counts[2]:
-                per_part.setdefault(tp, []).append(Bucket(start, *counts))
-
-    wanted = {(*tp, r.offset) for tp, _, r in raw if r.offset is not None}
-    holders = _holders(spark, history, wanted)
-    raw.sort(key=lambda x: (x[0], x[1], x[2].offset if x[2].offset is not None else -1, x[2].key))
-    for tp, kind, r in raw:
-        holder = holders.get((*tp, r.offset))
-        if r.key.startswith(plan.NO_ID_KEY):
-            mid = None
-        elif r.key.startswith(plan.REORDER_KEY):
-            mid = holder  # a reorder example is the record the log holds at that offset
+        if r.kind == plan.COUNT_ROW:
+            pf = part(tp)
+            for kind in ANOMALY_KINDS:
+                pf.counts[kind] += int(r[kind] or 0)
         else:
-            mid = r.key
+            raw.append((tp, ANOMALY_KINDS[r.kind], r))
+
+    found = _look_up(spark, history, raw)
+    raw.sort(key=lambda x: (x[0], x[1], x[2].offset if x[2].offset is not None else -1, x[2].P, x[2].S))
+    for tp, kind, r in raw:
+        holder = found.holders.get((*tp, r.offset))
+        mid = found.ids.get((r.P, r.S))
         part(tp).examples.setdefault(kind, []).append(
             Example(
                 kind=kind,
@@ -190,7 +212,7 @@ def _assemble(
                 topic=tp[0],
                 partition=tp[1],
                 offset=r.offset,
-                ack_ts=r.ack_ts,
+                ack_ts=found.ack_ts.get((r.P, r.S)),
                 final_message_id=holder,
                 detail=_detail(kind, r.offset, r.aux, holder),
             )
@@ -233,7 +255,7 @@ def reconcile(
     t0 = time.perf_counter()
     manifest = validate_history(history)
     n = partitions or shuffle_partitions(spark, history)
-    prelude = _prelude(spark, history)
+    prelude = _prelude(spark, history, bucket_seconds)
     t1 = time.perf_counter()
     ranges = {
         prelude.topics.index(r.topic) * (1 << plan.PARTITION_BITS) + r.partition + 1: (
@@ -242,18 +264,19 @@ def reconcile(
         )
         for r in prelude.range_rows
     }
-    pm = plan.per_message(plan.events(spark, history, prelude.topics, bucket_seconds), n)
-    rows = plan.classified(pm, ranges).unionByName(plan.reorders(spark, history, prelude.topics, n))
-    grouped = plan.grouped(rows).localCheckpoint(eager=True)
-    summary_rows = plan.summary(grouped, examples).collect()
+    pm = plan.per_message(plan.events(spark, history, prelude.topics), n)
+    special = plan.judged(pm).localCheckpoint(eager=True)
     t2 = time.perf_counter()
-    findings = _assemble(spark, history, manifest, prelude, summary_rows, bucket_seconds)
+    summary_rows = plan.summary(plan.finish(special, ranges), examples).collect()
     t3 = time.perf_counter()
+    findings = _assemble(spark, history, manifest, prelude, summary_rows, bucket_seconds)
+    t4 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
         "main_pass_s": round(t2 - t1, 3),
-        "examples_s": round(t3 - t2, 3),
-        "total_s": round(t3 - t0, 3),
+        "summary_s": round(t3 - t2, 3),
+        "examples_s": round(t4 - t3, 3),
+        "total_s": round(t4 - t0, 3),
         "shuffle_partitions": n,
     }
     return findings

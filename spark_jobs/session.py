@@ -40,6 +40,18 @@ def resolve_master(master: str | None) -> str | None:
     return master or os.environ.get(MASTER_ENV) or None
 
 
+LOOPBACK_CONF: Mapping[str, str] = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+def is_local(master: str | None) -> bool:
+    """local, local[N], local[*] and local-cluster[...] keep every process on this host,
+    so the driver listens on loopback only; anything else needs a reachable driver."""
+    return master is None or master.startswith("local")
+
+
 def build_session(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
@@ -51,7 +63,15 @@ def build_session(
     chosen = resolve_master(master)
     if chosen:
         builder = builder.master(chosen)
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    # A session started from Python with a local master listens on loopback only. Under
+    # spark-submit (which hands Python a gateway) with no master chosen here, the
+    # submitter's master and driver address stand.
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    pin = is_local(chosen) if chosen or not under_submit else False
+    loopback = LOOPBACK_CONF if pin else {}
+    if pin:  # read by the JVM at launch, before any conf: which address is "this host"
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    for key, value in {**DEFAULT_CONF, **loopback, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

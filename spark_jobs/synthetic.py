@@ -320,7 +320,7 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
         "truncated": by_part(np.concatenate([trunc_ack, trunc_poll])),
         "unexpected": _count_by_partition(topic, ghost_part, nparts),
         "aborted_read": by_part(aborted),
-        "reordered": by_part(pair_a),
+        "reordered": by_part(pair_b),
         "unseen": by_part(unseen),
     }
 
@@ -333,8 +333,8 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
         "truncated": ids(np.concatenate([trunc_ack, trunc_poll])),
         "unexpected": set(ghost_mids.to_pylist()),
         "aborted_read": ids(aborted),
-        # the later-offset member of a swapped pair is the one that descends
-        "reordered": ids(pair_a),
+        # in seq order, the later-sent member of a swapped pair sits below the earlier one
+        "reordered": ids(pair_b),
         "unseen": ids(unseen),
     }
     buckets = np.floor(send_ts).astype(np.int64)
