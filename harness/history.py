@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
@@ -31,10 +32,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -77,6 +79,8 @@ POLLS_SCHEMA = pa.schema(
         pa.field("offset", pa.int64(), nullable=False),
         pa.field("message_id", pa.string()),
         pa.field("poll_ts", pa.float64(), nullable=False),
+        pa.field("id_producer", pa.string()),
+        pa.field("id_seq", pa.int64()),
     ]
 )
 
@@ -86,6 +90,8 @@ FINAL_LOG_SCHEMA = pa.schema(
         pa.field("partition", pa.int32(), nullable=False),
         pa.field("offset", pa.int64(), nullable=False),
         pa.field("message_id", pa.string()),
+        pa.field("id_producer", pa.string()),
+        pa.field("id_seq", pa.int64()),
     ]
 )
 
@@ -107,6 +113,49 @@ SCHEMAS: Mapping[str, pa.Schema] = {
     "faults": FAULTS_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
+
+# ------------------------------------------------------------------------- message ids
+
+# A message id is "<producer_id>-<seq>": the producer id may contain "-", the seq follows
+# the last one, in canonical decimal (no sign, no leading zero, at most 18 digits so it
+# fits an int64). Polled and final-log records carry their id split this way in
+# id_producer / id_seq, written by HistoryWriter, so that the reconciliation matches
+# records to sends on (producer, seq) without parsing millions of strings itself.
+MESSAGE_ID_PATTERN = r"(?s)(?P<id_producer>.+)-(?P<id_seq>0|[1-9][0-9]{0,17})"
+_MESSAGE_ID = re.compile(MESSAGE_ID_PATTERN)
+SPLIT_ID_TABLES = ("polls", "final_log")
+
+
+def message_id(producer_id: str, seq: int) -> str:
+    """The id a producer writes into a message's value."""
+    return f"{producer_id}-{seq}"
+
+
+def split_message_id(mid: str | None) -> tuple[str | None, int | None]:
+    """(id_producer, id_seq) of a record's message id: the producer and seq it names; an
+    id that names none is kept whole with seq None (it can only match itself); no id gives
+    (None, None)."""
+    if mid is None:
+        return None, None
+    m = _MESSAGE_ID.fullmatch(mid)
+    if m is None:
+        return mid, None
+    return m["id_producer"], int(m["id_seq"])
+
+
+def with_split_ids(data: pa.Table) -> pa.Table:
+    """``data`` with id_producer / id_seq (re)computed from message_id, columnar: the same
+    rule as ``split_message_id``, for bulk writers of millions of rows."""
+    mid = data.column("message_id")
+    parts = pc.extract_regex(mid, f"^(?:{MESSAGE_ID_PATTERN})$")  # RE2: $ is the very end
+    named = pc.is_valid(parts)
+    producer = pc.if_else(named, pc.struct_field(parts, "id_producer"), mid)
+    seq = pc.if_else(named, pc.cast(pc.struct_field(parts, "id_seq"), pa.int64()), None)
+    for name, column in (("id_producer", producer), ("id_seq", seq)):
+        if name in data.column_names:
+            data = data.drop_columns(name)
+        data = data.append_column(name, column)
+    return data
 
 
 class HistoryError(Exception):
@@ -302,6 +351,9 @@ class HistoryWriter:
     def append(self, table: str, row: Mapping[str, Any]) -> None:
         """Buffer one row (a dict keyed by column name); flushes every ``flush_rows``."""
         buf = self._rows[self._check(table)]
+        if table in SPLIT_ID_TABLES:
+            producer, seq = split_message_id(row.get("message_id"))
+            row = {**row, "id_producer": producer, "id_seq": seq}
         buf.append(row)
         if len(buf) >= self.flush_rows:
             self.flush(table)
@@ -312,6 +364,8 @@ class HistoryWriter:
         self.flush(table)
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
+        if table in SPLIT_ID_TABLES:
+            data = with_split_ids(data)
         self._write_part(table, data.select(schema.names).cast(schema))
 
     def flush(self, table: str | None = None) -> None:

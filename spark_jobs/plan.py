@@ -4,8 +4,9 @@ Why it looks the way it does (10M sends with their polls and final log must be j
 seconds on two cores):
 
 * One shuffle. Sends, final log and polls become narrow fixed-width rows keyed by message:
-  (P, S) = (64-bit hash of the producer id, seq), parsed from ``<producer>-<seq>``. They
-  are hash-partitioned once by (P, S >> BLOCK_BITS), so a block of consecutive seqs of one
+  (P, S) = (64-bit hash of the producer id, seq), which the history stores split (a
+  send's producer_id and seq, a record's id_producer and id_seq). They are
+  hash-partitioned once by (P, S >> BLOCK_BITS), so a block of consecutive seqs of one
   producer lands in one task. Both aggregations and the reorder window below cluster by
   supersets of those columns, so Spark plans no second exchange.
 * Two hash aggregations: by (message, position), to learn whether the final log holds the
@@ -117,41 +118,18 @@ def has(flags: Column, bit: int) -> Column:
 # --------------------------------------------------------------------- message keys
 
 
-def with_message_key(df: DataFrame, pos: str) -> DataFrame:
-    """``df`` plus the (P, S) key of its ``message_id`` as it was read back.
+def message_key(pos: Column) -> tuple[Column, Column]:
+    """The (P, S) key of a polled or final-log record, from the id_producer / id_seq split
+    the history writer stored beside its message_id (docs/HISTORY.md).
 
-    ``<producer>-<seq>`` (exactly as the producer wrote it: the seq prints back to the same
-    text) decodes to (hash of producer, seq), the key its send row has. Anything else is
-    keyed by a hash of the whole id with seq UNDECODABLE, so it can only match itself;
-    a record without an id is keyed by its position as well, so it matches nothing.
-
-    Built in successive projections so that each piece is computed once per row: Spark
-    does not share a subexpression between the branches of a CASE."""
-    mid = F.col("message_id")
-    parts = df.select("*", F.substring_index(mid, "-", -1).alias("_seq_text"))
-    parts = parts.select(
-        "*",
-        F.col("_seq_text").try_cast("long").alias("_seq"),
-        (F.length(mid) - F.length("_seq_text") - 1).alias("_producer_len"),
-    )
-    # "ends with -<seq as printed>" is the cheap way to say "the seq text is canonical".
-    canonical = F.endswith(mid, F.concat(F.lit("-"), F.col("_seq").cast("string")))
-    parts = parts.select(
-        "*",
-        (F.col("_seq").isNotNull() & (F.col("_seq") >= 0) & (F.col("_producer_len") > 0) & canonical).alias(
-            "_decodable"
-        ),
-    )
-    decodable = F.coalesce(F.col("_decodable"), F.lit(False))
-    key_p = (
-        F.when(mid.isNull(), F.xxhash64(F.lit(NO_ID), F.col(pos)))
-        .when(decodable, F.xxhash64(F.substring(mid, F.lit(1), F.col("_producer_len"))))
-        .otherwise(F.xxhash64(mid))
-    )
-    key_s = F.when(decodable, F.col("_seq")).otherwise(F.lit(UNDECODABLE).cast("long"))
-    return parts.select("*", key_p.alias("P"), key_s.alias("S")).drop(
-        "_seq_text", "_seq", "_producer_len", "_decodable"
-    )
+    An id that names ``<producer>-<seq>`` gets the key its send row has; any other id is
+    kept whole in id_producer with no seq, so (hash of the id, UNDECODABLE) can only match
+    itself; a record without an id is keyed by its position as well, so it matches
+    nothing. message_id itself is never read."""
+    producer = F.col("id_producer")
+    key_p = F.when(producer.isNull(), F.xxhash64(F.lit(NO_ID), pos)).otherwise(F.xxhash64(producer))
+    key_s = F.coalesce(F.col("id_seq"), F.lit(UNDECODABLE).cast("long"))
+    return key_p.alias("P"), key_s.alias("S")
 
 
 def block_of(seq: Column) -> Column:
@@ -162,10 +140,10 @@ def block_of(seq: Column) -> Column:
 
 
 def events(spark: SparkSession, history: str, topics: Sequence[str]) -> DataFrame:
-    """Sends, final log and polls as one stream of (P, block, S, pos, flags) rows.
+    """Sends, final log and polls as one stream of (PB, S, pos, flags) rows.
 
-    A send's key comes from its producer_id and seq columns (its message_id is
-    ``<producer_id>-<seq>`` by the schema), which spares parsing ten million ids."""
+    A send's key comes from its producer_id and seq columns, a record's from the split of
+    its id the history carries: no message id string is read or parsed here."""
     tp = tp_of(topics)
     sends = read(spark, history, "sends")
     outcome = F.col("outcome")
@@ -180,8 +158,9 @@ def events(spark: SparkSession, history: str, topics: Sequence[str]) -> DataFram
     )
 
     def located(table: str, flag: int) -> DataFrame:
-        df = read(spark, history, table).select(pack(tp, F.col("offset")).alias("pos"), "message_id")
-        return with_message_key(df, "pos").select("P", "S", "pos", F.lit(flag).alias("f"))
+        located_at = pack(tp, F.col("offset")).alias("pos")
+        df = read(spark, history, table).select("id_producer", "id_seq", located_at)
+        return df.select(*message_key(F.col("pos")), "pos", F.lit(flag).alias("f"))
 
     rows = send_rows.unionByName(located("final_log", LOG)).unionByName(located("polls", POLL))
     return rows.select(producer_block(F.col("P"), F.col("S")).alias("PB"), "S", "pos", "f")
@@ -468,16 +447,16 @@ def found_at(
                 for (t, p), offsets in wanted.items()
             ),
         )
-        df = read(spark, history, table).where(cond).select("*", F.lit(0).cast("long").alias("pos"))
         parts.append(
-            with_message_key(df, "pos").select(
+            read(spark, history, table)
+            .where(cond)
+            .select(
                 F.lit(table).alias("source"),
                 "topic",
                 "partition",
                 "offset",
                 "message_id",
-                "P",
-                "S",
+                *message_key(F.lit(0).cast("long")),
                 F.lit(None).cast("double").alias("ack_ts"),
             )
         )

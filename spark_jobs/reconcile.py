@@ -33,6 +33,7 @@ from harness.history import (
     HistoryError,
     Manifest,
     history_bytes,
+    split_message_id,
     validate_history,
 )
 from spark_jobs import plan
@@ -59,10 +60,8 @@ def shuffle_partitions(spark: SparkSession, history: str) -> int:
 
 
 def _producer_of(mid: str | None) -> str | None:
-    if not mid or "-" not in mid:
-        return None
-    head, _, tail = mid.rpartition("-")
-    return head if tail.isdigit() else None
+    producer, seq = split_message_id(mid)
+    return producer if seq is not None else None
 
 
 def _detail(kind: str, offset: int | None, aux: int | None, holder: str | None) -> str:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.history import (
     ANOMALY_KINDS,
@@ -20,7 +22,9 @@ from harness.history import (
     check_rule,
     iter_tables,
     read_manifest,
+    split_message_id,
     validate_history,
+    with_split_ids,
 )
 
 SEND = {
@@ -109,7 +113,7 @@ def test_write_batch(tmp_path: Path) -> None:
         (lambda p: _patch(p, scenario={"expectations": {"bogus": 0}}), "unknown anomaly"),
         (
             lambda p: _replace(p, "final_log", pa.table({"topic": ["t"], "partition": [0]})),
-            "lacks column.s. offset, message_id",
+            "lacks column.s. offset, message_id, id_producer, id_seq",
         ),
         (
             lambda p: _replace(
@@ -121,6 +125,8 @@ def test_write_batch(tmp_path: Path) -> None:
                         "partition": pa.array([0], pa.int64()),
                         "offset": [1],
                         "message_id": ["m"],
+                        "id_producer": ["m"],
+                        "id_seq": pa.array([None], pa.int64()),
                     }
                 ),
             ),
@@ -187,3 +193,54 @@ def test_judge_covers_every_kind() -> None:
     results = Expectations(lost="at_least_one").judge({"lost": 2, "duplicate": 1})
     assert [r.kind for r in results] == list(ANOMALY_KINDS)
     assert {r.kind for r in results if not r.passed} == {"duplicate"}
+
+
+@pytest.mark.parametrize(
+    ("mid", "split"),
+    [
+        ("prod-a-0-17", ("prod-a-0", 17)),  # the producer id keeps its own dashes
+        ("ghost-0", ("ghost", 0)),
+        ("a--1", ("a-", 1)),  # "-1" is not a seq: the producer id ends in "-"
+        ("a-01", ("a-01", None)),  # not canonical decimal: kept whole, matches only itself
+        ("-5", ("-5", None)),  # no producer
+        ("a-", ("a-", None)),
+        ("a-3\n", ("a-3\n", None)),
+        ("x\n-3", ("x\n", 3)),
+        ("a-" + "9" * 19, ("a-" + "9" * 19, None)),  # more than 18 digits
+        (None, (None, None)),
+    ],
+)
+def test_split_message_id(mid: str | None, split: tuple[str | None, int | None]) -> None:
+    assert split_message_id(mid) == split
+    table = with_split_ids(pa.table({"message_id": pa.array([mid], pa.string())}))
+    assert (table["id_producer"][0].as_py(), table["id_seq"][0].as_py()) == split
+
+
+@given(st.lists(st.one_of(st.none(), st.text("ab-019\n", max_size=8)), max_size=30))
+def test_columnar_split_agrees_with_row_split(ids: list[str | None]) -> None:
+    table = with_split_ids(pa.table({"message_id": pa.array(ids, pa.string())}))
+    got = list(zip(table["id_producer"].to_pylist(), table["id_seq"].to_pylist(), strict=True))
+    assert got == [split_message_id(m) for m in ids]
+
+
+def test_writer_stores_the_split_of_every_record_id(tmp_path: Path) -> None:
+    with HistoryWriter(tmp_path / "h", run_id="r") as w:
+        w.append("polls", {"consumer_id": "c", "topic": "t", "partition": 0, "offset": 1,
+                           "message_id": "p-q-3", "poll_ts": 1.0})
+        w.write_batch("final_log", pa.table({"topic": ["t", "t"], "partition": pa.array([0, 0], pa.int32()),
+                                             "offset": [0, 1], "message_id": ["p-q-3", None]}))
+    tables = dict(iter_tables(tmp_path / "h"))
+    split = ["id_producer", "id_seq"]
+    assert tables["polls"].select(split).to_pylist() == [{"id_producer": "p-q", "id_seq": 3}]
+    assert tables["final_log"].select(split).to_pylist() == [
+        {"id_producer": "p-q", "id_seq": 3},
+        {"id_producer": None, "id_seq": None},
+    ]
+
+
+def test_older_schema_version_is_refused(tmp_path: Path) -> None:
+    root = _write(tmp_path / "h")
+    _patch(root, schema_version=1)
+    expected = f"schema_version 1, this reconciliation reads version {SCHEMA_VERSION}"
+    with pytest.raises(HistoryError, match=expected):
+        validate_history(root)

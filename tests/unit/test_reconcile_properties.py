@@ -136,3 +136,27 @@ def test_verdict_follows_rules(spark: SparkSession) -> None:
     out = bad.to_dict()
     assert out["schema_version"] == 1 and out["counts"]["lost"] == 2
     assert out["rules"]["lost"]["reason"] == "lost=2 exceeds max 1"
+
+
+def test_records_match_sends_only_by_canonical_ids(spark: SparkSession) -> None:
+    """"p-01", "p-a" and a record without an id name no send: each is unexpected once, and
+    none of them is taken for p's seq 1 (which is on the log and polled, so clean)."""
+    from harness.history import HistoryWriter
+
+    odd = ["p-01", None, "p-a"]
+    with tempfile.TemporaryDirectory() as root:
+        with HistoryWriter(root, run_id="ids") as w:
+            for seq in (0, 1):
+                w.append(
+                    "sends",
+                    {"message_id": f"p-{seq}", "producer_id": "p", "seq": seq, "topic": "t",
+                     "partition": 0, "send_ts": 1.0, "ack_ts": 1.1, "outcome": "acked", "offset": seq},
+                )
+            for offset, mid in enumerate(["p-0", "p-1", *odd]):
+                record = {"topic": "t", "partition": 0, "offset": offset, "message_id": mid}
+                w.append("final_log", record)
+                w.append("polls", {**record, "consumer_id": "c", "poll_ts": 2.0})
+        found = reconcile(spark, root, partitions=2)
+    assert found.counts() == {k: 3 if k == "unexpected" else 0 for k in ANOMALY_KINDS}
+    examples = found.partitions[0].examples["unexpected"]
+    assert [(e.offset, e.message_id) for e in examples] == [(2, "p-01"), (3, None), (4, "p-a")]
