@@ -126,11 +126,6 @@ _MESSAGE_ID = re.compile(MESSAGE_ID_PATTERN)
 SPLIT_ID_TABLES = ("polls", "final_log")
 
 
-def message_id(producer_id: str, seq: int) -> str:
-    """The id a producer writes into a message's value."""
-    return f"{producer_id}-{seq}"
-
-
 def split_message_id(mid: str | None) -> tuple[str | None, int | None]:
     """(id_producer, id_seq) of a record's message id: the producer and seq it names; an
     id that names none is kept whole with seq None (it can only match itself); no id gives
