@@ -16,12 +16,12 @@ seconds on two cores):
 * Reordering is judged in seq order: a window over (P, block, partition of the final
   log), sorted by seq, compares each message's offset with that of the message the
   producer sent before it. Pairs that straddle two blocks are the only ones the window
-  cannot see, so the first and last message of every block leave the pass and
-  ``boundary_reorders`` compares them afterwards.
+  cannot see, so the first and last message of every block leave the pass and the
+  driver compares them afterwards (``boundary.py``): two rows per block and partition.
 * Only messages that are anomalous, or may be (a block's first or last message, an
   acknowledged offset that the final log does not give to the message), leave the pass.
-  The caller materialises that small table; counts, examples, boundary reorders and the
-  "acknowledged offset inside the log's range" test are all computed from it.
+  The caller materialises that small table; counts, examples, the block ends and the
+  "acknowledged offset inside the log's range" test all come from it in one more job.
 * Send outcomes per time bucket and the final log's offset ranges need no shuffle of
   their own: each is a map-side aggregation of one table.
 """
@@ -260,35 +260,6 @@ def judged(pm: DataFrame) -> DataFrame:
 # ---------------------------------------------------------------- after the pass
 
 
-def boundary_reorders(special: DataFrame) -> DataFrame:
-    """Descents between the last message of one block and the first of the next (in seq
-    order, per producer and log partition): (P, S, prev_seq) of each descending first."""
-    ends = special.where(F.col("head") | F.col("tail")).select("P", "S", "blk", "log_tp", "log_first", "head")
-    w = Window.partitionBy("log_tp", "P").orderBy("S")
-    prev_blk = F.lag("blk").over(w)
-    prev_pos = F.lag("log_first").over(w)
-    prev_seq = F.lag("S").over(w)
-    return (
-        ends.select(
-            "P",
-            "S",
-            "head",
-            "blk",
-            "log_first",
-            prev_blk.alias("pb"),
-            prev_pos.alias("pp"),
-            prev_seq.alias("ps"),
-        )
-        .where(
-            F.col("head")
-            & F.col("pb").isNotNull()
-            & (F.col("pb") != F.col("blk"))
-            & (F.col("log_first") < F.col("pp"))
-        )
-        .select("P", "S", F.col("ps").alias("b_prev_seq"))
-    )
-
-
 def range_maps(ranges: Mapping[int, tuple[int, int]]) -> tuple[Column, Column]:
     """tp -> first / last offset of the final log, as map literals. They are consulted only
     for the few acknowledged messages missing from their offset, so no join is needed."""
@@ -301,44 +272,39 @@ def range_maps(ranges: Mapping[int, tuple[int, int]]) -> tuple[Column, Column]:
 
 
 def finish(special: DataFrame, ranges: Mapping[int, tuple[int, int]]) -> DataFrame:
-    """The special messages with every count final: an acknowledged offset that the final
-    log (inside its range, the log being dense) gives to another message is a truncation,
-    and descents across block boundaries are reorders."""
+    """The special messages with their truncation count final: an acknowledged offset that
+    the final log (inside its range, the log being dense) gives to another message is a
+    truncation. Reorders across block boundaries are left to the driver (``boundary.py``),
+    which sees the ``head`` / ``tail`` rows ``summary`` passes on."""
     send_tp = tp_from_pos(F.col("send_pos"))
     ack_offset = offset_from_pos(F.col("send_pos"))
     starts, ends = range_maps(ranges)
     in_range = ack_offset.between(F.try_element_at(starts, send_tp), F.try_element_at(ends, send_tp))
     diverged = F.col("ack_elsewhere") & F.coalesce(in_range, F.lit(False))
-    crossed = F.col("b_prev_seq").isNotNull()
-    return (
-        special.join(boundary_reorders(special), ["P", "S"], "left")
-        .select(
-            "*",
-            (F.col("truncated") + diverged.cast("int")).alias("truncated_all"),
-            (F.col("reordered") + crossed.cast("int")).alias("reordered_all"),
-            F.coalesce("prev_seq", "b_prev_seq").alias("prev_seq_all"),
-        )
-        .drop("truncated", "reordered", "prev_seq")
-        .withColumnsRenamed(
-            {"truncated_all": "truncated", "reordered_all": "reordered", "prev_seq_all": "prev_seq"}
-        )
-    )
+    return special.withColumn("truncated", F.col("truncated") + diverged.cast("int"))
 
 
-SUMMARY_COLUMNS = ("tp", "kind", "P", "S", "offset", "aux", *ANOMALY_KINDS)
+SUMMARY_COLUMNS = ("tp", "kind", "P", "S", "offset", "aux", "log_tp", "head", *ANOMALY_KINDS)
 COUNT_ROW = -1  # "kind" of the rows that carry counts rather than an example
+BLOCK_END_ROW = -2  # "kind" of the rows that carry a block's first or last message
+
+
+def _nulls(*names: str) -> list[Column]:
+    return [F.lit(None).cast("long").alias(n) for n in names]
 
 
 def summary(final: DataFrame, examples: int) -> DataFrame:
-    """Counts per partition plus up to ``examples`` messages per partition and kind,
-    ordered by offset: a few thousand rows for the driver."""
+    """Counts per partition, up to ``examples`` messages per partition and kind ordered by
+    offset, and the blocks' end messages (``BLOCK_END_ROW``) for the driver to finish the
+    reorder count with: a few thousand rows, in one job."""
     counts = (
         final.groupBy("tp")
         .agg(*(F.sum(k).cast("long").alias(k) for k in ANOMALY_KINDS))
         .select(
             "*",
             F.lit(COUNT_ROW).cast("int").alias("kind"),
-            *(F.lit(None).cast("long").alias(c) for c in ("P", "S", "offset", "aux")),
+            *_nulls("P", "S", "offset", "aux", "log_tp"),
+            F.lit(None).cast("boolean").alias("head"),
         )
         .select(*SUMMARY_COLUMNS)
     )
@@ -378,10 +344,20 @@ def summary(final: DataFrame, examples: int) -> DataFrame:
         .select("tp", "P", "S", "hit.kind", "hit.offset", "hit.aux")
         .select("*", rank.alias("rank"))
         .where(F.col("rank") <= examples)
-        .select("*", *(F.lit(None).cast("long").alias(k) for k in ANOMALY_KINDS))
+        .select("*", *_nulls("log_tp", *ANOMALY_KINDS), F.lit(None).cast("boolean").alias("head"))
         .select(*SUMMARY_COLUMNS)
     )
-    return counts.unionByName(picked)
+    ends = final.where(F.col("head") | F.col("tail")).select(
+        "tp",
+        F.lit(BLOCK_END_ROW).cast("int").alias("kind"),
+        "P",
+        "S",
+        log_first.alias("offset"),
+        *_nulls("aux", *ANOMALY_KINDS),
+        F.col("log_tp").cast("long").alias("log_tp"),
+        "head",
+    )
+    return counts.unionByName(picked).unionByName(ends.select(*SUMMARY_COLUMNS))
 
 
 def overview(spark: SparkSession, history: str, bucket_seconds: float) -> DataFrame:
@@ -412,16 +388,36 @@ def overview(spark: SparkSession, history: str, bucket_seconds: float) -> DataFr
     return log.unionByName(sends, allowMissingColumns=True).unionByName(polls, allowMissingColumns=True)
 
 
+def record_id() -> Column:
+    """A record's message_id rebuilt from its split (docs/HISTORY.md): a named id reads back
+    as ``<id_producer>-<id_seq>`` exactly (the seq is canonical), any other id was kept
+    whole in id_producer, and a record without an id has neither. A send's id is
+    ``<producer_id>-<seq>`` by the schema."""
+    seq = F.col("id_seq")
+    return F.when(seq.isNull(), F.col("id_producer")).otherwise(
+        F.concat_ws("-", "id_producer", seq.cast("string"))
+    )
+
+
+def packed(topics: Sequence[str], topic: str, partition: int, offset: int) -> int:
+    """The driver-side twin of ``pack(tp_of(topics), offset)`` for one known position."""
+    tp = topics.index(topic) * (1 << PARTITION_BITS) + partition + 1
+    return tp * (1 << OFFSET_BITS) + offset + 1
+
+
 def found_at(
     spark: SparkSession,
     history: str,
+    topics: Sequence[str],
     seqs: Sequence[int],
-    positions: Mapping[str, Mapping[tuple[str, int], Sequence[int]]],
+    positions: Mapping[str, Sequence[tuple[str, int, int]]],
 ) -> DataFrame:
     """The records behind a few examples: sends with one of ``seqs`` (for their id and
-    acknowledgement time) and final-log / poll records at the given positions (what the
-    log holds there, and the ids of messages never sent). Filters that Parquet statistics
-    can often prune; bounded by the number of examples."""
+    acknowledgement time) and final-log / poll records at the given (topic, partition,
+    offset) positions (what the log holds there, and the ids of messages never sent).
+    Each filter is one hash-set probe of a long per row, and ids are rebuilt from their
+    dictionary-encoded split rather than read: decoding the unique message_id strings of
+    every row cost more than the whole look-up does now."""
     parts: list[DataFrame] = []
     if seqs:
         sends = read(spark, history, "sends").where(F.col("seq").isin(list(seqs)))
@@ -431,7 +427,7 @@ def found_at(
                 "topic",
                 "partition",
                 "offset",
-                "message_id",
+                F.concat_ws("-", "producer_id", F.col("seq").cast("string")).alias("message_id"),
                 F.xxhash64("producer_id").alias("P"),
                 F.col("seq").alias("S"),
                 "ack_ts",
@@ -440,22 +436,16 @@ def found_at(
     for table, wanted in positions.items():
         if not wanted:
             continue
-        cond = reduce(
-            lambda a, b: a | b,
-            (
-                (F.col("topic") == t) & (F.col("partition") == p) & F.col("offset").isin(list(offsets))
-                for (t, p), offsets in wanted.items()
-            ),
-        )
+        at = sorted({packed(topics, *w) for w in wanted})
         parts.append(
             read(spark, history, table)
-            .where(cond)
+            .where(pack(tp_of(topics), F.col("offset")).isin(at))
             .select(
                 F.lit(table).alias("source"),
                 "topic",
                 "partition",
                 "offset",
-                "message_id",
+                record_id().alias("message_id"),
                 *message_key(F.lit(0).cast("long")),
                 F.lit(None).cast("double").alias("ack_ts"),
             )

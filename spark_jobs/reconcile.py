@@ -37,6 +37,7 @@ from harness.history import (
     validate_history,
 )
 from spark_jobs import plan
+from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 from spark_jobs.session import build_session
 
@@ -82,6 +83,34 @@ def _detail(kind: str, offset: int | None, aux: int | None, holder: str | None) 
 
 
 @dataclass(frozen=True)
+class _Hit:
+    """One example as the summary names it: message key, offset and the kind's extra."""
+
+    P: int
+    S: int
+    offset: int | None
+    aux: int | None
+
+
+def _first_examples(
+    raw: Sequence[tuple[tuple[str, int], str, _Hit]], limit: int
+) -> list[tuple[tuple[str, int], str, _Hit]]:
+    """At most ``limit`` examples per partition and kind, lowest offsets first, in the
+    order the Spark summary ranks them (offset, nulls last; then P, S)."""
+    ranked = sorted(
+        raw, key=lambda x: (x[0], x[1], x[2].offset is None, x[2].offset or 0, x[2].P, x[2].S)
+    )
+    kept: list[tuple[tuple[str, int], str, _Hit]] = []
+    taken: dict[tuple[tuple[str, int], str], int] = {}
+    for tp, kind, hit in ranked:
+        n = taken.get((tp, kind), 0)
+        if n < limit:
+            kept.append((tp, kind, hit))
+            taken[(tp, kind)] = n + 1
+    return kept
+
+
+@dataclass(frozen=True)
 class _Prelude:
     topics: list[str]
     range_rows: list[Any]  # topic, partition, log_start, log_end, log_records
@@ -117,33 +146,39 @@ class _Found:
 
     ids: dict[tuple[int, int], str | None]
     ack_ts: dict[tuple[int, int], float | None]
-    holders: dict[tuple[str, int, int], str | None]
+    holders: dict[tuple[str, int, int | None], str | None]
 
 
-def _look_up(spark: SparkSession, history: str, raw: Sequence[tuple[tuple[str, int], str, Any]]) -> _Found:
+# Kinds whose example sits at the message's own copy on the final log: what the log holds
+# there is the message itself, so only the other kinds need the final log read back.
+HELD_BY_ITSELF = ("duplicate", "aborted_read", "reordered", "unseen")
+
+
+def _look_up(
+    spark: SparkSession, history: str, prelude: _Prelude, raw: Sequence[tuple[tuple[str, int], str, _Hit]]
+) -> _Found:
+    """Ids and acknowledgement times of the example messages, and what the final log holds
+    where an example points elsewhere: one job, with as few scans as the examples need."""
     if not raw:
         return _Found({}, {}, {})
     seqs = sorted({r.S for _, _, r in raw if r.S is not None and r.S >= 0})
-    on_log: dict[tuple[str, int], set[int]] = {}
-    in_polls: dict[tuple[str, int], set[int]] = {}
+    ranges = {(r.topic, r.partition): (r.log_start, r.log_end) for r in prelude.range_rows}
+    on_log: set[tuple[str, int, int]] = set()
+    in_polls: set[tuple[str, int, int]] = set()
     for tp, kind, r in raw:
-        if r.offset is None:
+        lo, hi = ranges.get(tp, (0, -1))
+        if r.offset is None or kind in HELD_BY_ITSELF or not 0 <= r.offset <= plan.MAX_OFFSET:
             continue
-        on_log.setdefault(tp, set()).add(r.offset)
-        if kind in ("truncated", "unexpected"):  # may have been read where the log has no such record
-            in_polls.setdefault(tp, set()).add(r.offset)
+        if lo <= r.offset <= hi and tp[0] in prelude.topics:
+            on_log.add((*tp, r.offset))
+        if kind in ("truncated", "unexpected") and tp[0] in prelude.topics:  # read where the log lacks it
+            in_polls.add((*tp, r.offset))
     rows = plan.found_at(
-        spark,
-        history,
-        seqs,
-        {
-            "final_log": {k: sorted(v) for k, v in on_log.items()},
-            "polls": {k: sorted(v) for k, v in in_polls.items()},
-        },
+        spark, history, prelude.topics, seqs, {"final_log": sorted(on_log), "polls": sorted(in_polls)}
     ).collect()
     ids: dict[tuple[int, int], str | None] = {}
     ack_ts: dict[tuple[int, int], float | None] = {}
-    holders: dict[tuple[str, int, int], str | None] = {}
+    holders: dict[tuple[str, int, int | None], str | None] = {}
     for row in rows:
         ids.setdefault((row.P, row.S), row.message_id)
         if row.source == "sends":
@@ -161,6 +196,7 @@ def _assemble(
     prelude: _Prelude,
     summary_rows: Sequence[Any],
     bucket_seconds: float,
+    examples: int,
 ) -> Findings:
     parts: dict[tuple[str, int], PartitionFindings] = {}
 
@@ -188,21 +224,34 @@ def _assemble(
         if counts[1] or counts[2]:
             per_part.setdefault(tp, []).append(Bucket(start, *counts))
 
-    raw: list[tuple[tuple[str, int], str, Any]] = []
+    raw: list[tuple[tuple[str, int], str, _Hit]] = []
+    ends: list[BlockEnd] = []
+    home: dict[tuple[int, int], tuple[str, int]] = {}
     for r in summary_rows:
         tp = _decode_tp(r.tp, prelude.topics)
         if r.kind == plan.COUNT_ROW:
             pf = part(tp)
             for kind in ANOMALY_KINDS:
                 pf.counts[kind] += int(r[kind] or 0)
+        elif r.kind == plan.BLOCK_END_ROW:
+            ends.append(BlockEnd(r.log_tp, r.P, r.S, r.S >> plan.BLOCK_BITS, r.offset, bool(r.head)))
+            home[(r.P, r.S)] = tp
         else:
-            raw.append((tp, ANOMALY_KINDS[r.kind], r))
+            raw.append((tp, ANOMALY_KINDS[r.kind], _Hit(r.P, r.S, r.offset, r.aux)))
+    crossed = cross_block_reorders(ends)
+    for cross in crossed:
+        end = cross.end
+        tp = home[(end.producer, end.seq)]
+        part(tp).counts["reordered"] += 1
+        raw.append((tp, "reordered", _Hit(end.producer, end.seq, end.offset, cross.prev_seq)))
+    if crossed:  # the window's first examples, merged with these: keep the first few again
+        raw = _first_examples(raw, examples)
 
-    found = _look_up(spark, history, raw)
+    found = _look_up(spark, history, prelude, raw)
     raw.sort(key=lambda x: (x[0], x[1], x[2].offset if x[2].offset is not None else -1, x[2].P, x[2].S))
     for tp, kind, r in raw:
-        holder = found.holders.get((*tp, r.offset))
         mid = found.ids.get((r.P, r.S))
+        holder = mid if kind in HELD_BY_ITSELF else found.holders.get((*tp, r.offset))
         part(tp).examples.setdefault(kind, []).append(
             Example(
                 kind=kind,
@@ -264,11 +313,13 @@ def reconcile(
         for r in prelude.range_rows
     }
     pm = plan.per_message(plan.events(spark, history, prelude.topics), n)
-    special = plan.judged(pm).localCheckpoint(eager=True)
+    # A few thousand rows in N shuffle partitions: fold them onto the cores before the
+    # summary, whose windows would otherwise schedule N tasks apiece for almost nothing.
+    special = plan.judged(pm).localCheckpoint(eager=True).coalesce(spark.sparkContext.defaultParallelism)
     t2 = time.perf_counter()
     summary_rows = plan.summary(plan.finish(special, ranges), examples).collect()
     t3 = time.perf_counter()
-    findings = _assemble(spark, history, manifest, prelude, summary_rows, bucket_seconds)
+    findings = _assemble(spark, history, manifest, prelude, summary_rows, bucket_seconds, examples)
     t4 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
