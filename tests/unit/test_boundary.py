@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+from random import Random
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,7 +27,7 @@ def ends_of(offsets_by_seq: dict[int, int], log_tp: int = 1, producer: int = 7) 
 
 def descents_in_seq_order(offsets_by_seq: dict[int, int]) -> set[tuple[int, int]]:
     seqs = sorted(offsets_by_seq)
-    return {(b, a) for a, b in zip(seqs, seqs[1:], strict=False) if offsets_by_seq[b] < offsets_by_seq[a]}
+    return {(b, a) for a, b in pairwise(seqs) if offsets_by_seq[b] < offsets_by_seq[a]}
 
 
 def test_a_swap_across_a_block_boundary_is_found_once() -> None:
@@ -55,11 +58,14 @@ def test_an_empty_block_in_between_still_pairs_the_neighbours() -> None:
     assert [(f.end.seq, f.prev_seq) for f in found] == [(12, 3)]
 
 
-@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=60, unique=True), st.randoms(use_true_random=False))
-def test_blocks_plus_window_give_every_descent(offsets: list[int], rnd: object) -> None:
+@given(
+    st.lists(st.integers(0, 10_000), min_size=1, max_size=60, unique=True),
+    st.randoms(use_true_random=False),
+)
+def test_blocks_plus_window_give_every_descent(offsets: list[int], rnd: Random) -> None:
     """Descents found across blocks, plus the descents inside blocks (the window's share),
     are exactly the descents of the whole seq order."""
-    seqs = sorted(rnd.sample(range(200), len(offsets)))  # type: ignore[attr-defined]
+    seqs = sorted(rnd.sample(range(200), len(offsets)))
     by_seq = dict(zip(seqs, offsets, strict=True))
     inside = {(b, a) for b, a in descents_in_seq_order(by_seq) if b // BLOCK == a // BLOCK}
     across = {(f.end.seq, f.prev_seq) for f in cross_block_reorders(ends_of(by_seq))}
