@@ -4,8 +4,9 @@ A checker is only trusted if it finds exactly what was planted, so this module b
 clean history (every send acknowledged at the offset where the final log holds it, every
 record polled once) and then plants each anomaly kind in a way that touches no other
 kind. The planted counts per topic-partition are the ground truth the tests compare the
-reconciliation against. Everything is vectorised numpy/pyarrow so that 100M sends can be
-generated in minutes; nothing here needs Spark.
+reconciliation against. Everything is vectorised numpy/pyarrow, and a large history is
+built in independent chunks of ``chunk_sends`` (each its own topic and producers), so
+100M sends are generated in minutes within a few GB; nothing here needs Spark.
 
 How each kind is planted (on disjoint sets of messages):
 
@@ -55,6 +56,10 @@ class SynthSpec:
     unknown_rate: float = 0.002
     repoll_rate: float = 0.01  # consumers re-reading after a rebalance: must not matter
     part_rows: int = 1_000_000
+    # Sends generated at once. Larger histories are built chunk by chunk (each chunk its
+    # own topic and producers, so chunks cannot interact) to bound memory: one chunk of
+    # 10M sends peaks near 2.5 GB, and 100M at once would not fit in 24 GB.
+    chunk_sends: int = 10_000_000
     seed: int = 0
     t0: float = 1_700_000_000.0
 
@@ -121,21 +126,99 @@ def _count_by_partition(topic: str, partitions: np.ndarray, nparts: int) -> dict
     return {(topic, p): int(c) for p, c in enumerate(counts) if c}
 
 
+@dataclass(frozen=True)
+class _Chunk:
+    """One independent slice of a history: its sends, and the names that keep its messages
+    apart from every other chunk's."""
+
+    index: int
+    sends: int
+    anomalies: dict[str, int]
+    topic: str
+    producer_base: int  # producers are numbered from here
+    ghost: str  # producer name of its never-sent records
+    t0: float
+
+
+def _chunks(spec: SynthSpec, want: Mapping[str, int]) -> list[_Chunk]:
+    """Split the sends and the planted anomalies evenly over chunks. The first chunk keeps
+    the spec's own topic and names, so a history of one chunk is named as before."""
+    step = max(1, spec.chunk_sends)
+    count = max(1, -(-spec.sends // step))
+    chunks = []
+    for i in range(count):
+        lo, hi = i * step, min(spec.sends, (i + 1) * step)
+        share = {k: v // count + (1 if i < v % count else 0) for k, v in want.items()}
+        chunks.append(
+            _Chunk(
+                index=i,
+                sends=hi - lo,
+                anomalies=share,
+                topic=spec.topic if i == 0 else f"{spec.topic}-{i}",
+                producer_base=i * spec.producers,
+                ghost=GHOST if i == 0 else f"{GHOST}{i}",
+                t0=spec.t0 + lo / spec.rate,
+            )
+        )
+    return chunks
+
+
 def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
-    """Write a history for ``spec`` under ``path`` and return it with its ground truth."""
+    """Write a history for ``spec`` under ``path`` and return it with its ground truth.
+
+    A spec whose anomalies cannot be planted raises ValueError; anything already written
+    is then marked aborted, so no reader takes it for a complete history."""
     unknown_kinds = set(spec.anomalies) - set(ANOMALY_KINDS)
     if unknown_kinds:
         raise ValueError(f"unknown anomaly kinds {sorted(unknown_kinds)}")
     want = {k: int(spec.anomalies.get(k, 0)) for k in ANOMALY_KINDS}
-    rng = np.random.default_rng(spec.seed)
-    n, nparts = spec.sends, spec.partitions
+    scenario = {"name": "synthetic", "seed": spec.seed, "expectations": dict(want)}
+    truth = SynthHistory(
+        Path(path), spec, {k: {} for k in ANOMALY_KINDS}, {k: set() for k in ANOMALY_KINDS}, {}, {}
+    )
+    with HistoryWriter(path, run_id=f"synthetic-{spec.seed}", scenario=scenario) as w:
+        for chunk in _chunks(spec, want):
+            _merge(truth, _generate_chunk(spec, chunk, w, Path(path)))
+        for ts, action in ((spec.t0, "inject"), (spec.t0 + spec.sends / spec.rate, "heal")):
+            w.append(
+                "faults",
+                {
+                    "ts": ts,
+                    "mono": ts - spec.t0,
+                    "fault": "synthetic",
+                    "action": action,
+                    "targets": "[]",
+                    "outcome": "ok",
+                },
+            )
+    return truth
+
+
+def _merge(into: SynthHistory, part: SynthHistory) -> None:
+    """Add one chunk's ground truth: its partitions and ids are its own, its time buckets
+    may meet the neighbouring chunk's."""
+    for kind in ANOMALY_KINDS:
+        into.expected[kind].update(part.expected[kind])
+        into.planted[kind] |= part.planted[kind]
+    for start, counts in part.availability.items():
+        have = into.availability.get(start, (0, 0, 0))
+        into.availability[start] = (have[0] + counts[0], have[1] + counts[1], have[2] + counts[2])
+    for table, rows in part.rows.items():
+        into.rows[table] = into.rows.get(table, 0) + rows
+
+
+def _generate_chunk(spec: SynthSpec, chunk: _Chunk, w: HistoryWriter, path: Path) -> SynthHistory:
+    """Plant and write one chunk; return its ground truth."""
+    want = chunk.anomalies
+    rng = np.random.default_rng(spec.seed if chunk.index == 0 else (spec.seed, chunk.index))
+    n, nparts = chunk.sends, spec.partitions
 
     # ---- sends, in global send order ------------------------------------------------
     idx = np.arange(n, dtype=np.int64)
     prod = (idx % spec.producers).astype(np.int64)
     seq = idx // spec.producers
     part = rng.integers(0, nparts, n, dtype=np.int32)
-    send_ts = spec.t0 + idx / spec.rate
+    send_ts = chunk.t0 + idx / spec.rate
     u = rng.random(n)
     outcome = np.zeros(n, dtype=np.int8)  # 0 acked, 1 failed, 2 unknown
     outcome[u < spec.failed_rate + spec.unknown_rate] = 2
@@ -187,9 +270,10 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
     ghost_off = hw[ghost_part] + _rank_within(ghost_part)
     hw += np.bincount(ghost_part, minlength=nparts)
 
-    prod_names = [f"prod-{ZONES[p % len(ZONES)]}-{p}" for p in range(spec.producers)]
+    numbers = range(chunk.producer_base, chunk.producer_base + spec.producers)
+    prod_names = [f"prod-{ZONES[p % len(ZONES)]}-{p}" for p in numbers]
     mids = _message_ids(_strings(prod_names, prod), seq)
-    ghost_mids = _message_ids(pa.array([GHOST] * len(ghost_seq), pa.string()), ghost_seq)
+    ghost_mids = _message_ids(pa.array([chunk.ghost] * len(ghost_seq), pa.string()), ghost_seq)
 
     log_src = np.concatenate([base, dup])
     log_part = np.concatenate([part[log_src], ghost_part])
@@ -223,91 +307,68 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
     p_part = np.concatenate([log_part[poll_rows], part[trunc_poll]])
     p_off = np.concatenate([log_off[poll_rows], bad_off])
     p_mid = pa.concat_arrays([pc.take(log_mid, pa.array(poll_rows)), pc.take(mids, trunc_poll)])
-    p_ts = np.concatenate([spec.t0 + np.arange(len(poll_rows)) / spec.rate + 0.01, spec.t0 + np.arange(n_tp)])
+    p_ts = np.concatenate(
+        [chunk.t0 + np.arange(len(poll_rows)) / spec.rate + 0.01, chunk.t0 + np.arange(n_tp)]
+    )
     p_consumer = (p_part % spec.consumers).astype(np.int64)
 
     # ---- write -------------------------------------------------------------------------
-    expectations = dict(want)
-    scenario = {"name": "synthetic", "seed": spec.seed, "expectations": expectations}
     outcome_names = ["acked", "failed", "unknown"]
     errors = [None, "NOT_ENOUGH_REPLICAS", "REQUEST_TIMED_OUT"]
-    topic = spec.topic
-    with HistoryWriter(path, run_id=f"synthetic-{spec.seed}", scenario=scenario) as w:
-        step = spec.part_rows
-        for lo in range(0, n, step):
-            s = slice(lo, min(n, lo + step))
-            oc = outcome[s]
-            acked_here = oc == 0
-            w.write_batch(
-                "sends",
-                pa.table(
-                    {
-                        "message_id": mids[s],
-                        "producer_id": _strings(prod_names, prod[s]),
-                        "seq": seq[s],
-                        "topic": pa.repeat(topic, s.stop - s.start),
-                        "partition": part[s],
-                        "key": pa.nulls(s.stop - s.start, pa.string()),
-                        "zone": _strings(list(ZONES), prod[s] % len(ZONES)),
-                        "send_ts": send_ts[s],
-                        "ack_ts": pa.array(ack_ts[s], mask=~acked_here),
-                        "outcome": _strings(outcome_names, oc),
-                        "offset": pa.array(ack_off[s], mask=~acked_here),
-                        "error": _strings(errors, oc),  # type: ignore[arg-type]
-                    }
-                ),
-            )
-        for lo in range(0, len(log_part), step):
-            s = slice(lo, min(len(log_part), lo + step))
-            w.write_batch(
-                "final_log",
-                pa.table(
-                    {
-                        "topic": pa.repeat(topic, s.stop - s.start),
-                        "partition": log_part[s],
-                        "offset": log_off[s],
-                        "message_id": log_mid[s],
-                    }
-                ),
-            )
-        consumer_names = [f"consumer-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
-        for lo in range(0, len(p_part), step):
-            s = slice(lo, min(len(p_part), lo + step))
-            w.write_batch(
-                "polls",
-                pa.table(
-                    {
-                        "consumer_id": _strings(consumer_names, p_consumer[s]),
-                        "zone": _strings(list(ZONES), p_consumer[s] % len(ZONES)),
-                        "topic": pa.repeat(topic, s.stop - s.start),
-                        "partition": p_part[s],
-                        "offset": p_off[s],
-                        "message_id": p_mid[s],
-                        "poll_ts": p_ts[s],
-                    }
-                ),
-            )
-        w.append(
-            "faults",
-            {
-                "ts": spec.t0,
-                "mono": 0.0,
-                "fault": "synthetic",
-                "action": "inject",
-                "targets": "[]",
-                "outcome": "ok",
-            },
+    topic = chunk.topic
+    step = spec.part_rows
+    for lo in range(0, n, step):
+        s = slice(lo, min(n, lo + step))
+        oc = outcome[s]
+        acked_here = oc == 0
+        w.write_batch(
+            "sends",
+            pa.table(
+                {
+                    "message_id": mids[s],
+                    "producer_id": _strings(prod_names, prod[s]),
+                    "seq": seq[s],
+                    "topic": pa.repeat(topic, s.stop - s.start),
+                    "partition": part[s],
+                    "key": pa.nulls(s.stop - s.start, pa.string()),
+                    "zone": _strings(list(ZONES), prod[s] % len(ZONES)),
+                    "send_ts": send_ts[s],
+                    "ack_ts": pa.array(ack_ts[s], mask=~acked_here),
+                    "outcome": _strings(outcome_names, oc),
+                    "offset": pa.array(ack_off[s], mask=~acked_here),
+                    "error": _strings(errors, oc),  # type: ignore[arg-type]
+                }
+            ),
         )
-        w.append(
-            "faults",
-            {
-                "ts": spec.t0 + n / spec.rate,
-                "mono": n / spec.rate,
-                "fault": "synthetic",
-                "action": "heal",
-                "targets": "[]",
-                "outcome": "ok",
-            },
+    for lo in range(0, len(log_part), step):
+        s = slice(lo, min(len(log_part), lo + step))
+        w.write_batch(
+            "final_log",
+            pa.table(
+                {
+                    "topic": pa.repeat(topic, s.stop - s.start),
+                    "partition": log_part[s],
+                    "offset": log_off[s],
+                    "message_id": log_mid[s],
+                }
+            ),
+        )
+    consumer_names = [f"consumer-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
+    for lo in range(0, len(p_part), step):
+        s = slice(lo, min(len(p_part), lo + step))
+        w.write_batch(
+            "polls",
+            pa.table(
+                {
+                    "consumer_id": _strings(consumer_names, p_consumer[s]),
+                    "zone": _strings(list(ZONES), p_consumer[s] % len(ZONES)),
+                    "topic": pa.repeat(topic, s.stop - s.start),
+                    "partition": p_part[s],
+                    "offset": p_off[s],
+                    "message_id": p_mid[s],
+                    "poll_ts": p_ts[s],
+                }
+            ),
         )
 
     # ---- ground truth --------------------------------------------------------------------
@@ -349,4 +410,4 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
     for j in range(len(counts[0])):
         avail[float(b0 + j)] = (int(counts[0][j]), int(counts[1][j]), int(counts[2][j]))
     rows: dict[str, Any] = {"sends": n, "final_log": len(log_part), "polls": len(p_part)}
-    return SynthHistory(Path(path), spec, expected, planted, avail, rows)
+    return SynthHistory(path, spec, expected, planted, avail, rows)

@@ -57,6 +57,7 @@ def _plant(draw: st.DrawFn, kinds: tuple[str, ...]) -> SynthSpec:
         anomalies={k: draw(st.integers(1 if len(kinds) == 1 else 0, 4)) for k in kinds},
         seed=draw(st.integers(0, 2**16)),
         part_rows=draw(st.sampled_from([50, 1000])),  # several parts per table, or one
+        chunk_sends=draw(st.sampled_from([10_000, 150])),  # one chunk, or topics side by side
     )
 
 
@@ -119,6 +120,22 @@ def test_each_kind_alone(spark: SparkSession, kind: str, data: st.DataObject) ->
 @given(spec=specs(kinds=ANOMALY_KINDS))
 def test_mixed_anomalies(spark: SparkSession, spec: SynthSpec) -> None:
     _run(spark, spec)
+
+
+def test_chunked_history_is_judged_as_one(spark: SparkSession) -> None:
+    """Large benchmark histories are generated chunk by chunk; each chunk is its own topic
+    with its own producers, and the reconciliation must see them as one run."""
+    kinds = dict.fromkeys(ANOMALY_KINDS, 3)
+    spec = SynthSpec(
+        sends=1_500, chunk_sends=500, partitions=2, failed_rate=0.05, anomalies=kinds, seed=5
+    )
+    with tempfile.TemporaryDirectory() as root:
+        truth = generate(spec, root)
+        found = reconcile(spark, root, examples=EXAMPLES, partitions=2)
+        _check(found, truth)
+    assert {p.topic for p in found.partitions} == {"chaos", "chaos-1", "chaos-2"}
+    assert truth.rows["sends"] == 1_500 and found.totals["sends"] == 1_500
+    assert {k: sum(v.values()) for k, v in truth.expected.items()} == kinds
 
 
 def test_verdict_follows_rules(spark: SparkSession) -> None:
