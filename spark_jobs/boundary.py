@@ -44,10 +44,9 @@ def cross_block_reorders(ends: Iterable[BlockEnd]) -> list[CrossBlockReorder]:
     found: list[CrossBlockReorder] = []
     previous: BlockEnd | None = None
     for end in sorted(ends, key=lambda e: (e.log_tp, e.producer, e.seq)):
-        same_run = previous is not None and (previous.log_tp, previous.producer) == (end.log_tp, end.producer)
         if (
-            same_run
-            and previous is not None
+            previous is not None
+            and (previous.log_tp, previous.producer) == (end.log_tp, end.producer)
             and end.head
             and previous.block != end.block
             and end.offset < previous.offset

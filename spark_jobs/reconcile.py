@@ -92,14 +92,18 @@ class _Hit:
     aux: int | None
 
 
+def _ranked(hit: tuple[tuple[str, int], str, _Hit]) -> tuple[Any, ...]:
+    """Partition, kind, then the order the Spark summary ranks examples in (offset, nulls
+    last; then P, S): one order for choosing examples and for listing them."""
+    tp, kind, h = hit
+    return (tp, kind, h.offset is None, h.offset or 0, h.P, h.S)
+
+
 def _first_examples(
     raw: Sequence[tuple[tuple[str, int], str, _Hit]], limit: int
 ) -> list[tuple[tuple[str, int], str, _Hit]]:
-    """At most ``limit`` examples per partition and kind, lowest offsets first, in the
-    order the Spark summary ranks them (offset, nulls last; then P, S)."""
-    ranked = sorted(
-        raw, key=lambda x: (x[0], x[1], x[2].offset is None, x[2].offset or 0, x[2].P, x[2].S)
-    )
+    """At most ``limit`` examples per partition and kind, lowest offsets first."""
+    ranked = sorted(raw, key=_ranked)
     kept: list[tuple[tuple[str, int], str, _Hit]] = []
     taken: dict[tuple[tuple[str, int], str], int] = {}
     for tp, kind, hit in ranked:
@@ -248,7 +252,7 @@ def _assemble(
         raw = _first_examples(raw, examples)
 
     found = _look_up(spark, history, prelude, raw)
-    raw.sort(key=lambda x: (x[0], x[1], x[2].offset if x[2].offset is not None else -1, x[2].P, x[2].S))
+    raw.sort(key=_ranked)
     for tp, kind, r in raw:
         mid = found.ids.get((r.P, r.S))
         holder = mid if kind in HELD_BY_ITSELF else found.holders.get((*tp, r.offset))
