@@ -15,25 +15,20 @@ producer, i.e. per zone), and what each broker believes from its own metadata
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-import pyarrow.parquet as pq
 from confluent_kafka import Producer
 
 from faults import BrokerId, Degrade, DeleteController, EventLog, Links, Zone
 from faults.toxics import latency
-from harness import history as hist
 from harness.clients import PRODUCER_DEFAULTS, SendTally, send_batch
 from harness.cluster import Cluster
 from harness.fabric import LinkKind, client_name
-from harness.scenario import ScenarioRun, measure_until
+from harness.scenario import measure_until
 from harness.zkstate import PartitionState
 
 # Latency added to the ZooKeeper links of the brokers that must NOT win a controller
@@ -141,84 +136,6 @@ class Mark:
     @classmethod
     def now(cls) -> Mark:
         return cls(time.time(), time.monotonic())
-
-
-@dataclass(frozen=True)
-class ClientLog:
-    """Send outcomes per producer and polls per consumer (each client sits in one zone),
-    from the closed history.
-
-    The Spark verdict counts anomalies per partition; whether the clients of one zone
-    failed while another zone's kept working is a per-client question, answered here
-    from the same recorded sends and polls the judge read.
-    """
-
-    acks: dict[str, tuple[float, ...]]  # producer -> sorted ack_ts
-    sends: dict[str, tuple[tuple[float, str], ...]]  # producer -> (send_ts, outcome), by send_ts
-    polls: dict[str, tuple[float, ...]]  # consumer -> sorted poll_ts
-    partition_acks: dict[int, tuple[float, ...]]  # partition -> sorted ack_ts, all producers
-
-    @classmethod
-    def of(cls, run: ScenarioRun) -> ClientLog:
-        return cls.read(run.dir / "history")
-
-    @classmethod
-    def read(cls, history_dir: Path) -> ClientLog:
-        rows = pq.read_table(history_dir / "sends",
-                             columns=["producer_id", "partition", "outcome", "send_ts", "ack_ts"]).to_pylist()
-        acks: dict[str, list[float]] = {}
-        sends: dict[str, list[tuple[float, str]]] = {}
-        by_partition: dict[int, list[float]] = {}
-        for row in rows:
-            producer = str(row["producer_id"])
-            sends.setdefault(producer, []).append((float(row["send_ts"]), str(row["outcome"])))
-            if row["outcome"] == hist.OUTCOME_ACKED and row["ack_ts"] is not None:
-                acks.setdefault(producer, []).append(float(row["ack_ts"]))
-                by_partition.setdefault(int(row["partition"]), []).append(float(row["ack_ts"]))
-        polls: dict[str, list[float]] = {}
-        for row in pq.read_table(history_dir / "polls", columns=["consumer_id", "poll_ts"]).to_pylist():
-            polls.setdefault(str(row["consumer_id"]), []).append(float(row["poll_ts"]))
-        return cls({p: tuple(sorted(t)) for p, t in acks.items()},
-                   {p: tuple(sorted(s)) for p, s in sends.items()},
-                   {c: tuple(sorted(t)) for c, t in polls.items()},
-                   {p: tuple(sorted(t)) for p, t in by_partition.items()})
-
-    def polled_between(self, consumer: str, start: float, end: float) -> int:
-        """Records ``consumer`` polled with start <= poll_ts <= end."""
-        times = self.polls.get(consumer, ())
-        return bisect.bisect_right(times, end) - bisect.bisect_left(times, start)
-
-    def acked_between(self, producer: str, start: float, end: float) -> int:
-        """Acknowledgements ``producer`` received with start <= ack_ts <= end."""
-        times = self.acks.get(producer, ())
-        return bisect.bisect_right(times, end) - bisect.bisect_left(times, start)
-
-    def rate_between(self, producer: str, start: float, end: float) -> float:
-        return self.acked_between(producer, start, end) / max(end - start, 1e-9)
-
-    def outcomes_sent_between(self, producer: str, start: float, end: float) -> dict[str, int]:
-        """How the sends ``producer`` made in [start, end] ended (acked / failed / unknown)."""
-        counts = dict.fromkeys(hist.OUTCOMES, 0)
-        for ts, outcome in self.sends.get(producer, ()):
-            if start <= ts <= end:
-                counts[outcome] += 1
-        return counts
-
-    def longest_gap(self, producer: str, start: float, end: float) -> float:
-        """The longest stretch in [start, end] without an acknowledgement to ``producer``."""
-        return _longest_gap(self.acks.get(producer, ()), start, end)
-
-    def partition_gap(self, partition: int, start: float, end: float) -> float:
-        """The longest stretch in [start, end] without an acknowledgement on ``partition``."""
-        return _longest_gap(self.partition_acks.get(partition, ()), start, end)
-
-
-def _longest_gap(times: Sequence[float], start: float, end: float) -> float:
-    """``start`` and ``end`` count as boundaries, so a stream that goes dark at a fault
-    shows the whole time from the fault to its first acknowledgement after it."""
-    inside = times[bisect.bisect_left(times, start):bisect.bisect_right(times, end)]
-    points = [start, *inside, end]
-    return max(b - a for a, b in itertools.pairwise(points))
 
 
 def examples(verdict_dict: dict[str, object], kind: str) -> list[dict[str, object]]:

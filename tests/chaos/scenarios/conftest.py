@@ -9,23 +9,17 @@
   makes the verdicts repeat from run to run.
 * Unavailability measured twice: in ZooKeeper (:func:`offline_span`) and as the clients
   lived it, the longest stretch without an acknowledged write on a partition, read back
-  from the closed history (:class:`AckLog`).
+  from the closed history (:class:`~tests.chaos.scenarios._client_log.ClientLog`).
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 
-import pyarrow.parquet as pq
 import pytest
 
 from faults.timeline import StateRecorder
-from harness import history as hist
 from harness.cluster import Cluster
 from harness.scenario import ScenarioRun
 from harness.zkstate import PartitionState
@@ -38,57 +32,6 @@ def spare_brokers(cluster: Cluster) -> tuple[int, ...]:
     spare = tuple(b.broker_id for b in cluster.topology.brokers if b.broker_id != state.controller)
     assert len(spare) >= 2, f"need two brokers besides controller {state.controller}, have {spare}"
     return spare
-
-
-@dataclass(frozen=True)
-class AckLog:
-    """Acknowledgement times per partition, as the producers recorded them (wall clock),
-    and the error names of the sends that were not acknowledged.
-
-    Built from the closed history after :meth:`ScenarioRun.finish`, so it sees exactly
-    what the Spark judge saw.
-    """
-
-    by_partition: dict[int, tuple[float, ...]]
-    errors: dict[int, dict[str, int]]
-
-    @classmethod
-    def of(cls, run: ScenarioRun) -> AckLog:
-        return cls.read(run.dir / "history")
-
-    @classmethod
-    def read(cls, history_dir: Path) -> AckLog:
-        columns = ["partition", "outcome", "ack_ts", "error"]
-        grouped: dict[int, list[float]] = {}
-        errors: dict[int, dict[str, int]] = {}
-        for row in pq.read_table(history_dir / "sends", columns=columns).to_pylist():
-            partition = int(row["partition"])
-            if row["outcome"] == hist.OUTCOME_ACKED and row["ack_ts"] is not None:
-                grouped.setdefault(partition, []).append(float(row["ack_ts"]))
-            else:
-                names = errors.setdefault(partition, {})
-                name = row["error"] or row["outcome"]
-                names[name] = names.get(name, 0) + 1
-        return cls({p: tuple(sorted(ts)) for p, ts in grouped.items()}, errors)
-
-    def count(self, partitions: Sequence[int], start: float, end: float) -> int:
-        """Acknowledgements on ``partitions`` with start <= ack_ts <= end."""
-        total = 0
-        for p in partitions:
-            times = self.by_partition.get(p, ())
-            total += bisect.bisect_right(times, end) - bisect.bisect_left(times, start)
-        return total
-
-    def longest_gap(self, partition: int, start: float, end: float) -> float:
-        """The longest stretch inside [start, end] with no acknowledgement on ``partition``.
-
-        ``start`` counts as a boundary, so a partition that goes dark at a fault shows the
-        whole time from the fault to its first acknowledgement after it.
-        """
-        times = self.by_partition.get(partition, ())
-        inside = times[bisect.bisect_left(times, start):bisect.bisect_right(times, end)]
-        points = [start, *inside, end]
-        return max(b - a for a, b in itertools.pairwise(points))
 
 
 def await_partition(recorder: StateRecorder, topic: str, partition: int,

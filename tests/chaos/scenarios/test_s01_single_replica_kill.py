@@ -26,7 +26,8 @@ from harness.cluster import Cluster
 from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios.conftest import AckLog, await_partition, brief, offline_span, warm_up
+from tests.chaos.scenarios._client_log import ClientLog
+from tests.chaos.scenarios.conftest import await_partition, brief, offline_span, warm_up
 
 pytestmark = pytest.mark.chaos
 
@@ -104,8 +105,8 @@ def test_s1_killing_a_broker_takes_exactly_its_single_replica_partitions_offline
         ended = time.time()
         verdict = run.finish()
 
-        acks = AckLog.of(run)
-        gaps = {p: acks.longest_gap(p, killed.ts, ended) for p in assignment}
+        acks = ClientLog.of(run)
+        gaps = {p: acks.partition_gap(p, killed.ts, ended) for p in assignment}
         for p in assignment:
             run.window(f"p{p} longest stretch without an acknowledged write", gaps[p])
         sends = {p: (verdict.findings.partition(topic, p) or pytest.fail(f"no findings for p{p}")).sends

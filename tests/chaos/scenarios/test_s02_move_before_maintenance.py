@@ -24,7 +24,8 @@ from harness.cluster import Cluster
 from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios.conftest import AckLog, brief, warm_up
+from tests.chaos.scenarios._client_log import ClientLog
+from tests.chaos.scenarios.conftest import brief, warm_up
 
 pytestmark = pytest.mark.chaos
 
@@ -97,8 +98,8 @@ def test_s2_partitions_moved_off_a_broker_survive_its_kill_without_a_failed_send
         run.settle(2)
         verdict = run.finish()
 
-        acks = AckLog.of(run)
-        stalls = {p: acks.longest_gap(p, stopped.ts, restarted.ts) for p in assignment}
+        acks = ClientLog.of(run)
+        stalls = {p: acks.partition_gap(p, stopped.ts, restarted.ts) for p in assignment}
         for p in assignment:
             run.window(f"p{p} longest stretch without an acknowledged write while broker {victim} "
                        "was down", stalls[p])

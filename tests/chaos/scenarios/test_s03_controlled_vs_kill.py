@@ -25,7 +25,8 @@ from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
 from harness.zkstate import ClusterState
-from tests.chaos.scenarios.conftest import AckLog, await_partition, brief, warm_up
+from tests.chaos.scenarios._client_log import ClientLog
+from tests.chaos.scenarios.conftest import await_partition, brief, warm_up
 
 pytestmark = pytest.mark.chaos
 
@@ -130,9 +131,9 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
         run.settle(2)
         verdict = run.finish()
 
-        acks = AckLog.of(run)
-        clean_client = {p: acks.longest_gap(p, terminated.ts, clean_ended) for p in led}
-        kill_client = {p: acks.longest_gap(p, killed.ts, kill_ended) for p in led}
+        acks = ClientLog.of(run)
+        clean_client = {p: acks.partition_gap(p, terminated.ts, clean_ended) for p in led}
+        kill_client = {p: acks.partition_gap(p, killed.ts, kill_ended) for p in led}
         for p in led:
             run.window(f"p{p} controlled shutdown: SIGTERM to new leader (ZooKeeper)", clean_zk[p])
             run.window(f"p{p} kill -9: SIGKILL to new leader (ZooKeeper)", kill_zk[p])

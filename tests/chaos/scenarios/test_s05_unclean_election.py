@@ -25,7 +25,8 @@ from harness.cluster import Cluster
 from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios.conftest import AckLog, await_partition, brief, offline_span, warm_up
+from tests.chaos.scenarios._client_log import ClientLog
+from tests.chaos.scenarios.conftest import await_partition, brief, offline_span, warm_up
 
 pytestmark = pytest.mark.chaos
 
@@ -121,10 +122,10 @@ def test_s5_stale_follower_first_back_after_the_leader_dies(
         run.settle(2)
         verdict = run.finish()
 
-        acks = AckLog.of(run)
+        acks = ClientLog.of(run)
         run.window("p0 longest stretch without an acknowledged write",
-                   acks.longest_gap(0, leader_down.ts, time.time()))
-        acked_alone = acks.count([0], follower_down.ts, leader_down.ts + 1.0)
+                   acks.partition_gap(0, leader_down.ts, time.time()))
+        acked_alone = acks.acked_on([0], follower_down.ts, leader_down.ts + 1.0)
         counts = verdict.findings.counts()
         p0 = verdict.findings.partition(topic, 0) or pytest.fail("no findings for p0")
         lost = p0.examples.get("lost", [])

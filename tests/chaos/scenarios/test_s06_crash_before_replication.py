@@ -29,7 +29,8 @@ from harness.fabric import LinkKind
 from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios.conftest import AckLog, await_partition, brief, warm_up
+from tests.chaos.scenarios._client_log import ClientLog
+from tests.chaos.scenarios.conftest import await_partition, brief, warm_up
 
 pytestmark = pytest.mark.chaos
 
@@ -112,13 +113,13 @@ def test_s6_follower_held_back_then_both_crash_and_the_follower_returns_first(
         run.settle(2)
         verdict = run.finish()
 
-        acks_log = AckLog.of(run)
-        early_acks = acks_log.count([0], 0.0, held.ts)
-        held_acks = acks_log.count([0], held.ts + 0.5, leader_down.ts)
-        window_acks = acks_log.count([0], held.ts - 1.0, leader_down.ts + 0.5)
+        acks_log = ClientLog.of(run)
+        early_acks = acks_log.acked_on([0], 0.0, held.ts)
+        held_acks = acks_log.acked_on([0], held.ts + 0.5, leader_down.ts)
+        window_acks = acks_log.acked_on([0], held.ts - 1.0, leader_down.ts + 0.5)
         run.window("follower held back before the leader died", leader_down.ts - held.ts)
         run.window("p0 longest stretch without an acknowledged write",
-                   acks_log.longest_gap(0, leader_down.ts, time.time()))
+                   acks_log.partition_gap(0, leader_down.ts, time.time()))
         counts = verdict.findings.counts()
         p0 = verdict.findings.partition(topic, 0) or pytest.fail("no findings for p0")
         lost = p0.examples.get("lost", [])

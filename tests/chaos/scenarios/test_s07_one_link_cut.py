@@ -24,8 +24,8 @@ from harness.cluster import Cluster
 from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
+from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios._network_helpers import (
-    ClientLog,
     Mark,
     all_in_isr,
     examples,
@@ -118,7 +118,7 @@ def test_s7_one_link_cut_shrinks_isr_and_retries_duplicate(
             rate = clients.rate_between(producer, shrunk_at.wall, heal_at.wall)
             assert run.check(f"{producer} kept producing to broker 0 after the ISR shrank", rate > 30,
                              f"{rate:.0f} acks/s with the link cut")
-        stall = max(clients.longest_gap(p, cut_at.wall, shrunk_at.wall + 1) for p in ("pa", "pb"))
+        stall = max(clients.producer_gap(p, cut_at.wall, shrunk_at.wall + 1) for p in ("pa", "pb"))
         run.window("longest acks=all stall of a producer during the cut", stall)
     counts = verdict.findings.counts()
     dupes = examples(verdict.to_dict(), "duplicate")

@@ -27,8 +27,8 @@ from faults import BrokerId, Kill, cut_between
 from harness.cluster import Cluster
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
+from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios._network_helpers import (
-    ClientLog,
     Mark,
     all_in_isr,
     leader_seen_by,
