@@ -7,15 +7,14 @@ seconds on two cores):
   (P, S) = (64-bit hash of the producer id, seq), which the history stores split (a
   send's producer_id and seq, a record's id_producer and id_seq). They are
   hash-partitioned once by (P, S >> BLOCK_BITS), so a block of consecutive seqs of one
-  producer lands in one task. Both aggregations and the reorder window below cluster by
-  supersets of those columns, so Spark plans no second exchange.
-* Two hash aggregations: by (message, position), to learn whether the final log holds the
-  message where it was acknowledged or polled, then by message. Buffers are ints and longs
-  only (a position is packed into one long): min/max of a string or a struct would drop
-  Spark to a sort-based aggregate that costs several times more.
-* Reordering is judged in seq order: a window over (P, block, partition of the final
-  log), sorted by seq, compares each message's offset with that of the message the
-  producer sent before it. Pairs that straddle two blocks are the only ones the window
+  producer lands in one task. Positions are packed into one long each.
+* The reduce side is a sweep in the JVM (``judged``; ``jvm/kafkachaos/MessageSweep.java``):
+  each task sorts its rows once by message, so a message's rows are adjacent (is it on
+  the final log where it was acknowledged or polled? how many log positions hold it?)
+  and a block's messages come in seq order, so reordering is judged against the last
+  message seen in the same final-log partition. In Spark SQL the same needed two hash
+  aggregations and a sorted window: about 30 CPU-seconds at 10M sends on two cores, of a
+  job that must take 20 s. Pairs that straddle two blocks are the only ones a task
   cannot see, so the first and last message of every block leave the pass and the
   driver compares them afterwards (``boundary.py``): two rows per block and partition.
 * Only messages that are anomalous, or may be (a block's first or last message, an
@@ -31,13 +30,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+from py4j.java_gateway import JavaClass
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from harness.history import ANOMALY_KINDS, SCHEMAS
+from harness.history import ANOMALY_KINDS, SCHEMAS, HistoryError
 
 # Flags of an event row, OR-ed together by the aggregations.
+FLAG_NAMES = ("SEND", "ACKED", "FAILED", "UNKNOWN", "LOG", "POLL", "ACK_OFF_LOG", "POLL_OFF_LOG")
 SEND, ACKED, FAILED, UNKNOWN, LOG, POLL, ACK_OFF_LOG, POLL_OFF_LOG = (1 << i for i in range(8))
 BLOCK_BITS = 14  # 16384 consecutive seqs of one producer per block
 UNDECODABLE = -1  # seq of a record whose id is not <producer>-<seq>; keyed by a hash of the id
@@ -174,87 +175,38 @@ def producer_block(p: Column, s: Column) -> Column:
     return p.bitwiseXOR(block_of(s).cast("long"))
 
 
-def per_message(ev: DataFrame, partitions: int) -> DataFrame:
-    """One row per message (PB, S) with what the classification needs."""
-    at_position = ev.repartition(partitions, "PB").groupBy("PB", "S", "pos").agg(F.bit_or("f").alias("f"))
-    f = F.col("f")
-    on_log = has(f, LOG)
-    flagged = at_position.select(
-        "PB",
-        "S",
-        "pos",
-        (
-            f
-            + F.when(has(f, ACKED) & ~on_log, ACK_OFF_LOG).otherwise(0)
-            + F.when(has(f, POLL) & ~on_log, POLL_OFF_LOG).otherwise(0)
-        ).alias("f"),
-    )
-    pos = F.col("pos")
-    off_log_poll = has(f, POLL_OFF_LOG)
-    return flagged.groupBy("PB", "S").agg(
-        F.bit_or("f").alias("f"),
-        F.max(F.when(has(f, SEND), pos)).alias("send_pos"),
-        F.count(F.when(on_log, 1)).alias("n_log"),  # distinct offsets holding the message
-        F.min(F.when(on_log, pos)).alias("log_first"),
-        F.max(F.when(on_log, pos)).alias("log_last"),
-        F.count(F.when(off_log_poll, 1)).alias("trunc_polls"),
-        F.min(F.when(off_log_poll, pos)).alias("trunc_first"),
-    )
+def judged(spark: SparkSession, ev: DataFrame, partitions: int) -> DataFrame:
+    """Shuffle the events by PB and judge every message; only those that leave the pass
+    come back (the JVM sweep in ``jvm/kafkachaos/MessageSweep.java``, on the session's
+    classpath through ``session.build_session``). Per message, exactly as its rows say:
 
+    * f: the flags of all its rows, plus ACK_OFF_LOG / POLL_OFF_LOG when it was
+      acknowledged / polled at a position where the final log does not hold it;
+    * send_pos: its send's position; n_log, log_first, log_last: how many final-log
+      positions hold it, the lowest and highest; trunc_first: the lowest position it was
+      polled at that the log does not give to it; seen_first: log_first, else trunc_first;
+    * tp: its home partition (where it was acknowledged or aimed, else where the log holds
+      it, else where it was polled, else the unknown partition it was sent to); log_tp:
+      the partition of log_first;
+    * one count per anomaly kind (truncation by acknowledged offset and reorders across
+      blocks are finished later); prev_seq: for a reorder, the seq it falls below;
+    * ack_elsewhere: acknowledged at a position the log does not give to it; head / tail:
+      the first / last message in seq order of its block within log_tp; blk and P.
 
-def judged(pm: DataFrame) -> DataFrame:
-    """Per message: its anomaly counts (all but the two finished in ``finish``), its home
-    partition, and whether it must leave the pass (``special``)."""
-    f = F.col("f")
-    sent = has(f, SEND)
-    acked = has(f, ACKED)
-    on_log = F.col("n_log") > 0
-    send_tp = tp_from_pos(F.col("send_pos"))
-    known_partition = send_tp.bitwiseAND(F.lit((1 << PARTITION_BITS) - 1)) > 0
-    # Where the message was seen: the final log, else (all polls being off the log) a poll.
-    seen_first = F.coalesce(F.col("log_first"), F.col("trunc_first"))
-    # One home per message: where it was acknowledged or aimed, else where the log holds
-    # it, else where it was polled, else the unknown partition (-1) it was sent to.
-    home = F.coalesce(F.when(sent & known_partition, F.col("send_pos")), seen_first, F.col("send_pos"))
-    in_window = (F.col("S") >= 0) & on_log
-    w = Window.partitionBy("PB", "log_tp").orderBy("S")
-    prev_pos = F.lag("log_first").over(w)
-    descends = in_window & F.coalesce(F.col("log_first") < prev_pos, F.lit(False))
-    counts = {
-        "lost": (acked & ~on_log).cast("int"),
-        "duplicate": F.greatest(F.col("n_log") - 1, F.lit(0)).cast("int"),
-        "truncated": F.col("trunc_polls").cast("int"),  # + acknowledged offsets, in finish
-        "unexpected": F.when(~sent, F.col("n_log") + F.col("trunc_polls")).otherwise(0).cast("int"),
-        "aborted_read": (has(f, FAILED) & on_log).cast("int"),
-        "reordered": descends.cast("int"),  # + pairs across blocks, in finish
-        "unseen": (acked & on_log & ~has(f, POLL)).cast("int"),
-    }
-    ack_elsewhere = acked & has(f, ACK_OFF_LOG)
-    head = in_window & F.lag("S").over(w).isNull()
-    tail = in_window & F.lead("S").over(w).isNull()
-    rows = pm.select("*", tp_from_pos(F.col("log_first")).alias("log_tp")).select(
-        "PB",
-        "S",
-        "f",
-        "send_pos",
-        "n_log",
-        "log_first",
-        "log_last",
-        seen_first.alias("seen_first"),
-        "trunc_first",
-        "log_tp",
-        tp_from_pos(home).alias("tp"),
-        *(c.alias(k) for k, c in counts.items()),
-        F.when(descends, F.lag("S").over(w)).alias("prev_seq"),
-        ack_elsewhere.alias("ack_elsewhere"),
-        head.alias("head"),
-        tail.alias("tail"),
+    A message leaves if it is anomalous, ack_elsewhere, head or tail."""
+    sweep = spark.sparkContext._jvm.kafkachaos.MessageSweep  # type: ignore[union-attr]
+    if not isinstance(sweep, JavaClass):
+        raise HistoryError(
+            "the reconciliation kernel is not on the Spark driver's classpath: under "
+            "spark-submit pass --jars \"$(python3 -m spark_jobs.jvm)\"; from Python, start "
+            "the session with spark_jobs.session.build_session"
+        )
+    if [int(getattr(sweep, name)) for name in FLAG_NAMES] != [1 << i for i in range(len(FLAG_NAMES))]:
+        raise HistoryError("the reconciliation kernel on the classpath is from another version")
+    out = sweep.judge(
+        spark._jsparkSession, ev._jdf, partitions, BLOCK_BITS, OFFSET_BITS, PARTITION_BITS
     )
-    anomalous = reduce(lambda a, b: a | b, (F.col(k) > 0 for k in ANOMALY_KINDS))
-    special = rows.where(anomalous | F.col("ack_elsewhere") | F.col("head") | F.col("tail"))
-    return special.select("*", block_of(F.col("S")).alias("blk")).select(
-        "*", F.col("PB").bitwiseXOR(F.col("blk").cast("long")).alias("P")
-    )
+    return DataFrame(out, spark)
 
 
 # ---------------------------------------------------------------- after the pass

@@ -1,8 +1,10 @@
 """The judge: reconcile what was produced against what can be consumed.
 
-Run as ``spark-submit spark_jobs/reconcile.py <history_dir> [--out verdict.json]`` or call
-``reconcile(spark, history_dir)``. Every anomaly kind and the verdict JSON are defined in
-docs/HISTORY.md; the Spark plan and why it is shaped that way is in ``plan.py``.
+Run as ``spark-submit --jars "$(python3 -m spark_jobs.jvm)" spark_jobs/reconcile.py
+<history_dir> [--out verdict.json]`` (the jar is the job's JVM sweep, see ``jvm.py``) or
+call ``reconcile(spark, history_dir)`` with a session from ``session.build_session``.
+Every anomaly kind and the verdict JSON are defined in docs/HISTORY.md; the Spark plan
+and why it is shaped that way is in ``plan.py``.
 
 The job runs in four steps: an overview (topics, each final-log partition's offset range,
 send outcomes per time bucket: map-side aggregations in one action), the main pass (one
@@ -49,7 +51,7 @@ BYTES_PER_SHUFFLE_PARTITION = 24 * 1024 * 1024
 
 
 def shuffle_partitions(spark: SparkSession, history: str) -> int:
-    """Enough partitions that each task's aggregation fits in memory, and a multiple of
+    """Enough partitions that each task's rows fit in memory, and a multiple of
     the cores so the last wave is not a single straggler."""
     cores = max(1, spark.sparkContext.defaultParallelism)
     size = history_bytes(history, ("sends", "polls", "final_log"))
@@ -316,10 +318,10 @@ def reconcile(
         )
         for r in prelude.range_rows
     }
-    pm = plan.per_message(plan.events(spark, history, prelude.topics), n)
+    judged = plan.judged(spark, plan.events(spark, history, prelude.topics), n)
     # A few thousand rows in N shuffle partitions: fold them onto the cores before the
     # summary, whose windows would otherwise schedule N tasks apiece for almost nothing.
-    special = plan.judged(pm).localCheckpoint(eager=True).coalesce(spark.sparkContext.defaultParallelism)
+    special = judged.localCheckpoint(eager=True).coalesce(spark.sparkContext.defaultParallelism)
     t2 = time.perf_counter()
     summary_rows = plan.summary(plan.finish(special, ranges), examples).collect()
     t3 = time.perf_counter()

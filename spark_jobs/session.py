@@ -12,6 +12,8 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from spark_jobs import jvm
+
 MASTER_ENV = "KAFKA_CHAOS_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"  # what spark-submit picks when nobody chose
 
@@ -71,7 +73,11 @@ def build_session(
     loopback = LOOPBACK_CONF if pin else {}
     if pin:  # read by the JVM at launch, before any conf: which address is "this host"
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    for key, value in {**DEFAULT_CONF, **loopback, **(conf or {})}.items():
+    merged = {**DEFAULT_CONF, **loopback, **(conf or {})}
+    # The reconciliation's kernel (spark_jobs/jvm.py): on the driver's classpath when this
+    # process launches the JVM, shipped to every executor by Spark in any case.
+    merged["spark.jars"] = ",".join(j for j in (merged.get("spark.jars"), str(jvm.jar_path())) if j)
+    for key, value in merged.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
