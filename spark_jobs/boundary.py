@@ -1,11 +1,11 @@
 """Reorders that straddle two seq blocks, found on the driver from the blocks' end messages.
 
 The main pass judges reordering inside blocks of consecutive seqs of one producer (see
-``plan.py``): a window there sees every pair of seq-adjacent messages except the pair
+``plan.py``): the sweep there sees every pair of seq-adjacent messages except the pair
 made of one block's last message in a partition and the next block's first message in
 that partition. Those ends leave the pass anyway, and there are only two per block and
 partition (about 15k rows for 10M sends), so comparing them here is cheaper than another
-Spark shuffle and window, which on a small history cost more than the data does.
+Spark shuffle, which on a small history costs more than the data does.
 
 Plain Python and no Spark, so the rule is unit-tested on its own.
 """
@@ -40,7 +40,7 @@ class CrossBlockReorder:
 
 def cross_block_reorders(ends: Iterable[BlockEnd]) -> list[CrossBlockReorder]:
     """Descents between consecutive ends of different blocks, in seq order per producer
-    and final-log partition: exactly the reorders the in-block window cannot see."""
+    and final-log partition: exactly the reorders the in-block sweep cannot see."""
     found: list[CrossBlockReorder] = []
     previous: BlockEnd | None = None
     for end in sorted(ends, key=lambda e: (e.log_tp, e.producer, e.seq)):

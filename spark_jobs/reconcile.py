@@ -250,7 +250,7 @@ def _assemble(
         tp = home[(end.producer, end.seq)]
         part(tp).counts["reordered"] += 1
         raw.append((tp, "reordered", _Hit(end.producer, end.seq, end.offset, cross.prev_seq)))
-    if crossed:  # the window's first examples, merged with these: keep the first few again
+    if crossed:  # the sweep's first examples, merged with these: keep the first few again
         raw = _first_examples(raw, examples)
 
     found = _look_up(spark, history, prelude, raw)
