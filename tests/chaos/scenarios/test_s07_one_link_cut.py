@@ -59,8 +59,11 @@ def test_s7_one_link_cut_shrinks_isr_and_retries_duplicate(
     # (leader -> controller) or the controller's requests, or the ISR could not shrink.
     placed = place_controller(cluster, CONTROLLER)
     settings = producer_settings(idempotent)
+    # Without idempotence and with 5 requests in flight, Kafka's producer documents that a
+    # retried batch can land after a later one: reordering is then allowed, not promised
+    # away (a CI run saw one, a batch retried while the new topic's metadata settled).
     accept: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
-                                 "reordered": 0, "unseen": "any",
+                                 "reordered": 0 if idempotent else "any", "unseen": "any",
                                  "duplicate": 0 if idempotent else "at_least_one"}
     spec = ScenarioSpec(
         id="s7-one-link-cut", title="S7 one broker-to-broker link cut",
@@ -69,7 +72,8 @@ def test_s7_one_link_cut_shrinks_isr_and_retries_duplicate(
                     "producers in zones a and b both reach broker 0.",
         expected="Leader and controller unchanged; broker 1 leaves the ISRs after replica.lag.time.max.ms "
                  "and rejoins after the heal; nothing lost; "
-                 + ("no duplicates." if idempotent else "retried sends duplicated, and caught."),
+                 + ("no duplicates, no reordering." if idempotent
+                    else "retried sends duplicated, and caught; reordering allowed."),
         topic=TOPIC,
         producers=(ProducerSpec("pa", "a", settings, rate_per_s=100),
                    ProducerSpec("pb", "b", settings, rate_per_s=100)),
