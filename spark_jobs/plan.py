@@ -112,10 +112,6 @@ def offset_from_pos(pos: Column) -> Column:
     return F.when(raw > 0, raw - 1)
 
 
-def has(flags: Column, bit: int) -> Column:
-    return flags.bitwiseAND(F.lit(bit)) != 0
-
-
 # --------------------------------------------------------------------- message keys
 
 

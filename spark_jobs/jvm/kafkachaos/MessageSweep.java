@@ -146,7 +146,7 @@ public final class MessageSweep {
           merged[q] |= flags[j];
         }
         current.judge(layout, p, s, positions, merged, k);
-        place(current);
+        current = place(current);
       }
       endBlock();
       return out;
@@ -154,21 +154,18 @@ public final class MessageSweep {
 
     /** Reorder, head and tail need the message's predecessor and successor in seq order
      * within its block and final-log partition: the sweep's previous one there, and
-     * whichever comes next (or none, at the end of the block). */
-    private void place(Message m) {
+     * whichever comes next (or none, at the end of the block). Returns a Message the
+     * caller may overwrite: the one this replaces as its partition's last, or a new one. */
+    private Message place(Message m) {
       if (m.logTp == NULL) { // not on the final log: outside every window
         if (m.leaves()) out.add(m.row(layout));
-        return;
+        return m;
       }
-      Message prev = lastInPartition.get(m.logTp);
+      Message prev = lastInPartition.put(m.logTp, m);
       m.follow(prev);
-      if (prev == null) {
-        prev = new Message();
-        lastInPartition.put(m.logTp, prev);
-      } else if (prev.leaves()) {
-        out.add(prev.row(layout)); // it has a successor, so it is no tail
-      }
-      prev.copyFrom(m);
+      if (prev == null) return new Message();
+      if (prev.leaves()) out.add(prev.row(layout)); // it has a successor, so it is no tail
+      return prev;
     }
 
     private void endBlock() {
@@ -245,15 +242,6 @@ public final class MessageSweep {
 
     boolean leaves() {
       return anomalous() || ackElsewhere || head || tail;
-    }
-
-    void copyFrom(Message o) {
-      pb = o.pb; seq = o.seq; sendPos = o.sendPos; nLog = o.nLog; logFirst = o.logFirst;
-      logLast = o.logLast; seenFirst = o.seenFirst; truncFirst = o.truncFirst; logTp = o.logTp;
-      home = o.home; prevSeq = o.prevSeq; flags = o.flags; lost = o.lost;
-      duplicate = o.duplicate; truncated = o.truncated; unexpected = o.unexpected;
-      abortedRead = o.abortedRead; reordered = o.reordered; unseen = o.unseen;
-      ackElsewhere = o.ackElsewhere; head = o.head; tail = o.tail; inWindow = o.inWindow;
     }
 
     Row row(Layout l) {
