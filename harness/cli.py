@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import signal
 import subprocess
 import sys
@@ -91,62 +92,93 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_files(args: argparse.Namespace, run_id: str) -> int:
-    from faults.heal import heal_all
-    from harness.cluster import Cluster
-    from harness.resources import RunIdentity
-    from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
-    from harness.scenario import Judge, ScenarioRun, ScenarioSpec
-    from harness.scenario_file import check_against, load_scenario_file, run_scenario_file
-    from topologies import load_topology
+    """Scenario files in turn on one cluster, each recorded like a test; exit = the report's outcome."""
+    import traceback
 
-    topology = load_topology(args.topology)
+    from faults.heal import heal_all
+    from harness.chaos_run import ERROR, FAILED, ChaosRun
+    from harness.engine import ensure_engine
+    from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED
+    from harness.scenario import ScenarioRun, ScenarioSpec
+    from harness.scenario_file import check_against, check_targets, load_scenario_file, run_scenario_file
+
+    chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
     for scenario in scenarios:
-        check_against(scenario, topology.zones)
+        check_against(scenario, chaos.topology.zones)
+        check_targets(scenario, chaos.topology)
+    ensure_engine()
     signal.signal(signal.SIGTERM, _on_sigterm)
-    cluster = Cluster(topology, args.kafka_version, identity=RunIdentity(run_id), progress=_progress)
-    judge = Judge()
-    run: RunDirectory | None = None
     status = STATUS_INTERRUPTED
-    results: dict[str, bool] = {}
     try:
-        cluster.start()
-        run = RunDirectory(run_id, args.kafka_version)
         for scenario in scenarios:
-            _progress(f"scenario {scenario.spec.id}: healing, then workload and fault schedule")
-            heal_all(cluster)
+            test_id = f"file:{scenario.path}"
+            record = chaos.record(test_id, kind="scenario-file")
+            record.scenario = scenario.spec.id
+            started = time.monotonic()
+            _progress(f"scenario {scenario.spec.id}: workload and fault schedule")
 
             def start(spec: ScenarioSpec, sid: str = scenario.spec.id) -> ScenarioRun:
-                assert run is not None
-                return ScenarioRun(cluster, spec, run, judge, scenario_id=sid)
+                return ScenarioRun(chaos.keeper.current(), spec, chaos.directory, chaos.judge,
+                                   scenario_id=sid)
 
-            results[scenario.spec.id] = run_scenario_file(scenario, start)
-            _progress(f"scenario {scenario.spec.id}: {'passed' if results[scenario.spec.id] else 'FAILED'}"
-                      " (reconciled with Spark)")
+            try:
+                if chaos.keeper.started:
+                    chaos.escalate_after(f"(before {test_id})")
+                if not run_scenario_file(scenario, start):
+                    record.outcome, record.phase = FAILED, "call"
+                    record.error = _failed_checks(chaos.directory.path / scenario.spec.id)
+            except KeyboardInterrupt:
+                record.outcome, record.phase, record.error = ERROR, "call", "interrupted"
+                raise
+            except Exception as err:
+                record.outcome, record.phase = ERROR, "call"
+                record.error = "".join(traceback.format_exception(err)).strip()
+            if record.outcome != "passed" and chaos.keeper.started:
+                chaos.keep_diagnostics(test_id, chaos.keeper.current(),
+                                       chaos.directory.path / scenario.spec.id)
+            record.duration_s = round(time.monotonic() - started, 3)
+            _progress(f"scenario {scenario.spec.id}: {record.outcome.upper()}"
+                      + (f": {record.error.splitlines()[-1]}" if record.error else ""))
         status = STATUS_COMPLETE
     except KeyboardInterrupt:
         _progress("interrupted: removing the cluster; the report will say the run is incomplete")
     finally:
-        judge.close()
-        cluster.close()
-        if run is not None:
-            run.finish(status)
-            _progress(f"report: {_render(run.path)}")
-    return 0 if status == STATUS_COMPLETE and all(results.values()) else 1
+        chaos.close()
+        result = chaos.finish(status)
+    if result is None:
+        return 1
+    index, outcome = result
+    _progress(f"report: {index} ({outcome.upper()})")
+    return 0 if outcome == "passed" else 1
 
 
-def _render(run_dir: Path) -> str:
-    from harness.report import render_run
+def _failed_checks(scenario_dir: Path) -> str:
+    """The failed checks and rules of a scenario, one per line, from what it recorded."""
+    import json
 
-    return str(render_run(run_dir))
+    lines = []
+    with contextlib.suppress(OSError, ValueError):
+        assertions = json.loads((scenario_dir / "assertions.json").read_text())
+        checks = assertions.get("checks", [])
+        lines += [f"{c['name']}: {c.get('detail', '')}" for c in checks if not c["passed"]]
+    with contextlib.suppress(OSError, ValueError):
+        verdict = json.loads((scenario_dir / "verdict.json").read_text())
+        rules = verdict.get("rules", {})
+        lines += [str(r.get("reason", kind)) for kind, r in rules.items() if not r["passed"]]
+    return "\n".join(lines) or "failed (see the scenario page)"
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    """Regenerate the report; the exit status is its outcome (0 only when it passed)."""
+    from harness.chaos_run import render_with_outcome
+
     run_dir = Path(args.run_dir)
     if not (run_dir / "run.json").exists():
         raise ChaosError(f"{run_dir} is not a run folder (no run.json)")
-    print(_render(run_dir))
-    return 0
+    index, outcome = render_with_outcome(run_dir)
+    print(f"{index} ({outcome.upper()})")
+    return 0 if outcome == "passed" else 1
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

@@ -61,13 +61,25 @@ def _quiet(_: str) -> None:
 
 @dataclass
 class HealthReport:
-    """Why a cluster is not fully healthy (empty ``problems`` means healthy)."""
+    """Why a cluster is not fully healthy (empty ``problems`` means healthy).
+
+    ``blocking`` names the nodes a problem points at (a stopped container, a broker
+    missing from ``/brokers/ids``, a replica missing from an ISR, a ZooKeeper node out of
+    the quorum), so that recovery can restart exactly those before it gives up on the
+    cluster. A problem that points at no node (no controller, a damaged link) leaves it
+    empty.
+    """
 
     problems: list[str] = field(default_factory=list)
+    blocking: set[str] = field(default_factory=set)
 
     @property
     def healthy(self) -> bool:
         return not self.problems
+
+    def add(self, problem: str, *nodes: str) -> None:
+        self.problems.append(problem)
+        self.blocking.update(nodes)
 
 
 class Cluster:
@@ -350,41 +362,50 @@ class Cluster:
             wrapped = container.get_wrapped_container()
             wrapped.reload()
             if wrapped.status != "running":
-                report.problems.append(f"{name} is {wrapped.status}")
+                report.add(f"{name} is {wrapped.status}", name)
         if report.problems:
             return report
         damaged = self.proxies.damaged()
         if damaged:
-            report.problems.append(f"damaged links: {', '.join(damaged)}")
-        not_serving = self._zookeeper_serving()
-        if not_serving:
-            report.problems.extend(not_serving)
+            report.add(f"damaged links: {', '.join(damaged)}")
+        modes = self.zookeeper_modes()
+        for name, mode in modes.items():
+            if mode not in ("leader", "follower"):
+                report.add(f"{name} not serving", name)
+        if report.problems:
             return report
         try:
             state = self.state()
         except Exception as err:  # kazoo raises many kinds while the ensemble settles
-            report.problems.append(f"ZooKeeper unreadable: {err}")
+            report.add(f"ZooKeeper unreadable: {err}", *modes)
             return report
         expected = tuple(sorted(b.broker_id for b in self.topology.brokers))
         if state.live_brokers != expected:
-            report.problems.append(f"live brokers {state.live_brokers}, expected {expected}")
+            missing = sorted(set(expected) - set(state.live_brokers))
+            report.add(f"live brokers {state.live_brokers}, expected {expected}",
+                       *(f"kafka-{b}" for b in missing))
         if state.controller is None:
-            report.problems.append("no controller")
+            report.add("no controller")
         for partition in state.partitions.values():
             if not partition.online or not partition.isr_full:
-                report.problems.append(
+                # An offline partition waits on any of its replicas; a short ISR on the
+                # replicas that are not in it.
+                stuck = partition.replicas if not partition.online else tuple(
+                    r for r in partition.replicas if r not in partition.isr)
+                report.add(
                     f"{partition.topic}-{partition.partition} leader {partition.leader} "
-                    f"isr {list(partition.isr)} replicas {list(partition.replicas)}"
+                    f"isr {list(partition.isr)} replicas {list(partition.replicas)}",
+                    *(f"kafka-{b}" for b in stuck),
                 )
         if not report.problems:
             for broker in self.topology.brokers:
                 try:
                     view = self.broker_view(broker.broker_id, topics=[])
                 except OSError as err:
-                    report.problems.append(f"{broker.name} does not answer metadata: {err}")
+                    report.add(f"{broker.name} does not answer metadata: {err}", broker.name)
                     continue
                 if view.brokers != expected:
-                    report.problems.append(f"{broker.name} knows brokers {view.brokers}")
+                    report.add(f"{broker.name} knows brokers {view.brokers}", broker.name)
         return report
 
     def _zookeeper_serving(self) -> list[str]:
@@ -457,6 +478,22 @@ class Cluster:
         if node.startswith("kafka-"):
             self._drop_stale_registration(int(node.removeprefix("kafka-")), timeout_s)
         container.start()
+
+    def restart_node(self, node: str, timeout_s: float = 60.0) -> None:
+        """Kill a node's process and start it again, with its identity and data.
+
+        Recovery's first escalation when healing leaves a node wedged (a replica that
+        never rejoins the ISR, a broker that does not re-register): a fresh JVM re-reads
+        its log and ZooKeeper state where the old one got stuck. SIGKILL, not SIGTERM,
+        because a controlled shutdown can itself wait on the cluster that is unhealthy.
+        """
+        container = self.container(node)
+        if container.status == "paused":
+            container.unpause()
+        if container.status in ("running", "paused", "restarting"):
+            container.kill(signal="SIGKILL")
+            container.wait(timeout=max(1, int(timeout_s)))
+        self.start_node(node, timeout_s)
 
     def _drop_stale_registration(self, broker_id: int, timeout_s: float) -> None:
         path = f"/brokers/ids/{broker_id}"

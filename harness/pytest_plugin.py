@@ -1,12 +1,17 @@
 """The kafka-chaos pytest plugin (registered through the ``pytest11`` entry point).
 
 It gives chaos tests what testcontainers-python gives service tests: a session-scoped
-cluster started once and health-checked (``kafka_cluster``), and a per-test fixture
-(``cluster``) that first restores full health - every node running, every proxy enabled
-with no toxics, every ISR full - so no test inherits another's damage.
+cluster started on first use (``kafka_cluster``) and a per-test fixture (``cluster``)
+that hands it over healthy and, after the test, restores full health - every node
+running, every proxy clean, every ISR full. When healing is not enough, recovery
+escalates (restart the nodes that block health, then replace the cluster) and the test
+that left the damage errors at teardown with what it broke: only that test fails, and the
+next one starts on a healthy cluster (:mod:`harness.recovery`).
 
-Where no Docker engine can be had, chaos tests are *skipped* with the reason; a cluster
-that fails to start for any other reason is an error, never a pass.
+Every test of the session is recorded with its outcome and error text in the run's
+``run.json``, and the report is rendered when the session ends, so its headline agrees
+with pytest's own result. Chaos tests selected with no Docker engine answering stop the
+session with one error before any test runs: a run of skips is not a green run.
 """
 
 from __future__ import annotations
@@ -19,18 +24,19 @@ from types import FrameType
 import docker
 import pytest
 
+from harness.chaos_run import ERROR, FAILED, SKIPPED, ChaosRun, TestRecord
 from harness.cluster import Cluster
 from harness.engine import ensure_engine
 from harness.errors import ChaosError, EngineUnavailable
-from harness.resources import RunIdentity, new_run_id
+from harness.resources import new_run_id
 from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
 from harness.scenario import Judge, ScenarioRun, ScenarioSpec
 from harness.versions import DEFAULT_VERSION, release
-from topologies import load_topology
 
-_RUN_KEY = pytest.StashKey[RunDirectory]()
+_CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
 _SCENARIO_KEY = pytest.StashKey[ScenarioRun]()
+CHAOS_MARKERS = ("chaos", "smoke")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,80 +73,114 @@ def pytest_configure(config: pytest.Config) -> None:
     # finalizers remove the run's containers instead of leaving them behind.
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    from faults.heal import heal_all
+
     try:
         release(config.getoption("--kafka-version"))
-        load_topology(config.getoption("--topology"))
+        config.stash[_CHAOS_RUN_KEY] = ChaosRun(
+            config.getoption("--run-id") or new_run_id(),
+            config.getoption("--kafka-version"),
+            config.getoption("--topology"),
+            healer=heal_all,
+            keep=bool(config.getoption("--keep-cluster")),
+            progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
+        )
     except ChaosError as err:
         raise pytest.UsageError(str(err)) from err
+    config.pluginmanager.register(_Recorder(config.stash[_CHAOS_RUN_KEY]), "kafka-chaos-recorder")
 
 
 def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _needs_cluster(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) for name in CHAOS_MARKERS)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stop before any test when chaos tests were selected and no engine can be had."""
+    chosen = [item for item in session.items if _needs_cluster(item)]
+    if not chosen or session.config.option.collectonly:
+        return
+    try:
+        ensure_engine()
+    except EngineUnavailable as err:
+        pytest.exit(f"kafka-chaos: {len(chosen)} chaos test(s) selected, but {err}",
+                    returncode=pytest.ExitCode.USAGE_ERROR)
+    # From here on the session has a report, even if no test gets as far as a cluster.
+    chaos_run_of(session.config).directory  # noqa: B018
+
+
+def chaos_run_of(config: pytest.Config) -> ChaosRun:
+    return config.stash[_CHAOS_RUN_KEY]
+
+
 @pytest.fixture(scope="session")
 def docker_engine() -> docker.DockerClient:
-    """A Docker client; chaos tests are skipped, with the reason, when none can be had."""
+    """A Docker client; a missing engine is an error here, never a skip."""
     try:
         return ensure_engine()
     except EngineUnavailable as err:
-        pytest.skip(f"chaos tests need a Docker engine: {err}")
+        pytest.fail(f"chaos tests need a Docker engine: {err}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster(request: pytest.FixtureRequest, docker_engine: docker.DockerClient) -> Iterator[Cluster]:
-    """The session's cluster, started once and removed at the end of the session."""
-    config = request.config
-    keep = bool(config.getoption("--keep-cluster"))
-    cluster = Cluster(
-        load_topology(config.getoption("--topology")),
-        config.getoption("--kafka-version"),
-        identity=RunIdentity(config.getoption("--run-id") or new_run_id(), keep=keep),
-        progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
-        docker_client=docker_engine,
-    )
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        cluster.close()
-
-
-@pytest.fixture
-def cluster(kafka_cluster: Cluster) -> Cluster:
-    """The session's cluster, healed of every fault and at full health before the test."""
-    from faults.heal import heal_all
-
-    heal_all(kafka_cluster)
-    return kafka_cluster
-
-
-@pytest.fixture(scope="session")
-def run_directory(request: pytest.FixtureRequest, kafka_cluster: Cluster) -> Iterator[RunDirectory]:
-    """``reports/<run id>/`` for this session; its report is written when the session ends."""
-    run = RunDirectory(kafka_cluster.run_id, kafka_cluster.kafka_version)
-    request.config.stash[_RUN_KEY] = run
-    status = STATUS_INTERRUPTED
+def chaos_run(request: pytest.FixtureRequest, docker_engine: docker.DockerClient) -> Iterator[ChaosRun]:
+    """The session's run: its folder exists from here on; cluster and judge go at the end."""
+    run = chaos_run_of(request.config)
     try:
         yield run
-        status = STATUS_COMPLETE
     finally:
-        run.finish(status)
-        _render_report(request.config, run)
+        run.close()
 
 
 @pytest.fixture(scope="session")
-def judge() -> Iterator[Judge]:
-    """The Spark reconciliation, one session for the whole test session."""
-    spark_judge = Judge()
-    try:
-        yield spark_judge
-    finally:
-        spark_judge.close()
+def kafka_cluster(chaos_run: ChaosRun) -> Cluster:
+    """The session's cluster as first started (tests use ``cluster``, which follows
+    replacements)."""
+    return chaos_run.keeper.current()
 
 
 @pytest.fixture
-def scenario(cluster: Cluster, run_directory: RunDirectory, judge: Judge,
+def cluster(chaos_run: ChaosRun, request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """The session's cluster at full health; healed (or restarted, or replaced) afterwards.
+
+    A test that leaves damage healing cannot undo errors at teardown, naming what it
+    left broken and what recovery did; the next test gets a healthy cluster either way.
+    """
+    test_id = request.node.nodeid
+    keeper = chaos_run.keeper
+    if keeper.started and keeper.handed_out:
+        # The test before did not get its teardown (interrupted): heal before this one.
+        chaos_run.escalate_after(f"(before {test_id})")
+    current = keeper.current()
+    keeper.handed_out = True
+    yield current
+    escalation = chaos_run.escalate_after(test_id)
+    keeper.handed_out = False
+    if escalation is not None:
+        pytest.fail(
+            f"this test left the cluster unhealthy ({'; '.join(escalation.problems[:5])}); "
+            f"recovery: {'; '.join(escalation.actions)}",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(scope="session")
+def run_directory(chaos_run: ChaosRun) -> RunDirectory:
+    """``reports/<run id>/`` for this session; its report is written when the session ends."""
+    return chaos_run.directory
+
+
+@pytest.fixture(scope="session")
+def judge(chaos_run: ChaosRun) -> Judge:
+    """The Spark reconciliation, one session for the whole test session."""
+    return chaos_run.judge
+
+
+@pytest.fixture
+def scenario(cluster: Cluster, chaos_run: ChaosRun,
              request: pytest.FixtureRequest) -> Callable[[ScenarioSpec], ScenarioRun]:
     """Factory: ``with scenario(spec) as run:`` starts topic, workload and sampling.
 
@@ -150,8 +190,9 @@ def scenario(cluster: Cluster, run_directory: RunDirectory, judge: Judge,
 
     def start(spec: ScenarioSpec) -> ScenarioRun:
         scenario_id = _scenario_id(request.node.name)
-        run = ScenarioRun(cluster, spec, run_directory, judge, scenario_id=scenario_id)
+        run = ScenarioRun(cluster, spec, chaos_run.directory, chaos_run.judge, scenario_id=scenario_id)
         request.node.stash[_SCENARIO_KEY] = run
+        chaos_run.record(request.node.nodeid).scenario = scenario_id
         return run
 
     return start
@@ -169,32 +210,68 @@ def _scenario_id(test_name: str) -> str:
     return f"{head}-{suffix}" if suffix else head
 
 
-def _render_report(config: pytest.Config, run: RunDirectory) -> None:
-    try:
-        from harness.report import render_run
-    except ImportError:
-        return
-    try:
-        config.stash[_REPORT_KEY] = str(render_run(run.path))
-    except Exception as err:  # a broken report must not hide the test results
-        config.stash[_REPORT_KEY] = f"(report failed: {err})"
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Record the test's own outcome on its scenario's report page.
-
-    Assertions a test makes after its scenario finished (or an error outside the
-    scenario's block) decide the pytest result; the report must agree with it.
-    """
+    """Record the test's own outcome on its scenario's page, and keep diagnostics of a
+    failure while the cluster still shows it (before teardown heals it)."""
     report = yield
     run = item.stash.get(_SCENARIO_KEY, None)
-    if run is not None and report.when == "call":
-        detail = "" if report.passed else str(report.longrepr).strip().splitlines()[-1][:500]
+    if report.when == "call" and run is not None:
+        detail = "" if report.passed else _error_text(report)
         run.record_test_outcome(report.passed, detail)
+    if report.failed and report.when == "call" and "cluster" in getattr(item, "fixturenames", ()):
+        chaos = chaos_run_of(item.config)
+        if chaos.keeper.started:
+            chaos.keep_diagnostics(item.nodeid, chaos.keeper.current(),
+                                   run.dir if run is not None else None)
     return report
+
+
+def _error_text(report: pytest.TestReport) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2])
+    return str(report.longrepr or "").strip()
+
+
+class _Recorder:
+    """Folds the setup, call and teardown reports of each test into its one record.
+
+    A plugin object rather than a module hook because reports do not carry the config
+    that holds the run.
+    """
+
+    def __init__(self, run: ChaosRun) -> None:
+        self.run = run
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record: TestRecord = self.run.record(report.nodeid)
+        record.duration_s = round(record.duration_s + report.duration, 3)
+        if report.passed or record.outcome in (FAILED, ERROR):
+            return  # the first failure is the one the record keeps
+        if report.skipped:
+            if record.outcome != SKIPPED:
+                record.outcome, record.phase, record.error = SKIPPED, report.when, _error_text(report)
+            return
+        record.outcome = FAILED if report.when == "call" else ERROR
+        record.phase, record.error = report.when, _error_text(report)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write every test's record into run.json and render the report."""
+    run = session.config.stash.get(_CHAOS_RUN_KEY, None)
+    if run is None or not run.opened:
+        return
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    try:
+        result = run.finish(STATUS_INTERRUPTED if interrupted else STATUS_COMPLETE)
+    except Exception as err:  # a broken report must not hide the test results
+        session.config.stash[_REPORT_KEY] = f"(report failed: {err})"
+        return
+    if result is not None:
+        index, outcome = result
+        session.config.stash[_REPORT_KEY] = f"{index} ({outcome.upper()})"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

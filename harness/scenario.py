@@ -179,12 +179,25 @@ class ScenarioRun:
     def heal(self, fault: Fault) -> None:
         fault.heal(self.cluster, self.log)
 
-    def run_schedule(self, schedule: Schedule, timeout_s: float | None = None) -> None:
-        """Run a fault schedule beside the workload and wait for it to finish."""
+    def run_schedule(self, schedule: Schedule, timeout_s: float | None = None) -> bool:
+        """Run a fault schedule beside the workload and wait for it to finish.
+
+        The schedule is a check of its own: it passes only when every entry was injected
+        and healed without error, within ``timeout_s`` past its planned length - a
+        schedule that did not happen must not let the scenario pass as if it had.
+        """
         schedule.save(self.dir / "schedule.json")
         with schedule.start(self.cluster, self.log) as running:
-            running.wait(timeout_s)
+            finished = running.wait(None if timeout_s is None else schedule.length_s + timeout_s)
         schedule.save(self.dir / "schedule.json", self.log)
+        problems = list(running.errors)
+        if not finished:
+            problems.insert(0, f"the schedule had not finished {timeout_s:.0f} s after its planned end")
+        injected = sum(1 for e in self.log if e.action == "inject" and e.ok)
+        if injected < len(schedule.entries):
+            problems.append(f"{injected} of {len(schedule.entries)} entries injected")
+        return self.check(f"fault schedule ran: {len(schedule.entries)} entries injected and healed",
+                          not problems, "; ".join(problems) or f"{injected} injections, all healed")
 
     def settle(self, seconds: float) -> None:
         """Let the workload run for ``seconds`` (before, during or after a fault)."""
@@ -199,6 +212,7 @@ class ScenarioRun:
             return self.verdict
         self.stop_workload()
         heal_all(self.cluster, self.log)
+        self._check_fault_events()
         drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer)
         self._close(hist.STATUS_COMPLETE)
         self.verdict = self.judge.verdict(self.dir / "history")
@@ -206,6 +220,15 @@ class ScenarioRun:
         self._finished = True
         self._write_assertions()
         return self.verdict
+
+    def _check_fault_events(self) -> None:
+        """Every fault event of the scenario succeeded: an inject or heal that raised
+        means the scenario did not test what it says, whatever the verdict."""
+        failed = [f"{e.action} {e.fault} {', '.join(e.targets)}: {e.outcome}" for e in self.log if not e.ok]
+        injected = sum(1 for e in self.log if e.action == "inject")
+        healed = len(self.log) - injected
+        self.check("faults injected and healed without error", not failed,
+                   "; ".join(failed) or f"{injected} injections and {healed} heals, all ok")
 
     def _close(self, status: str) -> None:
         if self.sampler is not None:

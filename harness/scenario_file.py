@@ -50,10 +50,16 @@ from harness.errors import ChaosError
 from harness.history import Expectations, HistoryError
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
+from topologies.model import Topology
 
 TOPIC_PLACEHOLDER = "$topic"
-KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "cooldown_s", "topic",
+KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "cooldown_s", "min_acked", "topic",
               "producers", "consumers", "expectations", "schedule"}
+# A run in which almost nothing was acknowledged tested nothing, whatever its verdict.
+DEFAULT_MIN_ACKED = 50
+# How long past its planned end a schedule may take: a heal waits for a broker's return,
+# up to a session timeout plus a JVM start on a loaded machine.
+SCHEDULE_GRACE_S = 180.0
 
 
 class ScenarioFileError(ChaosError):
@@ -69,6 +75,7 @@ class ScenarioFile:
     schedule_entries: list[dict[str, Any]]
     warmup_s: float
     cooldown_s: float
+    min_acked: int = DEFAULT_MIN_ACKED
 
 
 def _substitute(value: Any, topic: str) -> Any:
@@ -141,7 +148,8 @@ def load_scenario_file(path: str | Path) -> ScenarioFile:
                         expected=str(data.get("expected", "")), topic=topic,
                         producers=producers, consumers=consumers, expectations=expectations)
     return ScenarioFile(path, spec, schedule, _number(data, "warmup_s", 3, where),
-                        _number(data, "cooldown_s", 3, where))
+                        _number(data, "cooldown_s", 3, where),
+                        int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)))
 
 
 def _check_schedule(entries: list[Any], where: str) -> None:
@@ -165,8 +173,26 @@ def check_against(scenario: ScenarioFile, zones: tuple[str, ...]) -> None:
                 f"zones are {', '.join(zones)}")
 
 
+def check_targets(scenario: ScenarioFile, topology: Topology) -> None:
+    """Refuse fault targets the topology does not have (a broker id, a zone, a node),
+    before any container starts."""
+    from faults.errors import FaultError
+    from faults.schedule import Schedule
+
+    schedule = Schedule.from_dict({"entries": _substitute(scenario.schedule_entries, "placeholder-topic")},
+                                  str(scenario.path))
+    try:
+        schedule.check(topology)
+    except FaultError as err:
+        raise ScenarioFileError(f"{scenario.path}: {err}") from err
+
+
 def run_scenario_file(scenario: ScenarioFile, start: Callable[[ScenarioSpec], ScenarioRun]) -> bool:
-    """Run one scenario file; True when ZooKeeper checks and the verdict both pass."""
+    """Run one scenario file; True only when everything that makes it a test held.
+
+    That is: every scheduled fault injected and healed without error, at least
+    ``min_acked`` sends acknowledged, the verdict's rules, and full health after healing.
+    """
     from faults.schedule import Schedule
 
     with start(scenario.spec) as run:
@@ -174,9 +200,13 @@ def run_scenario_file(scenario: ScenarioFile, start: Callable[[ScenarioSpec], Sc
                                       str(scenario.path))
         schedule.check(run.cluster.topology)
         run.settle(scenario.warmup_s)
-        run.run_schedule(schedule)
+        schedule_ok = run.run_schedule(schedule, timeout_s=SCHEDULE_GRACE_S)
         run.settle(scenario.cooldown_s)
+        acked = run.stop_workload().get("acked", 0)
+        enough = run.check(f"at least {scenario.min_acked} sends acknowledged", acked >= scenario.min_acked,
+                           f"{acked} acknowledged")
         verdict = run.finish()
         health = run.cluster.health()
         run.check("cluster fully healthy after healing", health.healthy, "; ".join(health.problems))
-    return bool(verdict.passed and health.healthy)
+    return bool(schedule_ok and enough and verdict.passed and health.healthy
+                and all(check.passed for check in run.checks))

@@ -1,0 +1,154 @@
+"""One run of the harness, whoever drives it: the pytest plugin or ``kafka-chaos run FILE``.
+
+A run owns the cluster (through a :class:`~harness.recovery.ClusterKeeper`, so a broken
+cluster is restarted or replaced rather than failing every later test), the Spark judge,
+the run folder, and the record of every test and scenario file that ran with its outcome
+and error text. Its report is rendered from that record at the end, so the headline a
+reviewer reads is decided by everything that ran, not only by the scenarios that got as
+far as a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.cluster import Cluster
+from harness.diagnostics import collect_diagnostics
+from harness.recovery import ClusterKeeper, Escalation, Healer
+from harness.resources import RunIdentity
+from harness.rundir import STATUS_COMPLETE, RunDirectory
+from harness.scenario import Judge
+from topologies import load_topology
+
+Progress = Callable[[str], None]
+
+PASSED = "passed"
+FAILED = "failed"
+ERROR = "error"
+SKIPPED = "skipped"
+
+
+@dataclass
+class TestRecord:
+    """One test or scenario file as the run report lists it."""
+
+    id: str
+    kind: str = "test"  # "test" | "scenario-file"
+    outcome: str = PASSED  # passed | failed | error | skipped
+    phase: str | None = None  # where it failed, errored or was skipped
+    error: str = ""
+    duration_s: float = 0.0
+    scenario: str | None = None  # the scenario folder it wrote, for a link
+    diagnostics: str | None = None  # folder of container logs and znodes, relative to the run
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def safe_name(text: str, limit: int = 120) -> str:
+    """A file name from a test id: letters, digits, '-', '_' and '.' only."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:limit] or "test"
+
+
+class ChaosRun:
+    """The lifecycle of one run: cluster, judge, folder, records, report."""
+
+    def __init__(self, run_id: str, kafka_version: str, topology: str, healer: Healer,
+                 keep: bool = False, progress: Progress = _quiet) -> None:
+        self.run_id = run_id
+        self.kafka_version = kafka_version
+        self.topology = load_topology(topology)
+        self.identity = RunIdentity(run_id, keep=keep)
+        self.progress = progress
+        self.keeper = ClusterKeeper(self._new_cluster, healer, progress)
+        self.records: dict[str, TestRecord] = {}
+        self._directory: RunDirectory | None = None
+        self._judge: Judge | None = None
+
+    def _new_cluster(self) -> Cluster:
+        return Cluster(self.topology, self.kafka_version, identity=self.identity, progress=self.progress)
+
+    # -- parts, made on first use -----------------------------------------------------------
+    @property
+    def directory(self) -> RunDirectory:
+        if self._directory is None:
+            self._directory = RunDirectory(self.run_id, self.kafka_version)
+        return self._directory
+
+    @property
+    def opened(self) -> bool:
+        """True once anything was written under reports/<run id>/."""
+        return self._directory is not None
+
+    @property
+    def judge(self) -> Judge:
+        if self._judge is None:
+            self._judge = Judge()
+        return self._judge
+
+    # -- records ----------------------------------------------------------------------------
+    def record(self, test_id: str, kind: str = "test") -> TestRecord:
+        """The record of ``test_id``, created in run order on first mention."""
+        if test_id not in self.records:
+            self.records[test_id] = TestRecord(test_id, kind)
+        return self.records[test_id]
+
+    def escalate_after(self, test_id: str) -> Escalation | None:
+        """Restore health after ``test_id``; keep diagnostics of what it left broken."""
+
+        def before(cluster: Cluster) -> None:
+            self.keep_diagnostics(test_id, cluster, None)
+
+        return self.keeper.recover(test_id, before_escalating=before)
+
+    def keep_diagnostics(self, test_id: str, cluster: Cluster, scenario_dir: Path | None) -> None:
+        """Container logs and znodes into the scenario's folder (or one named after the
+        test), linked from the test's record. Never raises: diagnostics must not turn a
+        failure into a different one."""
+        record = self.record(test_id)
+        if record.diagnostics is not None:
+            return
+        base = scenario_dir or self.directory.path / "tests" / safe_name(test_id)
+        dest = base / "diagnostics"
+        try:
+            collect_diagnostics(cluster, dest)
+        except Exception as err:  # the cluster may be beyond reading
+            self.progress(f"diagnostics for {test_id} incomplete: {err}")
+        record.diagnostics = str(dest.relative_to(self.directory.path))
+
+    # -- end ----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Judge and cluster gone; safe to call twice."""
+        if self._judge is not None:
+            self._judge.close()
+            self._judge = None
+        self.keeper.close()
+
+    def finish(self, status: str = STATUS_COMPLETE) -> tuple[Path, str] | None:
+        """Write the records, mark the run finished, render the report.
+
+        Returns (index.html, outcome word) or None when the run wrote nothing.
+        """
+        if not self.opened:
+            return None
+        run = self.directory
+        run.header["tests"] = [r.to_dict() for r in self.records.values()]
+        run.header["escalations"] = [e.to_dict() for e in self.keeper.escalations]
+        run.finish(status)
+        return render_with_outcome(run.path)
+
+
+def render_with_outcome(run_dir: Path) -> tuple[Path, str]:
+    """Render the report of ``run_dir``; return its index and the run's outcome word."""
+    from harness.report import load_run, render_run
+
+    index = render_run(run_dir)
+    return index, load_run(run_dir).outcome.value

@@ -1,0 +1,92 @@
+"""What a failed test leaves for the person who has to explain it: logs and znodes.
+
+A verdict says *that* something went wrong; the brokers' and ZooKeeper's own logs and
+the znodes Kafka's controller works from say *why*. They are gone once the cluster is
+healed, restarted or removed, so they are copied out the moment a test fails or leaves
+the cluster unhealthy, into ``<folder>/diagnostics/``::
+
+    logs/<node>.log    every container's output (brokers, ZooKeeper, Toxiproxy)
+    znodes.json        /controller, /controller_epoch, /brokers/ids/*, and per topic
+                       the assignment and each partition's state; plus what could not be
+                       read, so an unreadable ensemble is visible as such
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.fabric import TOXIPROXY_HOST
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
+
+LOG_TAIL_LINES = 20000  # per container; a run's logs are far shorter, a runaway one is cut
+MAX_ZNODES = 5000
+ZK_ROOTS = ("/controller", "/controller_epoch", "/brokers/ids", "/brokers/topics",
+            "/admin", "/isr_change_notification", "/log_dir_event_notification")
+
+
+def collect_diagnostics(cluster: Cluster, dest: Path) -> Path:
+    """Write every node's log and a znode dump under ``dest``; return ``dest``.
+
+    Each part is attempted on its own, so a ZooKeeper without quorum still leaves the
+    logs, and a vanished container still leaves the others'.
+    """
+    logs = dest / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    for node in [TOXIPROXY_HOST, *cluster.topology.node_names]:
+        try:
+            text = cluster.container(node).logs(tail=LOG_TAIL_LINES, timestamps=True)
+            (logs / f"{node}.log").write_bytes(text)
+        except Exception as err:
+            (logs / f"{node}.log").write_text(f"(logs could not be read: {err})\n")
+    (dest / "znodes.json").write_text(json.dumps(dump_znodes(cluster), indent=2) + "\n")
+    return dest
+
+
+def dump_znodes(cluster: Cluster) -> dict[str, Any]:
+    """{path: data (JSON-decoded where it is JSON)} for Kafka's znodes, plus errors."""
+    found: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    try:
+        client = cluster.zk.client
+    except Exception as err:
+        return {"znodes": {}, "errors": {"/": f"ZooKeeper unreachable: {err}"}}
+    for path in _walk(client, ZK_ROOTS, errors):
+        try:
+            data, _ = client.get(path)
+        except Exception as err:
+            errors[path] = str(err) or type(err).__name__
+            continue
+        found[path] = _decode(data)
+    return {"znodes": found, "errors": errors}
+
+
+def _walk(client: Any, roots: tuple[str, ...], errors: dict[str, str]) -> Iterator[str]:
+    pending = list(roots)
+    seen = 0
+    while pending and seen < MAX_ZNODES:
+        path = pending.pop(0)
+        try:
+            if client.exists(path) is None:
+                continue
+            children = client.get_children(path)
+        except Exception as err:
+            errors[path] = str(err) or type(err).__name__
+            continue
+        seen += 1
+        yield path
+        pending.extend(f"{path.rstrip('/')}/{child}" for child in sorted(children))
+
+
+def _decode(data: bytes | None) -> Any:
+    if not data:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
