@@ -20,7 +20,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+import pyarrow.parquet as pq
 from confluent_kafka import Producer
 
 from faults import BrokerId, Degrade, DeleteController, EventLog, Links, Zone
@@ -148,6 +150,17 @@ def examples(verdict_dict: dict[str, object], kind: str) -> list[dict[str, objec
     return found
 
 
+def final_log_copies(history_dir: Path, message_ids: Iterable[str]) -> dict[str, int]:
+    """How many times each message id is on the final log of a closed history."""
+    wanted = set(message_ids)
+    table = pq.read_table(history_dir / "final_log", columns=["message_id"])
+    counts = dict.fromkeys(wanted, 0)
+    for message_id in table.column("message_id").to_pylist():
+        if message_id in counts:
+            counts[message_id] += 1
+    return counts
+
+
 def isr_of(cluster: Cluster, topic: str, partitions: Iterable[int]) -> dict[int, tuple[int, ...]]:
     """Each partition's ISR as ZooKeeper holds it."""
     state = cluster.state([topic])
@@ -181,5 +194,8 @@ def probe(bootstrap: str, topic: str, partition: int, count: int, timeout_s: flo
     producer = Producer({**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap,
                          "client.id": f"kafka-chaos-probe-{uuid.uuid4().hex[:6]}",
                          "message.timeout.ms": ms, "request.timeout.ms": min(ms, 5000)})
-    return send_batch(producer, topic, count, prefix=f"probe-{uuid.uuid4().hex[:6]}",
-                      partition=partition, timeout_s=timeout_s + 5)
+    tally = send_batch(producer, topic, count, prefix=f"probe-{uuid.uuid4().hex[:6]}",
+                       partition=partition, timeout_s=timeout_s + 5)
+    if len(producer) == 0:  # closed now, so it does not retry against a removed cluster
+        producer.close()
+    return tally

@@ -7,9 +7,9 @@ session, replication and clients are all up - until leadership changes; from the
 its metadata is stale and it tells clients that a dead broker leads. The test makes
 that visible three ways: ZooKeeper (new leader, epoch up, controller unchanged), each
 broker's own Metadata answer (they disagree, and the leader broker 1 names does not
-answer), and real clients (one bootstrapped at broker 2 produces; one bootstrapped at
-broker 1 is recorded - librdkafka usually stays on broker 1's metadata and times out,
-but may refresh from broker 2 and recover, so that outcome is not deterministic).
+answer), and real clients (one bootstrapped at broker 2 produces; one in a zone cut
+from broker 2, bootstrapped at broker 1, has only broker 1's stale metadata and fails
+every send).
 
 Placement is fixed so the meaning never changes between runs: controller on broker 2,
 broker 1 cut off from it, broker 0 leads the partitions (replicas [0, 2, 1], so the
@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import pytest
 
-from faults import BrokerId, Kill, cut_between
+from faults import BrokerId, Kill, ZoneClients, cut_between
 from harness.cluster import Cluster
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
@@ -125,14 +125,20 @@ def test_s8_broker_cut_from_controller_keeps_stale_metadata(
                                PROBE_COUNT, PROBE_TIMEOUT_S)
         assert run.check("a client bootstrapped at broker 2 produces",
                          len(via_controller.acked) == PROBE_COUNT, f"{len(via_controller.acked)} acked")
-        # librdkafka bootstrapped at broker 1 usually stays on broker 1's metadata and times
-        # out, but it may open a connection to broker 2 for a refresh and then succeed, so
-        # this is recorded, not asserted.
-        via_stale = probe(single_broker_bootstrap(cluster, "b", STALE), probe_topic, 0,
-                          PROBE_COUNT, PROBE_TIMEOUT_S)
-        run.check("observed: librdkafka bootstrapped at broker 1", True,
-                  f"{len(via_stale.acked)} of {PROBE_COUNT} acked, "
-                  f"errors {sorted(set(via_stale.failed.values()))}")
+        # A client bootstrapped at broker 1 could still open a connection to broker 2 for a
+        # metadata refresh and recover; with zone b's clients cut from broker 2 for the
+        # probe, broker 1's metadata is all it can ever have, and every send must fail.
+        blind = cut_between(ZoneClients("b"), BrokerId(CONTROLLER))
+        run.inject(blind)
+        try:
+            via_stale = probe(single_broker_bootstrap(cluster, "b", STALE), probe_topic, 0,
+                              PROBE_COUNT, PROBE_TIMEOUT_S)
+        finally:
+            run.heal(blind)
+        assert run.check("a client with only broker 1's metadata fails every send",
+                         not via_stale.acked and len(via_stale.failed) == PROBE_COUNT,
+                         f"{len(via_stale.acked)} of {PROBE_COUNT} acked, "
+                         f"errors {sorted(set(via_stale.failed.values()))}")
         assert run.check("broker 1 still disagrees while cut off",
                          leader_seen_by(cluster, STALE, run.topic, 0) == LEADER)
         healed_at = Mark.now()
