@@ -92,6 +92,7 @@ class _ProducerLoop(threading.Thread):
         self.partitions = list(spec.partitions if spec.partitions is not None else partitions)
         self.producer: Producer = make_producer(placement, spec.zone, spec.settings)
         self.retries = int(self.producer_setting("retries", 2**31 - 1)) > 0
+        self.closed = False
         self.sent = 0
         self.outcomes: dict[str, int] = {o: 0 for o in hist.OUTCOMES}
 
@@ -135,8 +136,14 @@ class _ProducerLoop(threading.Thread):
                 next_send = time.monotonic()
 
     def drain(self, timeout_s: float) -> None:
-        """Wait for every outstanding delivery report (each ends acked, failed or unknown)."""
+        """Wait for every outstanding delivery report (each ends acked, failed or unknown),
+        then close the producer so its threads do not outlive the cluster (and print
+        connection errors after teardown). A producer that still holds messages is left
+        open: closing it would flush again without a bound."""
         self.producer.flush(timeout_s)
+        if len(self.producer) == 0 and not self.closed:
+            self.producer.close()
+            self.closed = True
 
 
 class _ConsumerLoop(threading.Thread):

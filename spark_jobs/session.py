@@ -7,8 +7,11 @@ KAFKA_CHAOS_SPARK_MASTER environment variable.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -79,6 +82,39 @@ def build_session(
     merged["spark.jars"] = ",".join(j for j in (merged.get("spark.jars"), str(jvm.jar_path())) if j)
     for key, value in merged.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with _jvm_output_kept(jvm_log_path()) if not under_submit else contextlib.nullcontext():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def jvm_log_path() -> Path:
+    """Where the driver JVM's own output goes (start-up warnings, log4j, stack traces)."""
+    cache = Path(os.environ.get("KAFKA_CHAOS_CACHE", Path.home() / ".cache" / "kafka-chaos"))
+    return cache / "spark-driver.log"
+
+
+@contextlib.contextmanager
+def _jvm_output_kept(path: Path) -> Iterator[None]:
+    """Point file descriptors 1 and 2 at ``path`` while the driver JVM is launched.
+
+    The JVM inherits them for its lifetime, so its start-up chatter (incubator modules,
+    native-hadoop, log4j's default profile) and any later Java-side output go to a log
+    file rather than between a test run's results; Python's own streams are restored at
+    once. Java errors still reach Python as exceptions carrying their stack traces.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with path.open("ab") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
