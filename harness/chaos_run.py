@@ -148,7 +148,6 @@ class ChaosRun:
 
 def render_with_outcome(run_dir: Path) -> tuple[Path, str]:
     """Render the report of ``run_dir``; return its index and the run's outcome word."""
-    from harness.report import load_run, render_run
+    from harness.report import render_run_with_outcome
 
-    index = render_run(run_dir)
-    return index, load_run(run_dir).outcome.value
+    return render_run_with_outcome(run_dir)

@@ -52,6 +52,19 @@ def run_versions(versions: Sequence[str], matrix_id: str, pytest_args: Sequence[
     return results
 
 
+def _column_problem(outcome: Outcome, tests: dict[str, int], exit_code: int) -> str:
+    """What the version's column header says when its run did not pass ("" if it did)."""
+    if outcome is Outcome.PASSED and exit_code == 0:
+        return ""
+    parts = [f"run {outcome.value}"]
+    bad = tests.get("failed", 0) + tests.get("error", 0)
+    if bad:
+        parts.append(f"{bad} test{'' if bad == 1 else 's'} failed or errored")
+    if exit_code != 0:
+        parts.append(f"pytest exit {exit_code}")
+    return ", ".join(parts)
+
+
 def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
     """Render the scenario x version grid; a version with no report is shown as such."""
     out_dir = reports_root() / matrix_id
@@ -65,8 +78,9 @@ def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
             run = load_run(result.run_dir)
             for scenario in run.scenarios:
                 outcomes[(scenario.id, result.version)] = scenario.outcome
-            if result.exit_code != 0:
-                problem = f"pytest exit {result.exit_code}"
+            # The column's headline is the run's outcome, which also counts the fault,
+            # fabric and cleanup tests that no scenario cell shows.
+            problem = _column_problem(run.outcome, run.test_counts(), result.exit_code)
         columns.append({"version": result.version, "problem": problem,
                         "index_href": f"../{result.run_dir.name}/index.html"})
     scenario_ids = sorted({sid for sid, _ in outcomes})

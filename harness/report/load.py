@@ -16,23 +16,29 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.errors import ChaosError
 from harness.history import (
     ANOMALY_KINDS,
     FAULTS_SCHEMA,
+    OUTCOME_ACKED,
     Expectations,
     HistoryError,
     part_files,
     read_manifest,
 )
 from harness.report.model import (
+    TEST_OUTCOMES,
+    AckBucket,
     Assertions,
     Bucket,
     Check,
     ClusterEvent,
+    Escalation,
     Example,
+    FaultAction,
     FaultWindow,
     HistoryInfo,
     PartitionSummary,
@@ -42,6 +48,7 @@ from harness.report.model import (
     Scenario,
     ScenarioConfig,
     ScheduleEntry,
+    SessionTest,
     Verdict,
     Window,
 )
@@ -49,6 +56,8 @@ from harness.report.model import (
 T = TypeVar("T")
 VERDICT_SCHEMA_VERSION = 1  # the verdict.json version this loader was written against
 _HEADER_KEYS = ("scenario", "kafka_version", "schedule")
+_PHASES = ("setup", "call", "teardown")
+DIAGNOSTICS = "diagnostics"
 
 
 class ReportError(ChaosError):
@@ -103,6 +112,18 @@ def _bool(value: object, what: str) -> bool:
 
 def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise _Malformed(f"{what} is not a string: {value!r}")
+    return value
+
+
+def _one_of(value: object, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise _Malformed(f"{what} is {value!r}, not one of {', '.join(allowed)}")
+    return str(value)
 
 
 def _read_json(path: Path, problems: list[str], required: bool = True) -> Any:
@@ -179,7 +200,91 @@ def load_run(run_dir: str | os.PathLike[str]) -> Run:
             continue
         seen.add(sid)
         scenarios.append(load_scenario(root, sid, info.started))
-    return Run(info, scenarios, problems)
+    run = Run(info, scenarios, problems)
+    raw = _read_json(root / "run.json", [])
+    if isinstance(raw, Mapping):
+        run.tests, run.unreadable_tests = _session_tests(raw.get("tests"), problems)
+        run.escalations = _escalations(raw.get("escalations"), problems)
+    return run
+
+
+# ------------------------------------------------------------------- tests, escalations
+
+
+def _entries(value: object, name: str, problems: list[str]) -> list[Any] | None:
+    """The list run.json holds under ``name``; absent is an empty list (an older run)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.append(f"run.json {name} is not a list; not shown")
+        return None
+    return value
+
+
+def _session_tests(value: object, problems: list[str]) -> tuple[list[SessionTest], int]:
+    """The tests run.json lists, and how many entries could not be read.
+
+    An unreadable entry is counted rather than dropped: it may have been a failure, so
+    the run must not pass on the strength of the entries that happened to be readable.
+    """
+    entries = _entries(value, "tests", problems)
+    if entries is None:
+        return [], 1
+    tests, unreadable = [], 0
+    for index, item in enumerate(entries, start=1):
+        try:
+            tests.append(_session_test(item))
+        except _Malformed as exc:
+            problems.append(f"run.json test {index} is malformed ({exc}); the run cannot pass without it")
+            unreadable += 1
+    return tests, unreadable
+
+
+def _session_test(item: object) -> SessionTest:
+    t = _obj(item, "test")
+    phase = t.get("phase")
+    scenario = t.get("scenario")
+    error = t.get("error")
+    return SessionTest(
+        id=_str(t.get("id"), "id"),
+        kind=str(t.get("kind") or "test"),
+        outcome=_one_of(t.get("outcome"), TEST_OUTCOMES, "outcome"),
+        phase=None if phase is None else _one_of(phase, _PHASES, "phase"),
+        error="" if error is None else _str(error, "error"),
+        duration_s=_num(t.get("duration_s", 0.0), "duration_s"),
+        scenario=None if scenario is None else _str(scenario, "scenario"),
+        diagnostics=_relative_folder(t.get("diagnostics")),
+    )
+
+
+def _relative_folder(value: object) -> str | None:
+    """A folder inside the run directory, or None; anything pointing outside is refused."""
+    if value is None:
+        return None
+    text = _str(value, "diagnostics")
+    if text.startswith("/") or ".." in Path(text).parts:
+        raise _Malformed(f"diagnostics folder {text!r} is outside the run")
+    return text
+
+
+def _escalations(value: object, problems: list[str]) -> list[Escalation]:
+    entries = _entries(value, "escalations", problems) or []
+    escalations = []
+    for index, item in enumerate(entries, start=1):
+        try:
+            e = _obj(item, "escalation")
+            escalations.append(
+                Escalation(
+                    ts=_num(e.get("ts"), "ts"),
+                    after=str(e.get("after") or ""),
+                    problems=[str(x) for x in _list(e.get("problems", []), "problems")],
+                    actions=[str(x) for x in _list(e.get("actions", []), "actions")],
+                    healthy=_bool(e.get("healthy"), "healthy"),
+                )
+            )
+        except _Malformed as exc:
+            problems.append(f"run.json escalation {index} is malformed ({exc}); not shown")
+    return sorted(escalations, key=lambda e: e.ts)
 
 
 # ----------------------------------------------------------------------------- scenario
@@ -207,14 +312,90 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
     events = _read_json(sdir / "cluster_events.json", p)
     scenario.events = _parse(_events, events, "cluster_events.json", p) or []
     scenario.history = _history(sdir / "history", p)
-    scenario.has_schedule_file = (sdir / "schedule.json").is_file()
-    recorded = _recorded_faults(sdir / "history", p) if scenario.history else []
-    if recorded:
-        scenario.faults = recorded
-    elif scenario.config and scenario.config.schedule:
-        anchor = (scenario.history.started if scenario.history else None) or run_started
-        scenario.faults = _planned_faults(scenario.config.schedule, anchor)
+    _load_faults(scenario, sdir, run_started)
+    if scenario.history:
+        width = scenario.verdict.bucket_seconds if scenario.verdict else 1.0
+        scenario.ack_buckets = ack_buckets(sdir / "history", width, p)
+    scenario.diagnostics = _diagnostics(sdir)
     return scenario
+
+
+def _load_faults(scenario: Scenario, sdir: Path, run_started: float | None) -> None:
+    """Fault actions and windows: recorded in the history, else recorded in schedule.json
+    (a scenario file's run), else placed from the plan and marked approximate."""
+    p = scenario.problems
+    scenario.has_schedule_file = (sdir / "schedule.json").is_file()
+    saved: list[dict[str, Any]] = []
+    if scenario.has_schedule_file:
+        parsed = _parse(_schedule_file, _read_json(sdir / "schedule.json", p), "schedule.json", p)
+        if parsed is not None:
+            scenario.schedule_entries, saved = parsed
+    rows = _fault_rows(sdir / "history", p) if scenario.history else []
+    source = "history"
+    if not rows and saved:
+        rows, source = saved, "schedule.json"
+    if rows:
+        scenario.fault_actions = [_action(r) for r in rows]
+        scenario.fault_actions_source = source
+        scenario.faults = _windows(rows)
+    elif scenario.planned:
+        anchor = (scenario.history.started if scenario.history else None) or run_started
+        scenario.faults = _planned_faults(scenario.planned, anchor)
+
+
+def _schedule_file(data: Any, problems: list[str]) -> tuple[list[ScheduleEntry], list[dict[str, Any]]]:
+    """schedule.json (faults/schedule.py ``Schedule.save``): planned entries and, after a
+    run, the inject/heal rows it recorded (the history's faults-table layout)."""
+    raw = _obj(data, "schedule.json")
+    entries = [_schedule_entry(_obj(e, "schedule entry")) for e in _list(raw.get("entries", []), "entries")]
+    rows = []
+    for item in _list(raw.get("recorded", []), "recorded"):
+        r = _obj(item, "recorded event")
+        rows.append(
+            {
+                "ts": _num(r.get("ts"), "recorded ts"),
+                "fault": str(r.get("fault", "?")),
+                "action": str(r.get("action", "?")),
+                "targets": _opt_str(r.get("targets")),
+                "outcome": _opt_str(r.get("outcome")),
+            }
+        )
+    return entries, sorted(rows, key=lambda r: r["ts"])
+
+
+def _diagnostics(sdir: Path) -> list[str]:
+    """Files under <scenario>/diagnostics/ (container logs, znodes.json), relative to the
+    run directory so the page links them from disk. Logs first, then the rest."""
+    ddir = sdir / DIAGNOSTICS
+    if not ddir.is_dir():
+        return []
+    files = [
+        f
+        for f in ddir.rglob("*")
+        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(ddir).parts)
+    ]
+    rel = [str(f.relative_to(sdir.parent)).replace(os.sep, "/") for f in files]
+    return sorted(rel, key=lambda r: (f"{sdir.name}/{DIAGNOSTICS}/logs/" not in r, r))
+
+
+def ack_buckets(hdir: Path, width: float, problems: list[str]) -> list[AckBucket] | None:
+    """Acknowledgements per ``width`` seconds by the time they ARRIVED (ack_ts), read
+    straight from the sends table: only two columns are read, and counted in Arrow."""
+    try:
+        tables = [pq.read_table(f, columns=["ack_ts", "outcome"]) for f in part_files(hdir, "sends")]
+    except (OSError, pa.ArrowException) as exc:
+        problems.append(f"the history's sends table cannot be read for acknowledgement times: {exc}")
+        return None
+    if not tables or width <= 0:
+        return None
+    sends = pa.concat_tables(tables)
+    acked = sends.filter(pc.and_(pc.equal(sends["outcome"], OUTCOME_ACKED), pc.is_valid(sends["ack_ts"])))
+    if acked.num_rows == 0:
+        return []
+    index = pc.floor(pc.divide(acked["ack_ts"], width))
+    counts = pc.value_counts(index)
+    pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
+    return sorted((AckBucket(float(i) * width, int(c)) for i, c in pairs), key=lambda b: b.start)
 
 
 def _parse(parser: Callable[[Any, list[str]], T], data: Any, name: str, problems: list[str]) -> T | None:
@@ -430,15 +611,32 @@ def _history(hdir: Path, problems: list[str]) -> HistoryInfo | None:
     return HistoryInfo(status, started, finished, files)
 
 
-def _recorded_faults(hdir: Path, problems: list[str]) -> list[FaultWindow]:
-    """Fault windows from the history's inject/heal events, paired first-in first-out
-    per (fault, targets): the same fault may be injected again once healed."""
+def _fault_rows(hdir: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """The history's inject/heal rows in time order; unreadable is a problem and none."""
     try:
         parts = [pq.read_table(p, schema=FAULTS_SCHEMA) for p in part_files(hdir, "faults")]
     except (OSError, pa.ArrowException) as exc:
         problems.append(f"the history's faults table cannot be read: {exc}")
         return []
-    rows = sorted((r for t in parts for r in t.to_pylist()), key=lambda r: r["ts"])
+    return sorted((r for t in parts for r in t.to_pylist()), key=lambda r: r["ts"])
+
+
+def _action(row: Mapping[str, Any]) -> FaultAction:
+    outcome = row["outcome"]
+    return FaultAction(
+        ts=row["ts"],
+        fault=row["fault"],
+        action=row["action"],
+        targets=_targets(row["targets"]),
+        outcome="(no outcome recorded)" if outcome is None else str(outcome),
+        ok=_ok(outcome),
+    )
+
+
+def _windows(rows: list[dict[str, Any]]) -> list[FaultWindow]:
+    """Fault windows from inject/heal rows, paired first-in first-out per (fault,
+    targets): the same fault may be injected again once healed. A window is ok only if
+    its inject and its heal both were; their error texts travel with it."""
     open_: dict[tuple[str, str], list[dict[str, Any]]] = {}
     windows: list[FaultWindow] = []
     for row in rows:
@@ -447,10 +645,23 @@ def _recorded_faults(hdir: Path, problems: list[str]) -> list[FaultWindow]:
             open_.setdefault(key, []).append(row)
         elif row["action"] == "heal" and open_.get(key):
             start = open_[key].pop(0)
-            windows.append(FaultWindow(key[0], key[1], start["ts"], row["ts"], _ok(start["outcome"])))
-    for (fault, targets), rest in open_.items():
-        windows.extend(FaultWindow(fault, targets, r["ts"], None, _ok(r["outcome"])) for r in rest)
+            windows.append(_window(key, start, row))
+    for key, rest in open_.items():
+        windows.extend(_window(key, r, None) for r in rest)
     return sorted(windows, key=lambda w: w.start)
+
+
+def _window(key: tuple[str, str], inject: Mapping[str, Any], heal: Mapping[str, Any] | None) -> FaultWindow:
+    done = [r for r in (inject, heal) if r is not None]
+    errors = tuple(f"{r['action']}: {r['outcome']}" for r in done if not _ok(r["outcome"]))
+    return FaultWindow(
+        fault=key[0],
+        targets=key[1],
+        start=inject["ts"],
+        end=None if heal is None else heal["ts"],
+        ok=not errors,
+        errors=errors,
+    )
 
 
 def _targets(text: str | None) -> str:

@@ -5,7 +5,9 @@ people at different times, often after something went wrong; so every field here
 already validated and defaulted, and whatever could not be read is kept as a plain
 sentence in ``problems`` instead of an exception. The one judgement this module makes is
 the outcome: a scenario passes only when both sources of truth were recorded and both say
-so, because a report that shows green for a run nobody judged is worse than no report.
+so, and a run passes only when everything that ran in it passed - every scenario and
+every pytest test (fault, fabric and cleanup tests included) - because a report that
+shows green for a run nobody judged, or whose other tests failed, is worse than no report.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from enum import StrEnum
 from typing import Any
 
 RUN_COMPLETE = "complete"
+ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.sampler
+ZK_READABLE = "zk_readable"
 
 
 class Outcome(StrEnum):
@@ -65,6 +69,18 @@ class Example:
     ack_ts: float | None
     final_message_id: str | None
     detail: str
+
+
+@dataclass(frozen=True)
+class AckBucket:
+    """Acknowledgements that ARRIVED in [start, start + bucket_seconds), by ack time.
+
+    Send-time buckets cannot show a stall whose sends were acknowledged late: the sends
+    of the stall count as acknowledged in the second they were sent. Ack time can.
+    """
+
+    start: float
+    count: int
 
 
 @dataclass(frozen=True)
@@ -172,12 +188,35 @@ class FaultWindow:
     targets: str
     start: float
     end: float | None
-    ok: bool
+    ok: bool  # the inject and (if healed) the heal both reported "ok"
     approximate: bool = False
+    errors: tuple[str, ...] = ()  # the error texts of a failed inject or heal, as recorded
 
     @property
     def label(self) -> str:
         return f"{self.fault} {self.targets}".strip()
+
+
+@dataclass(frozen=True)
+class FaultAction:
+    """One inject or heal as recorded, with its outcome text ("ok" or the error)."""
+
+    ts: float
+    fault: str
+    action: str  # inject | heal
+    targets: str
+    outcome: str
+    ok: bool
+
+
+@dataclass(frozen=True)
+class ZkGap:
+    """A stretch during which the sampler could not read ZooKeeper; ``end`` None: until
+    the end of the recording. Changes in it were not seen, so "no change" means nothing."""
+
+    start: float
+    end: float | None
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -230,8 +269,35 @@ class Scenario:
     history: HistoryInfo | None = None
     events: list[ClusterEvent] = field(default_factory=list)
     faults: list[FaultWindow] = field(default_factory=list)
+    fault_actions: list[FaultAction] = field(default_factory=list)
+    fault_actions_source: str = ""  # "history" | "schedule.json": where fault_actions came from
     has_schedule_file: bool = False
+    schedule_entries: list[ScheduleEntry] = field(default_factory=list)  # from schedule.json
+    ack_buckets: list[AckBucket] | None = None  # None: the history's sends were not read
+    diagnostics: list[str] = field(default_factory=list)  # relative to the run directory
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def zk_gaps(self) -> list[ZkGap]:
+        """Unreadable stretches, paired from the sampler's events in time order."""
+        gaps: list[ZkGap] = []
+        open_: ClusterEvent | None = None
+        for e in self.events:
+            if e.kind == ZK_UNREADABLE and open_ is None:
+                open_ = e
+            elif e.kind == ZK_READABLE and open_ is not None:
+                gaps.append(ZkGap(open_.ts, e.ts, open_.detail))
+                open_ = None
+        if open_ is not None:
+            gaps.append(ZkGap(open_.ts, None, open_.detail))
+        return gaps
+
+    @property
+    def planned(self) -> list[ScheduleEntry]:
+        """The schedule that was planned: config.json's, else schedule.json's."""
+        if self.config and self.config.schedule:
+            return self.config.schedule
+        return self.schedule_entries
 
     @property
     def title(self) -> str:
@@ -273,6 +339,51 @@ class Scenario:
 # ---------------------------------------------------------------------------------- run
 
 
+TEST_OUTCOMES = ("passed", "failed", "error", "skipped")
+
+
+@dataclass(frozen=True)
+class SessionTest:
+    """One pytest test or scenario-file run of the session, as run.json lists it."""
+
+    id: str
+    kind: str  # test | scenario-file
+    outcome: str  # one of TEST_OUTCOMES
+    phase: str | None  # setup | call | teardown: where it failed or errored
+    error: str
+    duration_s: float
+    scenario: str | None  # the scenario folder it ran, if any
+    diagnostics: str | None = None  # folder of container logs and znodes.json, relative to the run
+
+    @property
+    def judgement(self) -> bool | None:
+        """True passed, False failed or errored; skipped tests are not judged at all."""
+        return {"passed": True, "failed": False, "error": False}.get(self.outcome)
+
+    @property
+    def bad(self) -> bool:
+        return self.judgement is False
+
+    @property
+    def summary(self) -> str:
+        """One line to show before the full error is opened: pytest's first "E   ..."
+        line (the exception and its message), else the last non-empty line."""
+        lines = [line.strip() for line in self.error.splitlines() if line.strip()]
+        explained = [line[1:].strip() for line in lines if line.startswith("E ")]
+        return explained[0] if explained else (lines[-1] if lines else "")
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """The session restoring cluster health after a test left it unhealthy."""
+
+    ts: float
+    after: str
+    problems: list[str]
+    actions: list[str]
+    healthy: bool
+
+
 @dataclass(frozen=True)
 class RunInfo:
     run_id: str
@@ -298,16 +409,39 @@ class Run:
     info: RunInfo
     scenarios: list[Scenario]
     problems: list[str] = field(default_factory=list)
+    tests: list[SessionTest] = field(default_factory=list)
+    escalations: list[Escalation] = field(default_factory=list)
+    unreadable_tests: int = 0  # run.json test entries that could not be read
 
     @property
     def outcome(self) -> Outcome:
-        """An incomplete run can fail but never pass: scenarios it did not reach are unknown."""
-        outcome = combine(
-            [{Outcome.PASSED: True, Outcome.FAILED: False}.get(s.outcome) for s in self.scenarios]
-        )
+        """PASSED only when everything that ran passed: every scenario and every test.
+
+        A failed or errored test fails the run like a failed scenario; skipped tests are
+        not judged (nor is a run of nothing). A test entry that could not be read may
+        have been a failure, so it keeps the run from passing. An incomplete run can
+        fail but never pass: what it did not reach is unknown.
+        """
+        judgements: list[bool | None] = [
+            {Outcome.PASSED: True, Outcome.FAILED: False}.get(s.outcome) for s in self.scenarios
+        ]
+        judgements += [t.judgement for t in self.tests if t.judgement is not None]
+        judgements += [None] * self.unreadable_tests
+        outcome = combine(judgements)
         if outcome is Outcome.PASSED and not self.info.complete:
             return Outcome.NOT_JUDGED
         return outcome
 
     def counts(self) -> dict[Outcome, int]:
         return {o: sum(s.outcome is o for s in self.scenarios) for o in Outcome}
+
+    def test_counts(self) -> dict[str, int]:
+        """Tests per outcome, every outcome present (zeros included) in a fixed order."""
+        return {o: sum(t.outcome == o for t in self.tests) for o in TEST_OUTCOMES}
+
+    def scenario_page(self, scenario_id: str | None) -> str | None:
+        """The page of a scenario this run has, for linking a test to it; None otherwise."""
+        for s in self.scenarios:
+            if scenario_id is not None and s.id == scenario_id:
+                return s.page
+        return None

@@ -99,8 +99,16 @@ def render_run(run_dir: str | os.PathLike[str]) -> Path:
     Re-rendering is safe and cheap, so the runner may call this after every scenario to
     keep a report of a run in progress.
     """
+    return render_run_with_outcome(run_dir)[0]
+
+
+def render_run_with_outcome(run_dir: str | os.PathLike[str]) -> tuple[Path, str]:
+    """Render like :func:`render_run`, and also return the run's headline outcome word
+    ("passed", "failed" or "not judged") - the same one the index shows - so a command
+    can exit with it without loading the run a second time."""
     root = Path(run_dir)
-    return write_report(root, load_run(root))
+    run = load_run(root)
+    return write_report(root, run), run.outcome.value
 
 
 def write_report(root: Path, run: Run) -> Path:

@@ -1,9 +1,13 @@
 """The scenario timeline: send outcomes per second over fault windows and cluster changes.
 
 One picture answers the reviewer's first question - did the outage line up with the
-fault, and did leadership move when it should have - so it is drawn with matplotlib into
-an SVG that is inlined into the page: no JavaScript, no network, and it scales to the
-screen. The figure is built with the object API (no pyplot), so rendering does not touch
+fault, and did leadership move when it should have. Send outcomes are bucketed by send
+time, which hides a stall whose sends were acknowledged late (they count as acknowledged
+in the second they were sent), so a second panel counts acknowledgements by the time
+they arrived: a stall is a gap there. Stretches in which ZooKeeper could not be read are
+drawn as a band in their own lane, since no change can be seen in them. It is drawn with
+matplotlib into an SVG that is inlined into the page: no JavaScript, no network, and it
+scales to the screen. The figure is built with the object API (no pyplot), so rendering does not touch
 global state or need a display, and fixed SVG ids and no date keep the output
 reproducible for the same input.
 """
@@ -22,12 +26,25 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from harness.report.model import Bucket, ClusterEvent, FaultWindow, Scenario
+from harness.report.model import (
+    ZK_READABLE,
+    ZK_UNREADABLE,
+    AckBucket,
+    Bucket,
+    ClusterEvent,
+    FaultWindow,
+    Scenario,
+    ZkGap,
+)
 
 # Colour-blind-safe (Paul Tol's bright scheme); outcomes are also named in the legend.
 OUTCOME_COLORS = {"acked": "#4477AA", "failed": "#CC3311", "unknown": "#EE7733"}
 OUTCOME_LABELS = {"acked": "acknowledged", "failed": "failed", "unknown": "in doubt"}
 FAULT_COLOR = "#BBBBBB"
+ACK_COLOR = OUTCOME_COLORS["acked"]
+ZK_GAP_COLOR = "#CCBB44"
+ZK_LANE = "ZooKeeper"
+GAP_KINDS = (ZK_UNREADABLE, ZK_READABLE)  # drawn as bands, not markers
 
 # event kind -> (lane, marker, colour, legend label); unknown kinds go to the "other" lane.
 EVENT_STYLE = {
@@ -53,6 +70,19 @@ class Series:
     acked: list[int]
     failed: list[int]
     unknown: list[int]
+
+
+@dataclass(frozen=True)
+class AckSeries:
+    """Dense acknowledgement counts by arrival time, on the same grid rules as Series."""
+
+    x: list[float]
+    width: float
+    counts: list[int]
+
+    @property
+    def per_second(self) -> list[float]:
+        return [c / self.width for c in self.counts]
 
 
 def origin(scenario: Scenario) -> float | None:
@@ -87,6 +117,25 @@ def series(buckets: Sequence[Bucket], width: float, t0: float) -> Series | None:
     return Series([first - t0 + i * step for i in range(size)], step, acked, failed, unknown)
 
 
+def ack_series(
+    acks: Sequence[AckBucket], width: float, t0: float, span: tuple[float, float] | None = None
+) -> AckSeries | None:
+    """Acknowledgements per bucket of arrival time, zero-filled over the acks' own range
+    and ``span`` (the send buckets' first and last start), so that a stretch of sends
+    with no acknowledgement arriving reads as zero, not as missing."""
+    if width <= 0 or (not acks and span is None):
+        return None
+    starts = [b.start for b in acks] + (list(span) if span else [])
+    first, last = min(starts), max(starts)
+    n = round((last - first) / width) + 1
+    merge = math.ceil(n / MAX_POINTS)
+    counts = [0] * math.ceil(n / merge)
+    for b in acks:
+        counts[round((b.start - first) / width) // merge] += b.count
+    step = width * merge
+    return AckSeries([first - t0 + i * step for i in range(len(counts))], step, counts)
+
+
 def _plain(text: str) -> str:
     """Matplotlib reads $...$ as mathematics; data must be shown literally."""
     return text.replace("$", r"\$")
@@ -119,47 +168,52 @@ def _fault_row(f: FaultWindow, rows: list[str]) -> str:
 def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str | None:
     """The inline <svg> element for one scenario, or None when nothing was recorded.
 
-    ``end`` is where an unhealed fault's shading stops (the history's end if known).
+    ``end`` is where an unhealed fault's shading (or an unended ZooKeeper gap) stops
+    (the history's end if known).
     """
     verdict = scenario.verdict
     data = series(verdict.buckets, verdict.bucket_seconds, t0) if verdict else None
-    faults, events = scenario.faults, scenario.events
-    if data is None and not faults and not events:
+    width = verdict.bucket_seconds if verdict else 1.0
+    span = (verdict.buckets[0].start, verdict.buckets[-1].start) if verdict and verdict.buckets else None
+    read = scenario.ack_buckets  # None: the sends table was not read, so no panel
+    acks = None if read is None else ack_series(read, width, t0, span)
+    faults, events, gaps = scenario.faults, scenario.events, scenario.zk_gaps
+    if data is None and acks is None and not faults and not events:
         return None
-    span_end = _span_end(data, faults, events, t0, end)
+    span_end = _span_end(data, acks, faults, events, t0, end)
     fault_rows = _fault_rows(faults)
-    lanes = [*EVENT_LANES, *(["other"] if any(e.kind not in EVENT_STYLE for e in events) else [])]
+    marked = [e for e in events if e.kind not in GAP_KINDS]
+    lanes = [
+        *([ZK_LANE] if gaps else []),
+        *EVENT_LANES,
+        *(["other"] if any(e.kind not in EVENT_STYLE for e in marked) else []),
+    ]
     rows = [*fault_rows, *lanes]
 
     with matplotlib.rc_context(
         {"svg.fonttype": "none", "svg.hashsalt": "kafka-chaos-report", "font.size": 9}
     ):
-        fig = _figure(rows)
-        top, bottom = fig.subplots(
-            2, 1, sharex=True, gridspec_kw={"height_ratios": [3.0, 0.5 + 0.26 * len(rows)]}
-        )
+        fig = _figure(rows, acks is not None)
+        axes = _axes(fig, rows, acks is not None)
+        top, bottom = axes[0], axes[-1]
         _draw_sends(
             top, data, "no send outcomes in the verdict" if verdict else "no verdict: sends not reconciled"
         )
-        for f in faults:
-            # Behind the send areas (so their colours stay true), edges drawn over them.
-            stop = (f.end if f.end is not None else span_end + t0) - t0
-            top.axvspan(f.start - t0, stop, color=FAULT_COLOR, alpha=0.35, linewidth=0, zorder=0)
-            for edge in (f.start - t0, stop):
-                top.axvline(edge, color="#555555", linestyle="--", linewidth=0.7, zorder=3)
-        changes = [e for e in events if e.kind in ("leader", "controller")]
-        if len(changes) <= MARKED_CHANGES:
-            for e in changes:
-                style = EVENT_STYLE[e.kind]
-                top.axvline(e.ts - t0, color=style[2], linestyle=":", linewidth=0.8, alpha=0.7)
-        _draw_lanes(bottom, rows, fault_rows, faults, events, t0, span_end)
-        starts = [0.0, *(data.x[:1] if data else []), *(f.start - t0 for f in faults[:1])]
+        if acks is not None:
+            _draw_acks(axes[1], acks)
+        for ax in axes[:-1]:
+            _shade_faults(ax, faults, t0, span_end)
+        _mark_changes(top, events, t0)
+        _draw_lanes(bottom, rows, fault_rows, faults, marked, t0, span_end)
+        _draw_gaps(bottom, rows, gaps, t0, span_end)
+        starts = [0.0, *(data.x[:1] if data else []), *(acks.x[:1] if acks else [])]
+        starts += [f.start - t0 for f in faults[:1]]
         left = min(*starts, *(e.ts - t0 for e in events[:1]))
         # A run that died at once has nothing to span; keep the axis one second wide.
         bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
-            handles=_legend(events, bool(faults), data is not None),
+            handles=_legend(events, bool(faults), data is not None, bool(gaps)),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
             ncol=5,
@@ -168,17 +222,71 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         )
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return _inline(buf.getvalue(), _summary(data, faults, events))
+    return _inline(buf.getvalue(), _summary(data, acks, faults, events, gaps))
 
 
-def _figure(rows: Sequence[str]) -> Figure:
+def _axes(fig: Figure, rows: Sequence[str], with_acks: bool) -> list[Axes]:
+    """Sends on top, acknowledgements by arrival below (if any), then the lanes."""
+    heights = [3.0, *([1.4] if with_acks else []), 0.5 + 0.26 * len(rows)]
+    axes = fig.subplots(len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights})
+    return list(axes)
+
+
+def _shade_faults(ax: Axes, faults: Sequence[FaultWindow], t0: float, span_end: float) -> None:
+    for f in faults:
+        # Behind the data (so its colours stay true), edges drawn over it.
+        stop = (f.end if f.end is not None else span_end + t0) - t0
+        ax.axvspan(f.start - t0, stop, color=FAULT_COLOR, alpha=0.35, linewidth=0, zorder=0)
+        for edge in (f.start - t0, stop):
+            ax.axvline(edge, color="#555555", linestyle="--", linewidth=0.7, zorder=3)
+
+
+def _mark_changes(ax: Axes, events: Sequence[ClusterEvent], t0: float) -> None:
+    changes = [e for e in events if e.kind in ("leader", "controller")]
+    if len(changes) <= MARKED_CHANGES:
+        for e in changes:
+            style = EVENT_STYLE[e.kind]
+            ax.axvline(e.ts - t0, color=style[2], linestyle=":", linewidth=0.8, alpha=0.7)
+
+
+def _draw_acks(ax: Axes, acks: AckSeries) -> None:
+    """Acknowledgements per second by arrival time: a stall is a flat zero here."""
+    ax.set_ylabel("acks received /s")
+    ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+    ax.set_axisbelow(True)
+    xs = [*acks.x, acks.x[-1] + acks.width]
+    rate = acks.per_second
+    ys = [*rate, rate[-1]]
+    ax.fill_between(xs, [0] * len(xs), ys, step="post", color=ACK_COLOR, alpha=0.35, linewidth=0)
+    ax.step(xs, ys, where="post", color=ACK_COLOR, linewidth=1.0)
+    ax.set_ylim(0, max(max(rate), 1.0) * 1.1)
+    ax.margins(x=0)
+
+
+def _draw_gaps(ax: Axes, rows: list[str], gaps: Sequence[ZkGap], t0: float, span_end: float) -> None:
+    if not gaps:
+        return
+    row = len(rows) - 1 - rows.index(ZK_LANE)
+    for g in gaps:
+        stop = (g.end if g.end is not None else span_end + t0) - t0
+        ax.broken_barh(
+            [(g.start - t0, max(stop - (g.start - t0), span_end / 400))],
+            (row - 0.35, 0.7),
+            facecolors=ZK_GAP_COLOR,
+            edgecolors="#555555",
+            linewidth=0.6,
+            hatch="xx",
+        )
+
+
+def _figure(rows: Sequence[str], with_acks: bool = False) -> Figure:
     """A figure with margins fixed in inches from the longest lane label.
 
     Cheaper than matplotlib's constrained layout (which draws the figure twice) and
     just as tidy here, where the only variable-width text is the lane labels.
     """
     width, top, bottom = 10.0, 0.55, 0.5
-    height = 3.0 + 0.24 * len(rows)
+    height = 3.0 + 0.24 * len(rows) + (1.0 if with_acks else 0.0)
     left = 0.45 + 0.062 * max((len(_short(r)) for r in rows), default=8)
     fig = Figure(figsize=(width, height))
     fig.subplots_adjust(
@@ -189,14 +297,16 @@ def _figure(rows: Sequence[str]) -> Figure:
 
 def _span_end(
     data: Series | None,
+    acks: AckSeries | None,
     faults: Sequence[FaultWindow],
     events: Sequence[ClusterEvent],
     t0: float,
     end: float | None,
 ) -> float:
     ends = [0.0]
-    if data:
-        ends.append(data.x[-1] + data.width)
+    for s in (data, acks):
+        if s:
+            ends.append(s.x[-1] + s.width)
     ends += [(f.end if f.end is not None else f.start) - t0 for f in faults]
     ends += [e.ts - t0 for e in events]
     if end is not None:
@@ -277,12 +387,18 @@ def _draw_lanes(
         ax.axhline(len(rows) - len(fault_rows) - 0.5, color="#999999", linewidth=0.5)
 
 
-def _legend(events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool) -> list[Patch | Line2D]:
+def _legend(
+    events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool, have_gaps: bool = False
+) -> list[Patch | Line2D]:
     handles: list[Patch | Line2D] = []
     if have_sends:
         handles += [Patch(color=OUTCOME_COLORS[k], label=v) for k, v in OUTCOME_LABELS.items()]
     if have_faults:
         handles.append(Patch(facecolor=FAULT_COLOR, edgecolor="#555555", label="fault in force"))
+    if have_gaps:
+        handles.append(
+            Patch(facecolor=ZK_GAP_COLOR, edgecolor="#555555", hatch="xx", label="ZooKeeper unreadable")
+        )
     kinds = {e.kind for e in events}
     for kind, (_, marker, color, label) in EVENT_STYLE.items():
         if kind in kinds:
@@ -290,15 +406,26 @@ def _legend(events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool)
     return handles
 
 
-def _summary(data: Series | None, faults: Sequence[FaultWindow], events: Sequence[ClusterEvent]) -> str:
+def _summary(
+    data: Series | None,
+    acks: AckSeries | None,
+    faults: Sequence[FaultWindow],
+    events: Sequence[ClusterEvent],
+    gaps: Sequence[ZkGap] = (),
+) -> str:
     """The figure in one sentence, for screen readers and for a quick check without looking."""
     parts = []
     if data:
         parts.append(
             f"{sum(data.acked)} sends acknowledged, {sum(data.failed)} failed, {sum(data.unknown)} in doubt"
         )
+    if acks:
+        arrived = sum(c > 0 for c in acks.counts)
+        parts.append(f"acknowledgements arrived in {arrived} of {len(acks.counts)} buckets")
     parts.append(f"{len(faults)} fault window(s)")
-    parts.append(f"{len(events)} cluster change(s)")
+    parts.append(f"{sum(e.kind not in GAP_KINDS for e in events)} cluster change(s)")
+    if gaps:
+        parts.append(f"{len(gaps)} stretch(es) with ZooKeeper unreadable")
     return "Timeline: " + "; ".join(parts)
 
 

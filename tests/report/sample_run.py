@@ -15,6 +15,10 @@ Three scenarios cover the three outcomes:
 * ``s3-kill-leader`` fails: a retried send left 2 duplicates where none are allowed.
 * ``s7-link-cut`` is not judged: its verdict.json is missing.
 
+run.json also lists the session's pytest tests (one fabric test failed, one errored at
+setup, one skipped) and one escalation, s3 has a failed heal and diagnostics (container
+logs, znodes.json), and s5 a stretch in which ZooKeeper could not be read.
+
 Run ``python -m tests.report.sample_run DIR`` to write one and render it for a look.
 """
 
@@ -227,6 +231,8 @@ class SampleScenario:
     producer_settings: dict[str, Any]
     ack_delay: Callable[[float], float] | None = None
     write_verdict: bool = True
+    fault_outcomes: dict[int, str] = field(default_factory=dict)  # index in faults -> outcome text
+    diagnostics: tuple[str, ...] = ()  # container names whose logs were collected
 
 
 def _s5_fate(p: int, t: float) -> Fate:
@@ -247,6 +253,12 @@ def _s3_fate(p: int, t: float) -> Fate:
     if 10 <= t < 12:
         return "unknown"
     return "failed" if 12 <= t < 16.1 else "acked"
+
+
+HEAL_ERROR = (
+    "error: ChaosError: docker start kafka-0 did not return within 30 s\n"
+    "  container state: exited (137) <oom?> & restarting"
+)
 
 
 def _kill(target: Any, start: float, duration: float) -> dict[str, Any]:
@@ -278,6 +290,8 @@ SCENARIOS = (
             (13.1, "isr", 2, "isr [2, 1] -> [2]"),
             (20.0, "broker_down", None, "broker 0 left /brokers/ids (session expired)"),
             (20.1, "leader", 0, "leader 0 -> -1 (epoch 2)"),
+            (20.4, "zk_unreadable", None, "ZooKeeper state unreadable: ConnectionLoss: "),
+            (23.9, "zk_readable", None, "ZooKeeper state readable again after 3.5 s"),
             (26.0, "broker_up", None, "broker 1 registered"),
             (26.2, "leader", 0, "leader -1 -> 1 (epoch 3), unclean"),
             (32.0, "broker_up", None, "broker 0 registered"),
@@ -309,6 +323,8 @@ SCENARIOS = (
         expectations={},
         schedule=[_kill({"leader_of": [TOPIC, 0]}, 10, 15)],
         faults=[(10, "kill", "inject", "kafka-0"), (25, "kill", "heal", "kafka-0")],
+        fault_outcomes={1: HEAL_ERROR},
+        diagnostics=("kafka-0", "kafka-1", "kafka-2", "zk-a", "zk-b", "zk-c", "toxiproxy"),
         events=[
             (0.0, "controller", None, "controller is broker 1 (epoch 4)"),
             (16.0, "broker_down", None, "broker 0 left /brokers/ids (session expired)"),
@@ -386,7 +402,20 @@ def write_scenario(run_dir: Path, s: SampleScenario) -> Path:
     sdir = run_dir / s.id
     sdir.mkdir(parents=True)
     _write_json(sdir / "config.json", _config(s))
-    _write_json(sdir / "schedule.json", {"version": 1, "entries": s.schedule})
+    fault_rows = [
+        {
+            "ts": T0 + t,
+            "mono": 5000.0 + t,
+            "fault": fault,
+            "action": action,
+            "targets": json.dumps([target]),
+            "outcome": s.fault_outcomes.get(i, "ok"),
+        }
+        for i, (t, fault, action, target) in enumerate(s.faults)
+    ]
+    # As ScenarioRun.run_schedule saves it after the run: the plan and what happened.
+    _write_json(sdir / "schedule.json", {"version": 1, "entries": s.schedule, "recorded": fault_rows})
+    _write_diagnostics(sdir, s.diagnostics)
     sim = simulate(s.duration_s, s.fate, s.ack_delay)
     meta = {"id": s.id, "title": s.title, "topic": TOPIC, "expectations": s.expectations}
     with HistoryWriter(sdir / "history", RUN_ID, meta) as writer:
@@ -399,18 +428,8 @@ def write_scenario(run_dir: Path, s: SampleScenario) -> Path:
                 writer.append(
                     "final_log", {"topic": TOPIC, "partition": p, "offset": offset, "message_id": mid}
                 )
-        for t, fault, action, target in s.faults:
-            writer.append(
-                "faults",
-                {
-                    "ts": T0 + t,
-                    "mono": 5000.0 + t,
-                    "fault": fault,
-                    "action": action,
-                    "targets": json.dumps([target]),
-                    "outcome": "ok",
-                },
-            )
+        for row in fault_rows:
+            writer.append("faults", row)
     # The writer stamps wall-clock times; pin them so the sample is reproducible.
     manifest = json.loads((sdir / "history" / "manifest.json").read_text())
     manifest.update(started=T0, finished=T0 + s.duration_s + 5)
@@ -436,6 +455,69 @@ def write_scenario(run_dir: Path, s: SampleScenario) -> Path:
     return sdir
 
 
+def _write_diagnostics(sdir: Path, containers: tuple[str, ...]) -> None:
+    """What the runner collects after a scenario: one log per container, the znodes."""
+    if not containers:
+        return
+    logs = sdir / "diagnostics" / "logs"
+    logs.mkdir(parents=True)
+    for name in containers:
+        (logs / f"{name}.log").write_text(f"[{name}] started\n[{name}] INFO sample log line\n")
+    _write_json(
+        sdir / "diagnostics" / "znodes.json",
+        {"/controller": {"brokerid": 1}, "/brokers/ids": ["1", "2"]},
+    )
+
+
+FABRIC_TEST = "tests/chaos/test_fabric.py::test_zone_cut_isolates_the_zone[c]"
+FABRIC_ERROR = (
+    "def test_zone_cut_isolates_the_zone(cluster, zone):\n"
+    "        cut_zone(cluster, zone)\n"
+    ">       assert not reachable(cluster, 'client-c', 'kafka-0')\n"
+    "E       AssertionError: <script>console.error(\"traceback\")</script> kafka-0 & zk-a still "
+    "reachable from client-c\n"
+    "\n"
+    "tests/chaos/test_fabric.py:88: AssertionError"
+)
+SETUP_ERROR = "ChaosError: cluster not healthy after 120 s: kafka-2 not in /brokers/ids"
+
+
+def sample_tests() -> list[dict[str, Any]]:
+    """run.json "tests": the three scenarios' tests, then fault, fabric and cleanup tests."""
+
+    def test(tid: str, outcome: str, duration: float, **extra: Any) -> dict[str, Any]:
+        base = {"id": tid, "kind": "test", "outcome": outcome, "phase": None, "error": "",
+                "duration_s": duration, "scenario": None}
+        return base | extra
+
+    return [
+        test("tests/chaos/scenarios/test_s5_unclean_election.py::test_s5", "passed", 52.1,
+             scenario="s5-unclean-election"),
+        test("tests/chaos/scenarios/test_s3_kill_leader.py::test_s3", "failed", 41.7, phase="call",
+             error="AssertionError: duplicate: 2 found, none allowed", scenario="s3-kill-leader"),
+        test("file:tests/scenarios/link_cut.toml", "error", 30.2, kind="scenario-file", phase="teardown",
+             error="SparkError: reconciliation crashed", scenario="s7-link-cut"),
+        test(FABRIC_TEST, "failed", 12.4, phase="call", error=FABRIC_ERROR),
+        test("tests/chaos/test_faults.py::test_pause_freezes_the_broker", "error", 120.3, phase="setup",
+             error=SETUP_ERROR),
+        test("tests/chaos/test_faults.py::test_five_brokers", "skipped", 0.0, phase="setup",
+             error="Skipped: needs brokers_per_zone=2"),
+        test("tests/chaos/test_cleanup.py::test_no_containers_left", "passed", 3.2),
+    ]
+
+
+def sample_escalations() -> list[dict[str, Any]]:
+    return [
+        {
+            "ts": T0 + 100,
+            "after": FABRIC_TEST,
+            "problems": ["kafka-2 not in /brokers/ids", "orders-1 has no leader"],
+            "actions": ["restarted kafka-2"],
+            "healthy": True,
+        }
+    ]
+
+
 def build_sample_run(root: Path, status: str = "complete") -> Path:
     """Write reports-like ``root/<RUN_ID>/`` with the three sample scenarios; returns it."""
     run_dir = Path(root) / RUN_ID
@@ -451,6 +533,8 @@ def build_sample_run(root: Path, status: str = "complete") -> Path:
             "finished": T0 + 120 if status == "complete" else None,
             "status": status,
             "scenarios": [s.id for s in SCENARIOS],
+            "tests": sample_tests(),
+            "escalations": sample_escalations(),
         },
     )
     return run_dir

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from harness.report import render_run
-from tests.report.sample_run import build_sample_run
+from tests.report.sample_run import build_sample_run, sample_tests
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
@@ -94,7 +94,7 @@ def screenshot(page: Path, profile: Path, png: Path) -> np.ndarray:
     return matplotlib.image.imread(png)
 
 
-PAGES = ("index.html", "s5-unclean-election.html", "s7-link-cut.html")
+PAGES = ("index.html", "s5-unclean-election.html", "s7-link-cut.html", "s3-kill-leader.html")
 CANARY = "canary.html"  # a page that must produce console messages: proves the scan sees them
 CANARY_HTML = """<!DOCTYPE html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head>
@@ -139,10 +139,31 @@ def test_index_shows_the_verdict_table(loads: dict[str, Load]) -> None:
     assert "&lt;script&gt;console.error" in dom and "<b>bold?</b>" not in dom
 
 
+def test_index_shows_every_test_and_the_escalation(loads: dict[str, Load]) -> None:
+    dom = loads["index.html"].dom
+    assert '<table id="tests">' in dom
+    rows = dom.split('<table id="tests">')[1].split("</table>")[0].split("<tbody>")[1]
+    assert rows.count("<tr") == len(sample_tests())
+    assert rows.count('<tr class="bad">') == 4  # 2 failed, 2 errors
+    # the fabric test's traceback is folded, escaped text: no element was made of it
+    assert "&lt;script&gt;console.error(\"traceback\")" in rows and "<details" in rows
+    headline = dom.split('id="run-verdict"')[1].split("</div>")[0]
+    assert "7 tests:" in headline and "2 errors" in headline
+    assert 'id="escalations"' in dom and "cluster health was restored by restarted kafka-2" in dom
+
+
 def test_scenario_page_has_verdict_first_then_the_timeline_svg(loads: dict[str, Load]) -> None:
     dom = loads["s5-unclean-election.html"].dom
     assert dom.index('id="rules"') < dom.index('<svg class="timeline"') < dom.index('id="checks"')
     assert "acknowledged" in dom.split('<svg class="timeline"')[1]  # the legend was drawn as text
+
+
+def test_scenario_page_shows_fault_errors_and_diagnostics(loads: dict[str, Load]) -> None:
+    dom = loads["s3-kill-leader.html"].dom
+    assert '<table id="fault-actions">' in dom and "docker start kafka-0 did not return" in dom
+    assert 'href="s3-kill-leader/diagnostics/logs/kafka-0.log"' in dom
+    assert 'href="s3-kill-leader/diagnostics/znodes.json"' in dom
+    assert "acks received /s" in loads["s5-unclean-election.html"].dom
 
 
 def test_a_scenario_without_verdict_says_so(loads: dict[str, Load]) -> None:

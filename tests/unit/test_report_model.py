@@ -16,8 +16,16 @@ import pytest
 from harness.errors import ChaosError
 from harness.report import ReportError, load_run
 from harness.report.load import page_name
-from harness.report.model import Outcome, combine
-from tests.report.sample_run import RUN_ID, T0, build_sample_run
+from harness.report.model import Outcome, Run, Scenario, combine
+from tests.report.sample_run import (
+    FABRIC_ERROR,
+    FABRIC_TEST,
+    HEAL_ERROR,
+    RUN_ID,
+    T0,
+    build_sample_run,
+    sample_tests,
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +43,14 @@ def _edit(path: Path, **changes: Any) -> None:
     data = json.loads(path.read_text())
     data.update(changes)
     path.write_text(json.dumps(data))
+
+
+def _passing_tests() -> list[dict[str, Any]]:
+    """The sample's tests with every failure and error turned into a pass."""
+    return [
+        t | {"outcome": "passed", "phase": None, "error": ""} if t["outcome"] in ("failed", "error") else t
+        for t in sample_tests()
+    ]
 
 
 def _outcomes(run_dir: Path) -> dict[str, Outcome]:
@@ -136,7 +152,7 @@ def test_a_scenario_the_run_never_reached_is_not_judged(run_dir: Path) -> None:
 def test_an_incomplete_run_cannot_pass(run_dir: Path, status: str) -> None:
     shutil.rmtree(run_dir / "s3-kill-leader")
     shutil.rmtree(run_dir / "s7-link-cut")
-    _edit(run_dir / "run.json", status=status, scenarios=["s5-unclean-election"])
+    _edit(run_dir / "run.json", status=status, scenarios=["s5-unclean-election"], tests=_passing_tests())
     run = load_run(run_dir)
     assert [s.outcome for s in run.scenarios] == [Outcome.PASSED]
     assert not run.info.complete
@@ -177,7 +193,10 @@ def test_fault_windows_come_from_recorded_events_paired_in_order(sample: Path) -
 def test_without_recorded_events_the_schedule_is_used_and_marked_approximate(run_dir: Path) -> None:
     for part in (run_dir / "s3-kill-leader" / "history" / "faults").iterdir():
         part.unlink()
+    schedule = run_dir / "s3-kill-leader" / "schedule.json"
+    schedule.write_text(json.dumps({"version": 1, "entries": json.loads(schedule.read_text())["entries"]}))
     s3 = next(s for s in load_run(run_dir).scenarios if s.id == "s3-kill-leader")
+    assert s3.fault_actions == []
     [window] = s3.faults
     assert window.approximate
     assert (window.start - T0, window.end and window.end - T0) == (10, 25)
@@ -195,3 +214,210 @@ def test_a_missing_run_directory_is_a_one_line_user_error(tmp_path: Path) -> Non
     with pytest.raises(ReportError, match="does not exist") as err:
         load_run(tmp_path / "nope")
     assert isinstance(err.value, ChaosError)
+
+
+# ------------------------------------------------------------- session tests, run outcome
+
+
+def _only_s5(run_dir: Path, tests: list[dict[str, Any]]) -> Run:
+    """The run with only the passing scenario left, and the given tests."""
+    _edit(run_dir / "run.json", scenarios=["s5-unclean-election"], tests=tests)
+    return load_run(run_dir)
+
+
+def test_a_failed_fabric_test_fails_a_run_whose_scenarios_all_passed(run_dir: Path) -> None:
+    tests = [t for t in _passing_tests() if t["outcome"] != "skipped"]
+    fabric = next(t for t in tests if t["id"] == FABRIC_TEST)
+    fabric.update(outcome="failed", phase="call", error=FABRIC_ERROR)
+    run = _only_s5(run_dir, tests)
+    assert [s.outcome for s in run.scenarios] == [Outcome.PASSED]
+    assert run.outcome is Outcome.FAILED
+    [failed] = [t for t in run.tests if t.bad]
+    assert (failed.id, failed.phase, failed.error) == (FABRIC_TEST, "call", FABRIC_ERROR)
+    assert failed.summary.startswith("AssertionError: <script>")
+
+
+def test_the_same_run_with_the_fabric_test_passed_is_passed(run_dir: Path) -> None:
+    run = _only_s5(run_dir, [t for t in _passing_tests() if t["outcome"] != "skipped"])
+    assert run.outcome is Outcome.PASSED
+    assert run.test_counts() == {"passed": 6, "failed": 0, "error": 0, "skipped": 0}
+
+
+def test_skipped_tests_are_counted_but_do_not_fail_the_run(run_dir: Path) -> None:
+    run = _only_s5(run_dir, _passing_tests())
+    assert run.outcome is Outcome.PASSED
+    assert run.test_counts()["skipped"] == 1
+    [skipped] = [t for t in run.tests if t.outcome == "skipped"]
+    assert skipped.error == "Skipped: needs brokers_per_zone=2" and not skipped.bad
+
+
+def test_an_error_at_setup_counts_as_an_error_and_fails_the_run(run_dir: Path) -> None:
+    tests = _passing_tests()
+    tests[4].update(outcome="error", phase="setup", error="ChaosError: cluster not healthy")
+    run = _only_s5(run_dir, tests)
+    assert run.test_counts() == {"passed": 5, "failed": 0, "error": 1, "skipped": 1}
+    assert run.tests[4].phase == "setup" and run.tests[4].bad
+    assert run.outcome is Outcome.FAILED
+
+
+def test_the_sample_lists_every_test_in_run_order(sample: Path) -> None:
+    run = load_run(sample)
+    assert [t.id for t in run.tests] == [t["id"] for t in sample_tests()]
+    assert run.test_counts() == {"passed": 2, "failed": 2, "error": 2, "skipped": 1}
+    assert run.tests[2].kind == "scenario-file" and run.tests[2].scenario == "s7-link-cut"
+    assert run.scenario_page("s7-link-cut") == "s7-link-cut.html"
+    assert run.scenario_page("not-a-scenario") is None
+    assert run.problems == []
+
+
+@pytest.mark.parametrize(
+    ("tests", "scenarios", "expected"),
+    [
+        ([], [], Outcome.NOT_JUDGED),  # nothing ran
+        ([{"outcome": "skipped"}], [], Outcome.NOT_JUDGED),  # nothing that ran was judged
+        ([{"outcome": "passed"}], [], Outcome.PASSED),
+        ([{"outcome": "passed"}, {"outcome": "error", "phase": "teardown"}], [], Outcome.FAILED),
+    ],
+)
+def test_a_run_of_tests_alone_is_judged_by_its_tests(
+    run_dir: Path, tests: list[dict[str, Any]], scenarios: list[str], expected: Outcome
+) -> None:
+    base = {"kind": "test", "error": "", "duration_s": 1.0}
+    entries = [base | {"id": f"t{i}"} | t for i, t in enumerate(tests)]
+    for sid in ("s3-kill-leader", "s5-unclean-election", "s7-link-cut"):
+        shutil.rmtree(run_dir / sid)
+    _edit(run_dir / "run.json", scenarios=scenarios, tests=entries)
+    assert load_run(run_dir).outcome is expected
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"id": "x", "outcome": "xfailed"},
+        {"id": "x", "outcome": "passed", "duration_s": "fast"},
+        {"id": "x", "outcome": "passed", "phase": "collect"},
+        {"outcome": "passed"},
+        "tests/x.py::test_y",
+    ],
+)
+def test_a_malformed_test_entry_is_a_problem_and_keeps_the_run_from_passing(
+    run_dir: Path, bad: object
+) -> None:
+    run = _only_s5(run_dir, [*_passing_tests(), bad])  # type: ignore[list-item]
+    assert len(run.tests) == len(sample_tests()) and run.unreadable_tests == 1
+    assert any("run.json test 8 is malformed" in p for p in run.problems)
+    assert run.outcome is Outcome.NOT_JUDGED
+
+
+def test_tests_that_are_not_a_list_are_a_problem(run_dir: Path) -> None:
+    _edit(run_dir / "run.json", scenarios=["s5-unclean-election"], tests={"a": 1})
+    run = load_run(run_dir)
+    assert run.tests == [] and run.outcome is Outcome.NOT_JUDGED
+    assert "run.json tests is not a list; not shown" in run.problems
+
+
+def test_a_run_json_without_tests_reads_as_before(run_dir: Path) -> None:
+    data = json.loads((run_dir / "run.json").read_text())
+    del data["tests"], data["escalations"]
+    data["scenarios"] = ["s5-unclean-election"]
+    (run_dir / "run.json").write_text(json.dumps(data))
+    run = load_run(run_dir)
+    assert run.tests == [] and run.escalations == [] and run.problems == []
+    assert run.outcome is Outcome.PASSED
+
+
+def test_escalations_are_read_and_malformed_ones_reported(run_dir: Path) -> None:
+    [e] = load_run(run_dir).escalations
+    assert (e.ts - T0, e.after, e.actions, e.healthy) == (100, FABRIC_TEST, ["restarted kafka-2"], True)
+    assert e.problems == ["kafka-2 not in /brokers/ids", "orders-1 has no leader"]
+    _edit(run_dir / "run.json", escalations=[{"ts": T0, "after": "t", "healthy": "yes"}])
+    run = load_run(run_dir)
+    assert run.escalations == []
+    assert any("escalation 1 is malformed" in p for p in run.problems)
+
+
+# ---------------------------------------------------------- faults, diagnostics, ZooKeeper
+
+
+def _scenario(run_dir: Path, sid: str) -> Scenario:
+    return next(s for s in load_run(run_dir).scenarios if s.id == sid)
+
+
+def test_fault_errors_are_kept_with_their_text(sample: Path) -> None:
+    s3 = _scenario(sample, "s3-kill-leader")
+    assert [(a.action, a.ok, a.outcome) for a in s3.fault_actions] == [
+        ("inject", True, "ok"),
+        ("heal", False, HEAL_ERROR),
+    ]
+    assert s3.fault_actions_source == "history"
+    [window] = s3.faults
+    assert not window.ok and window.errors == (f"heal: {HEAL_ERROR}",)
+    assert all(w.ok and not w.errors for w in _scenario(sample, "s5-unclean-election").faults)
+
+
+def test_without_history_fault_rows_the_schedule_files_record_is_used(run_dir: Path) -> None:
+    for part in (run_dir / "s3-kill-leader" / "history" / "faults").iterdir():
+        part.unlink()
+    s3 = _scenario(run_dir, "s3-kill-leader")
+    assert s3.fault_actions_source == "schedule.json"
+    assert [a.outcome for a in s3.fault_actions] == ["ok", HEAL_ERROR]
+    [window] = s3.faults
+    assert not window.approximate and (window.start - T0, window.end and window.end - T0) == (10, 25)
+
+
+def test_the_plan_comes_from_schedule_json_when_config_has_none(run_dir: Path) -> None:
+    config = run_dir / "s7-link-cut" / "config.json"
+    _edit(config, schedule=[])
+    s7 = _scenario(run_dir, "s7-link-cut")
+    assert s7.config is not None and s7.config.schedule == []
+    assert [(e.fault, e.start_s, e.duration_s) for e in s7.planned] == [("cut", 5, 15)]
+
+
+def test_diagnostics_are_listed_logs_first(sample: Path) -> None:
+    s3 = _scenario(sample, "s3-kill-leader")
+    assert s3.diagnostics[0] == "s3-kill-leader/diagnostics/logs/kafka-0.log"
+    assert s3.diagnostics[-1] == "s3-kill-leader/diagnostics/znodes.json"
+    assert len(s3.diagnostics) == 8
+    assert _scenario(sample, "s5-unclean-election").diagnostics == []
+
+
+def test_zookeeper_gaps_are_paired_from_the_events(sample: Path) -> None:
+    [gap] = _scenario(sample, "s5-unclean-election").zk_gaps
+    assert (gap.start - T0, gap.end and gap.end - T0) == pytest.approx((20.4, 23.9))
+    assert "ConnectionLoss" in gap.detail
+    assert _scenario(sample, "s3-kill-leader").zk_gaps == []
+
+
+def test_an_unended_zookeeper_gap_lasts_to_the_end(run_dir: Path) -> None:
+    path = run_dir / "s5-unclean-election" / "cluster_events.json"
+    events = [e for e in json.loads(path.read_text()) if e["kind"] != "zk_readable"]
+    path.write_text(json.dumps(events))
+    [gap] = _scenario(run_dir, "s5-unclean-election").zk_gaps
+    assert gap.end is None
+
+
+def test_acknowledgements_are_read_by_arrival_time(sample: Path) -> None:
+    s5 = _scenario(sample, "s5-unclean-election")
+    assert s5.ack_buckets is not None
+    by_second = {b.start - T0: b.count for b in s5.ack_buckets}
+    # the lost sends of orders-0 (sent from +8 s) were all acknowledged at +13.11 s
+    assert (by_second[13] > by_second[12] and 9 not in by_second) or by_second[9] < by_second[13]
+    assert sum(by_second.values()) == s5.verdict.totals["acked"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "tests", "code", "expected"),
+    [
+        (Outcome.PASSED, {"failed": 0, "error": 0}, 0, ""),
+        (Outcome.FAILED, {"failed": 1, "error": 1}, 1,
+         "run failed, 2 tests failed or errored, pytest exit 1"),
+        (Outcome.NOT_JUDGED, {}, 0, "run not judged"),
+        (Outcome.PASSED, {}, 2, "run passed, pytest exit 2"),
+    ],
+)
+def test_the_matrix_column_shows_the_runs_outcome(
+    outcome: Outcome, tests: dict[str, int], code: int, expected: str
+) -> None:
+    from harness.matrix import _column_problem
+
+    assert _column_problem(outcome, tests, code) == expected

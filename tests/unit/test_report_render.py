@@ -9,10 +9,18 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from markupsafe import escape
 
-from harness.report import render_run
+from harness.report import render_run, render_run_with_outcome
 from harness.report.cli import report
-from tests.report.sample_run import RUN_ID, build_sample_run
+from tests.report.sample_run import (
+    FABRIC_ERROR,
+    FABRIC_TEST,
+    HEAL_ERROR,
+    RUN_ID,
+    build_sample_run,
+    sample_tests,
+)
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>&amp;'
 
@@ -217,11 +225,14 @@ def test_a_run_killed_early_still_renders(tmp_path: Path) -> None:
     for table in ("sends", "polls", "final_log", "faults"):
         shutil.rmtree(sdir / "history" / table)
         (sdir / "history" / table).mkdir()
+    # killed before the schedule finished: schedule.json holds the plan, nothing recorded
+    schedule = json.loads((sdir / "schedule.json").read_text())
+    (sdir / "schedule.json").write_text(json.dumps({"version": 1, "entries": schedule["entries"]}))
     manifest = json.loads((sdir / "history" / "manifest.json").read_text())
     manifest.update(status="running", finished=None)
     (sdir / "history" / "manifest.json").write_text(json.dumps(manifest))
     data = json.loads((run_dir / "run.json").read_text())
-    data.update(status="running", finished=None, scenarios=["s5-unclean-election"])
+    data.update(status="running", finished=None, scenarios=["s5-unclean-election"], tests=[], escalations=[])
     (run_dir / "run.json").write_text(json.dumps(data))
 
     render_run(run_dir)
@@ -242,6 +253,10 @@ def test_cli_report_exits_nonzero_unless_the_run_passed(
     data = json.loads((run_dir / "run.json").read_text())
     data["scenarios"] = ["s5-unclean-election"]
     (run_dir / "run.json").write_text(json.dumps(data))
+    assert report(run_dir) == 1  # the scenario left passes, but failed tests still fail the run
+    capsys.readouterr()
+    data["tests"] = [t for t in data["tests"] if t["outcome"] in ("passed", "skipped")]
+    (run_dir / "run.json").write_text(json.dumps(data))
     assert report(run_dir) == 0
     assert capsys.readouterr().out.startswith("report: PASSED: ")
 
@@ -255,3 +270,181 @@ def test_rendering_twice_gives_the_same_pages_but_the_footer(rendered: Path, tmp
 
     for html in rendered.glob("*.html"):
         assert body(html) == body(copy / html.name), html.name
+
+
+# ------------------------------------------------------------------ tests, escalations
+
+
+def _rows(html: Path, table_id: str) -> list[str]:
+    """Each row of one table as raw HTML, header excluded."""
+    raw = html.read_text()
+    body = raw.split(f'<table id="{table_id}">', 1)[1].split("</table>", 1)[0]
+    return body.split("<tbody>", 1)[1].split("<tr")[1:]
+
+
+def test_index_headline_counts_tests_and_scenarios(rendered: Path) -> None:
+    text = parse(rendered / "index.html").visible
+    assert text.startswith(
+        "kafka-chaos run 20231114-221300-demo failed 3 scenarios: 1 passed, 1 failed, 1 not judged; "
+        "7 tests: 2 passed, 2 failed, 2 errors, 1 skipped"
+    )
+
+
+def test_index_lists_every_test_with_its_error_escaped_and_folded(rendered: Path) -> None:
+    page = parse(rendered / "index.html")
+    rows = _rows(rendered / "index.html", "tests")
+    assert len(rows) == len(sample_tests())
+    for test, row in zip(sample_tests(), rows, strict=True):
+        assert escape(test["id"]) in row
+        assert ('class="bad"' in row) == (test["outcome"] in ("failed", "error")), test["id"]
+        if test["error"]:
+            assert f"<pre>{escape(test['error'])}</pre>" in row and "<details" in row
+    fabric = rows[3]
+    assert 'badge failed">failed<' in fabric and ">call<" in fabric
+    assert "<summary>AssertionError: &lt;script&gt;" in fabric
+    assert 'badge failed">error<' in rows[4] and ">setup<" in rows[4]
+    assert 'badge skipped">skipped<' in rows[5]
+    assert '<a href="s7-link-cut.html">s7-link-cut</a>' in rows[2]
+    assert "script" not in page.tags
+    assert "E AssertionError: <script>console.error(\"traceback\")</script> kafka-0 & zk-a" in page.visible
+
+
+def _edit_run(run_dir: Path, **changes: object) -> None:
+    data = json.loads((run_dir / "run.json").read_text())
+    data.update(changes)
+    (run_dir / "run.json").write_text(json.dumps(data))
+
+
+def _passing(tests: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [t | {"outcome": "passed", "phase": None, "error": ""} for t in tests]
+
+
+def test_a_failed_fabric_test_makes_the_headline_failed_and_shows_why(run_dir: Path) -> None:
+    tests = _passing(sample_tests())
+    tests[3].update(outcome="failed", phase="call", error=FABRIC_ERROR)
+    _edit_run(run_dir, scenarios=["s5-unclean-election"], tests=tests)
+    index, outcome = render_run_with_outcome(run_dir)
+    assert outcome == "failed"
+    text = parse(index).visible
+    assert text.startswith("kafka-chaos run 20231114-221300-demo failed 1 scenario: 1 passed, 0 failed")
+    assert "7 tests: 6 passed, 1 failed, 0 errors, 0 skipped" in text
+    assert FABRIC_TEST in text and "still reachable from client-c" in text
+    assert index.read_text().startswith("<!DOCTYPE html>") and "<title>FAILED" in index.read_text()
+
+
+def test_the_same_run_with_the_fabric_test_passed_is_passed(run_dir: Path) -> None:
+    _edit_run(run_dir, scenarios=["s5-unclean-election"], tests=_passing(sample_tests()))
+    index, outcome = render_run_with_outcome(run_dir)
+    assert outcome == "passed"
+    assert parse(index).visible.startswith("kafka-chaos run 20231114-221300-demo passed 1 scenario")
+    assert 'class="bad"' not in index.read_text()
+
+
+def test_render_run_with_outcome_says_not_judged_for_an_empty_run(run_dir: Path) -> None:
+    _edit_run(run_dir, scenarios=[], tests=[])
+    for sid in ("s3-kill-leader", "s5-unclean-election", "s7-link-cut"):
+        shutil.rmtree(run_dir / sid)
+    index, outcome = render_run_with_outcome(run_dir)
+    assert (index.name, outcome) == ("index.html", "not judged")
+
+
+def test_escalations_are_shown(rendered: Path) -> None:
+    page = parse(rendered / "index.html")
+    assert "escalations" in page.ids
+    text = page.visible
+    assert "cluster health was restored by restarted kafka-2" in text
+    assert "kafka-2 not in /brokers/ids" in text and "+110.0 s" in text
+
+
+def test_an_escalation_that_did_not_restore_health_is_flagged(run_dir: Path) -> None:
+    data = json.loads((run_dir / "run.json").read_text())
+    data["escalations"][0].update(healthy=False, actions=["restarted kafka-2", "replaced the cluster"])
+    (run_dir / "run.json").write_text(json.dumps(data))
+    render_run(run_dir)
+    [row] = _rows(run_dir / "index.html", "escalation-table")
+    assert 'class="bad"' in row and "still unhealthy" in row and "replaced the cluster" in row
+
+
+def test_an_old_run_json_renders_without_tests_or_escalations(run_dir: Path) -> None:
+    data = json.loads((run_dir / "run.json").read_text())
+    del data["tests"], data["escalations"]
+    (run_dir / "run.json").write_text(json.dumps(data))
+    render_run(run_dir)
+    page = parse(run_dir / "index.html")
+    assert "tests" not in page.ids and "escalations" not in page.ids
+    assert "run.json lists no tests" in page.visible
+    assert "3 scenarios: 1 passed, 1 failed, 1 not judged The run passes" in page.visible
+
+
+# ------------------------------------------------------- scenario page: faults, diagnostics
+
+
+def test_fault_error_text_is_shown_and_highlighted(rendered: Path) -> None:
+    html = rendered / "s3-kill-leader.html"
+    page = parse(html)
+    assert "fault-actions" in page.ids
+    inject, heal = _rows(html, "fault-actions")
+    assert 'class="bad"' not in inject and ">ok<" in inject
+    assert 'class="bad"' in heal and escape(HEAL_ERROR) in heal
+    [window] = _rows(html, "faults")
+    assert 'class="bad"' in window and escape(f"heal: {HEAL_ERROR}") in window
+    assert "1 reported an error" in page.visible
+    assert "all reported ok" in parse(rendered / "s5-unclean-election.html").visible
+
+
+def test_diagnostics_are_linked_relative_to_the_page(rendered: Path) -> None:
+    page = parse(rendered / "s3-kill-leader.html")
+    assert "diagnostics" in page.ids
+    logs = [h for h in page.hrefs if h.startswith("s3-kill-leader/diagnostics/logs/")]
+    assert sorted(logs) == sorted(
+        f"s3-kill-leader/diagnostics/logs/{n}.log"
+        for n in ("kafka-0", "kafka-1", "kafka-2", "zk-a", "zk-b", "zk-c", "toxiproxy")
+    )
+    assert "s3-kill-leader/diagnostics/znodes.json" in page.hrefs
+    assert "diagnostics" not in parse(rendered / "s5-unclean-election.html").ids
+
+
+def test_zookeeper_gaps_are_listed_and_marked(rendered: Path) -> None:
+    html = rendered / "s5-unclean-election.html"
+    page = parse(html)
+    assert "zk-gaps" in page.ids
+    [row] = _rows(html, "zk-gaps")
+    assert "+20.4 s" in row and "+23.9 s" in row and "ConnectionLoss" in row
+    assert "ZooKeeper unreadable" in html.read_text()  # the timeline's legend
+    assert "zk-gaps" not in parse(rendered / "s3-kill-leader.html").ids
+
+
+def test_the_planned_schedule_and_recorded_actions_are_both_shown(rendered: Path) -> None:
+    page = parse(rendered / "s7-link-cut.html")
+    assert {"schedule-table", "fault-actions"} <= page.ids
+    assert "2 actions recorded" in page.visible
+    assert "(2 recorded actions)" in page.visible
+
+
+def test_the_timeline_has_an_acknowledgement_panel(rendered: Path) -> None:
+    raw = (rendered / "s5-unclean-election.html").read_text()
+    assert "acks received /s" in raw
+    assert "acknowledgements per second by the time they arrived" in parse(
+        rendered / "s5-unclean-election.html"
+    ).visible
+
+
+def test_a_tests_diagnostics_are_linked_and_a_path_outside_the_run_is_refused(tmp_path: Path) -> None:
+    from harness.report import load_run, render_run
+
+    run_dir = tmp_path / "run-diag"
+    run_dir.mkdir()
+    entry = {"id": "tests/chaos/test_x.py::test_breaks", "kind": "test", "outcome": "error",
+             "phase": "teardown", "error": "left the cluster unhealthy", "duration_s": 1.0,
+             "scenario": None, "diagnostics": "tests/tests-chaos-test_x.py-test_breaks/diagnostics"}
+    header = {"run_id": "run-diag", "kafka_version": "3.7.2", "started": 1.0, "finished": 2.0,
+              "status": "complete", "scenarios": [], "tests": [entry]}
+    (run_dir / "run.json").write_text(json.dumps(header))
+    html = render_run(run_dir).read_text()
+    assert 'href="tests/tests-chaos-test_x.py-test_breaks/diagnostics/znodes.json"' in html
+    assert load_run(run_dir).outcome.value == "failed"
+
+    header["tests"] = [{**entry, "diagnostics": "../../etc"}]
+    (run_dir / "run.json").write_text(json.dumps(header))
+    run = load_run(run_dir)
+    assert run.unreadable_tests == 1 and run.outcome.value != "passed"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from xml.etree import ElementTree
 
+import pyarrow as pa
 import pytest
 
-from harness.report.model import Bucket, ClusterEvent, FaultWindow, HistoryInfo, Scenario, Verdict
-from harness.report.timeline import MAX_POINTS, origin, series, timeline_svg
+from harness.history import SENDS_SCHEMA, HistoryWriter
+from harness.report.load import ack_buckets
+from harness.report.model import AckBucket, Bucket, ClusterEvent, FaultWindow, HistoryInfo, Scenario, Verdict
+from harness.report.timeline import MAX_POINTS, ack_series, origin, series, timeline_svg
 
 T0 = 1_700_000_000.0
 
@@ -98,3 +103,92 @@ def test_long_fault_labels_are_shortened_in_the_middle_keeping_the_target() -> N
     texts = "".join(ElementTree.fromstring(svg).itertext())
     assert "kill leader of s4-k\u2026-0 kafka-0" in texts
     assert name not in texts
+
+
+# --------------------------------------------------- acknowledgements by arrival time
+
+
+STALL = (10.0, 40.0)  # sends in this stretch are all acknowledged 30 s after they were sent
+
+
+def _stalled_history(hdir: Path) -> list[dict[str, object]]:
+    """10 sends a second for 60 s; those sent during the stall are acked 30 s late."""
+    rows: list[dict[str, object]] = []
+    for i in range(600):
+        t = i / 10
+        late = STALL[0] <= t < STALL[1]
+        rows.append({
+            "message_id": f"p-{i}", "producer_id": "p", "seq": i, "topic": "t", "partition": 0,
+            "key": None, "zone": "a", "send_ts": T0 + t, "ack_ts": T0 + t + (30.0 if late else 0.004),
+            "outcome": "acked", "offset": i, "error": None,
+        })
+    with HistoryWriter(hdir, "run") as writer:
+        writer.write_batch("sends", pa.Table.from_pylist(rows, schema=SENDS_SCHEMA))
+    return rows
+
+
+def _send_buckets(rows: list[dict[str, object]]) -> list[Bucket]:
+    """What the verdict's availability buckets hold: outcomes by SEND time."""
+    counts: dict[float, int] = {}
+    for r in rows:
+        start = float(math.floor(float(r["send_ts"])))  # type: ignore[arg-type]
+        counts[start] = counts.get(start, 0) + 1
+    return [Bucket(s, c, 0, 0) for s, c in sorted(counts.items())]
+
+
+def test_a_stall_acknowledged_late_is_a_gap_in_acks_but_not_in_sends(tmp_path: Path) -> None:
+    rows = _stalled_history(tmp_path / "history")
+    problems: list[str] = []
+    acks = ack_buckets(tmp_path / "history", 1.0, problems)
+    assert problems == [] and acks is not None
+    buckets = _send_buckets(rows)
+    sends = series(buckets, 1.0, T0)
+    arrived = ack_series(acks, 1.0, T0, (buckets[0].start, buckets[-1].start))
+    assert sends is not None and arrived is not None
+    sent = dict(zip(sends.x, sends.acked, strict=True))
+    got = dict(zip(arrived.x, arrived.counts, strict=True))
+    stall = [float(s) for s in range(int(STALL[0]), int(STALL[1]))]
+    assert all(sent[s] == 10 for s in stall)  # by send time the stall looks perfectly healthy
+    assert all(got[s] == 0 for s in stall)  # by arrival time nothing came back for 30 s
+    assert got[9.0] == 10 and got[40.0] > 0  # either side of it, acknowledgements flow
+    assert sum(arrived.counts) == len(rows)
+    assert arrived.per_second[int(STALL[1])] == got[STALL[1]]
+
+
+def test_the_svg_draws_the_acknowledgement_panel_when_acks_were_read(tmp_path: Path) -> None:
+    rows = _stalled_history(tmp_path / "history")
+    acks = ack_buckets(tmp_path / "history", 1.0, [])
+    with_acks = _scenario(verdict=_verdict(_send_buckets(rows)), ack_buckets=acks)
+    svg = timeline_svg(with_acks, T0)
+    assert svg is not None and "acks received /s" in svg
+    assert "acknowledgements arrived in 40 of 70 buckets" in svg  # 30 buckets of silence
+    without = timeline_svg(_scenario(verdict=_verdict(_send_buckets(rows))), T0)
+    assert without is not None and "acks received" not in without
+
+
+def test_ack_series_of_nothing_is_none_but_zeros_over_a_send_span() -> None:
+    assert ack_series([], 1.0, T0) is None
+    zeros = ack_series([], 1.0, T0, (T0 + 2, T0 + 5))
+    assert zeros is not None and zeros.x == [2.0, 3.0, 4.0, 5.0] and zeros.counts == [0, 0, 0, 0]
+    merged = ack_series([AckBucket(T0 + i, 1) for i in range(MAX_POINTS * 2 + 1)], 1.0, T0)
+    assert merged is not None and len(merged.counts) <= MAX_POINTS
+    assert sum(merged.counts) == MAX_POINTS * 2 + 1
+
+
+# -------------------------------------------------------------- ZooKeeper unreadable
+
+
+def test_zookeeper_gaps_get_a_lane_and_a_legend_entry() -> None:
+    events = [
+        ClusterEvent(T0 + 2, "zk_unreadable", None, None, "ZooKeeper state unreadable: ConnectionLoss"),
+        ClusterEvent(T0 + 6, "zk_readable", None, None, "readable again"),
+        ClusterEvent(T0 + 7, "leader", "t", 0, "leader 0 -> 1"),
+    ]
+    svg = timeline_svg(_scenario(events=events), T0)
+    assert svg is not None
+    texts = "".join(ElementTree.fromstring(svg).itertext())
+    assert "ZooKeeper unreadable" in texts and "ZooKeeper" in texts.replace("ZooKeeper unreadable", "")
+    assert "1 cluster change(s); 1 stretch(es) with ZooKeeper unreadable" in svg
+    assert "other" not in texts  # the gap events are a band, not unknown markers
+    plain = timeline_svg(_scenario(events=events[2:]), T0)
+    assert plain is not None and "ZooKeeper" not in "".join(ElementTree.fromstring(plain).itertext())
