@@ -140,8 +140,10 @@ class _ProducerLoop(threading.Thread):
         then close the producer so its threads do not outlive the cluster (and print
         connection errors after teardown). A producer that still holds messages is left
         open: closing it would flush again without a bound."""
+        if self.closed:
+            return
         self.producer.flush(timeout_s)
-        if len(self.producer) == 0 and not self.closed:
+        if len(self.producer) == 0:
             self.producer.close()
             self.closed = True
 
