@@ -45,6 +45,7 @@ partitions = 2
 
 [expectations]
 lost = 0
+unseen = "any"
 
 [[schedule]]
 start_s = 0
@@ -76,4 +77,6 @@ def test_a_scenario_file_whose_fault_errors_fails_with_the_error_on_its_page(
     assert failed, faults
     page = (reports / run_id / "fault-that-errors.html").read_text()
     assert html.escape(failed[0], quote=False) in page
+    verdict = json.loads((reports / run_id / "fault-that-errors" / "verdict.json").read_text())
+    assert verdict["passed"], "the verdict must pass here, so that the fault alone fails the run"
     assert load_run(reports / run_id).outcome is Outcome.FAILED
