@@ -143,11 +143,7 @@ class ChaosRun:
         run.header["tests"] = [r.to_dict() for r in self.records.values()]
         run.header["escalations"] = [e.to_dict() for e in self.keeper.escalations]
         run.finish(status)
-        return render_with_outcome(run.path)
+        from harness.report import render_run_with_outcome
 
+        return render_run_with_outcome(run.path)
 
-def render_with_outcome(run_dir: Path) -> tuple[Path, str]:
-    """Render the report of ``run_dir``; return its index and the run's outcome word."""
-    from harness.report import render_run_with_outcome
-
-    return render_run_with_outcome(run_dir)

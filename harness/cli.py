@@ -169,18 +169,6 @@ def _failed_checks(scenario_dir: Path) -> str:
     return "\n".join(lines) or "failed (see the scenario page)"
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    """Regenerate the report; the exit status is its outcome (0 only when it passed)."""
-    from harness.chaos_run import render_with_outcome
-
-    run_dir = Path(args.run_dir)
-    if not (run_dir / "run.json").exists():
-        raise ChaosError(f"{run_dir} is not a run folder (no run.json)")
-    index, outcome = render_with_outcome(run_dir)
-    print(f"{index} ({outcome.upper()})")
-    return 0 if outcome == "passed" else 1
-
-
 def _cmd_list(args: argparse.Namespace) -> int:
     from harness.scenario_file import load_scenario_file
 
@@ -267,9 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="passed on to pytest when running the suite")
     run.set_defaults(func=_cmd_run)
 
-    report = sub.add_parser("report", help="regenerate the HTML report of a saved run")
-    report.add_argument("run_dir", help="reports/<run id>")
-    report.set_defaults(func=_cmd_report)
+    from harness.report import cli as report_cli
+
+    report = sub.add_parser("report", help=report_cli.HELP)
+    report_cli.add_arguments(report)
+    report.set_defaults(func=report_cli.command)
 
     listing = sub.add_parser("list", help="list the scenarios")
     listing.set_defaults(func=_cmd_list)

@@ -1,7 +1,7 @@
 """The kafka-chaos pytest plugin (registered through the ``pytest11`` entry point).
 
 It gives chaos tests what testcontainers-python gives service tests: a session-scoped
-cluster started on first use (``kafka_cluster``) and a per-test fixture (``cluster``)
+cluster started on first use (held by ``chaos_run``) and a per-test fixture (``cluster``)
 that hands it over healthy and, after the test, restores full health - every node
 running, every proxy clean, every ISR full. When healing is not enough, recovery
 escalates (restart the nodes that block health, then replace the cluster) and the test
@@ -133,13 +133,6 @@ def chaos_run(request: pytest.FixtureRequest, docker_engine: docker.DockerClient
         yield run
     finally:
         run.close()
-
-
-@pytest.fixture(scope="session")
-def kafka_cluster(chaos_run: ChaosRun) -> Cluster:
-    """The session's cluster as first started (tests use ``cluster``, which follows
-    replacements)."""
-    return chaos_run.keeper.current()
 
 
 @pytest.fixture

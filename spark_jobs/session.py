@@ -82,7 +82,7 @@ def build_session(
     merged["spark.jars"] = ",".join(j for j in (merged.get("spark.jars"), str(jvm.jar_path())) if j)
     for key, value in merged.items():
         builder = builder.config(key, value)
-    with _jvm_output_kept(jvm_log_path()) if not under_submit else contextlib.nullcontext():
+    with _driver_output_kept(jvm_log_path()) if not under_submit else contextlib.nullcontext():
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
@@ -95,7 +95,7 @@ def jvm_log_path() -> Path:
 
 
 @contextlib.contextmanager
-def _jvm_output_kept(path: Path) -> Iterator[None]:
+def _driver_output_kept(path: Path) -> Iterator[None]:
     """Point file descriptors 1 and 2 at ``path`` while the driver JVM is launched.
 
     The JVM inherits them for its lifetime, so its start-up chatter (incubator modules,
