@@ -8,6 +8,7 @@ workload (:mod:`faults.schedule`), and all undone by one call (:func:`heal_all`)
 """
 
 from faults.base import Fault, active_faults
+from faults.config import TopicConfig
 from faults.errors import FaultError, FaultSpecError, FaultTimeout, ScheduleError, TargetError
 from faults.events import EventLog, FaultEvent
 from faults.heal import heal_all
@@ -75,6 +76,7 @@ __all__ = [
     "ScheduleRun",
     "Target",
     "TargetError",
+    "TopicConfig",
     "Zone",
     "ZoneClients",
     "ZoneOf",

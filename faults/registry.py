@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from faults.base import Fault
+from faults.config import TopicConfig
 from faults.errors import FaultSpecError
 from faults.network import Cut, Degrade
 from faults.process import Bounce, ControlledShutdown, Kill, Pause, Restart
@@ -37,6 +38,7 @@ FAULTS: dict[str, Builder] = {
     "delete_controller": DeleteController.from_spec,
     "preferred_election": PreferredLeaderElection.from_spec,
     "reassign": Reassign.from_spec,
+    "topic_config": TopicConfig.from_spec,
 }
 
 
@@ -278,6 +280,21 @@ _FIXED_DOCS: tuple[FaultDoc, ...] = (
             Param("timeout_s", "float", _TIMEOUT_MEANING, 90.0, 60.0),
         ),
         {"fault": "reassign", "topic": "$topic", "partition": 0, "replicas": [2, 1]},
+    ),
+    FaultDoc(
+        "topic_config",
+        "Changes settings of a topic at run time with the admin API (incremental AlterConfigs), as an "
+        "operator would; returns once DescribeConfigs reports the new values.",
+        "Puts every changed key back as it was before the inject: its former topic-level value, or "
+        "deleted where the topic inherited the broker default; returns once DescribeConfigs shows it.",
+        (
+            Param("topic", "string", "The topic whose settings change.", "$topic"),
+            Param("settings", "table of setting = value", "Topic settings and their new values, e.g. "
+                  "min.insync.replicas.", {"min.insync.replicas": 1}),
+            Param("timeout_s", "float", _TIMEOUT_MEANING, 20.0, 30.0),
+        ),
+        {"fault": "topic_config", "topic": "$topic", "settings": {"min.insync.replicas": 1}},
+        30.0,
     ),
 )
 

@@ -12,6 +12,7 @@ A history is a directory::
     polls/part-NNNN.parquet  one row per record a live consumer polled
     final_log/part-NNNN.parquet  every record from log start to high watermark, after healing
     faults/part-NNNN.parquet fault inject/heal events
+    attempts/part-NNNN.parquet one row per produce attempt (a batch) that failed
 
 Tables are directories of part files so that a long run can flush as it goes instead of
 holding everything in memory; Spark and pyarrow read a directory of parts as one table.
@@ -36,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -106,11 +107,28 @@ FAULTS_SCHEMA = pa.schema(
     ]
 )
 
+# One row per failed produce attempt of a batch (librdkafka's per-batch errors, see
+# harness/attempts.py): the errors a final delivery report hides, and whether the attempt
+# may have appended its messages although they did not end acknowledged.
+ATTEMPTS_SCHEMA = pa.schema(
+    [
+        pa.field("producer_id", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("messages", pa.int32(), nullable=False),
+        pa.field("error", pa.string(), nullable=False),
+        pa.field("actions", pa.string()),
+        pa.field("possibly_persisted", pa.bool_(), nullable=False),
+    ]
+)
+
 SCHEMAS: Mapping[str, pa.Schema] = {
     "sends": SENDS_SCHEMA,
     "polls": POLLS_SCHEMA,
     "final_log": FINAL_LOG_SCHEMA,
     "faults": FAULTS_SCHEMA,
+    "attempts": ATTEMPTS_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
 

@@ -24,6 +24,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from harness import history as hist
+from harness.attempts import AttemptTracker, attempt_logging
 from harness.clients import ZonePlacement, make_consumer, make_producer
 
 # Errors after which the record is certainly not on the log: the broker rejected it
@@ -38,12 +39,21 @@ DEFINITIVE_FAILURES = {
 }
 
 
-def classify(error: KafkaError | None, retries_enabled: bool) -> str:
-    """``acked``, ``failed`` (certainly not written) or ``unknown`` (in doubt)."""
+def classify(error: KafkaError | None, retries_enabled: bool, *, possibly_written: bool = True) -> str:
+    """``acked``, ``failed`` (certainly not written) or ``unknown`` (in doubt).
+
+    ``possibly_written`` comes from the producer's failed attempts
+    (:class:`~harness.attempts.AttemptTracker`); without that knowledge a send is assumed
+    possibly written, so nothing is called failed on a guess. A send is failed only when
+    no attempt may have appended it and its final error is a refusal, or it timed out in
+    the producer's queue (every attempt refused, or never sent at all).
+    """
     if error is None:
         return hist.OUTCOME_ACKED
+    if possibly_written:
+        return hist.OUTCOME_UNKNOWN
     code = error.code()
-    if code in DEFINITIVE_FAILURES:
+    if code in DEFINITIVE_FAILURES or code == KafkaError._MSG_TIMED_OUT:
         return hist.OUTCOME_FAILED
     if not retries_enabled and code in (KafkaError.NOT_LEADER_FOR_PARTITION,
                                         KafkaError.LEADER_NOT_AVAILABLE,
@@ -90,20 +100,27 @@ class _ProducerLoop(threading.Thread):
         super().__init__(name=f"producer-{spec.name}", daemon=True)
         self.spec, self.topic, self.recorder, self.stop = spec, topic, recorder, stop
         self.partitions = list(spec.partitions if spec.partitions is not None else partitions)
-        self.producer: Producer = make_producer(placement, spec.zone, spec.settings)
+        self.attempts = AttemptTracker(spec.name, topic, lambda row: recorder.row("attempts", row))
+        self.producer: Producer = make_producer(
+            placement, spec.zone, {**spec.settings, **attempt_logging(self.attempts, spec.settings)})
         self.retries = int(self.producer_setting("retries", 2**31 - 1)) > 0
         self.closed = False
         self.sent = 0
         self.outcomes: dict[str, int] = {o: 0 for o in hist.OUTCOMES}
+        self.last_acked: dict[int, int] = {}  # partition -> highest acknowledged offset
 
     def producer_setting(self, key: str, default: Any) -> Any:
         return self.spec.settings.get(key, default)
 
-    def _deliver(self, seq: int, partition: int, send_ts: float) -> Any:
+    def _deliver(self, seq: int, partition: int, send_ts: float, mark: int) -> Any:
         def on_delivery(err: KafkaError | None, msg: Message) -> None:
-            outcome = classify(err, self.retries)
+            outcome = classify(err, self.retries,
+                               possibly_written=self.attempts.possibly_written(partition, mark))
             self.outcomes[outcome] += 1
             acked = outcome == hist.OUTCOME_ACKED
+            if acked:
+                offset = int(msg.offset() or 0)
+                self.last_acked[partition] = max(offset, self.last_acked.get(partition, -1))
             self.recorder.row("sends", {
                 "message_id": f"{self.spec.name}-{seq}", "producer_id": self.spec.name, "seq": seq,
                 "topic": self.topic, "partition": partition, "key": None, "zone": self.spec.zone,
@@ -122,7 +139,8 @@ class _ProducerLoop(threading.Thread):
             message_id = f"{self.spec.name}-{seq}"
             try:
                 self.producer.produce(self.topic, value=message_id.encode(), partition=partition,
-                                      on_delivery=self._deliver(seq, partition, time.time()))
+                                      on_delivery=self._deliver(seq, partition, time.time(),
+                                                                self.attempts.enqueued(partition)))
                 seq += 1
                 self.sent = seq
             except BufferError:
@@ -149,25 +167,48 @@ class _ProducerLoop(threading.Thread):
 
 
 class _ConsumerLoop(threading.Thread):
+    """One consumer polling every partition from the start until told to finish; it then
+    reads on until it has polled every offset the producers had acknowledged (or a
+    deadline passes), so a clean run leaves no acknowledged message unseen."""
+
     def __init__(self, spec: ConsumerSpec, placement: ZonePlacement, topic: str,
-                 partitions: Sequence[int], recorder: _Recorder, stop: threading.Event) -> None:
+                 partitions: Sequence[int], recorder: _Recorder) -> None:
         super().__init__(name=f"consumer-{spec.name}", daemon=True)
-        self.spec, self.topic, self.recorder, self.stop = spec, topic, recorder, stop
+        self.spec, self.topic, self.recorder = spec, topic, recorder
         self.consumer: Consumer = make_consumer(placement, spec.zone, spec.settings)
         self.consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
         self.polled = 0
+        self.next_offsets: dict[int, int] = {}  # partition -> last polled offset + 1
+        self._finish = threading.Event()
+        self._targets: dict[int, int] = {}
+        self._deadline = 0.0
+
+    def finish(self, targets: Mapping[int, int], timeout_s: float) -> None:
+        """Stop once every ``partition -> offset`` in ``targets`` was polled, or after
+        ``timeout_s``."""
+        self._targets = dict(targets)
+        self._deadline = time.monotonic() + timeout_s
+        self._finish.set()
+
+    def caught_up(self) -> bool:
+        return all(self.next_offsets.get(p, 0) > offset for p, offset in self._targets.items())
+
+    def _done(self) -> bool:
+        return self._finish.is_set() and (self.caught_up() or time.monotonic() >= self._deadline)
 
     def run(self) -> None:
         try:
-            while not self.stop.is_set():
+            while not self._done():
                 msg = self.consumer.poll(0.2)
                 if msg is None or msg.error():
                     continue
                 value = msg.value()
+                partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
                 self.polled += 1
+                self.next_offsets[partition] = max(offset + 1, self.next_offsets.get(partition, 0))
                 self.recorder.row("polls", {
                     "consumer_id": self.spec.name, "zone": self.spec.zone, "topic": self.topic,
-                    "partition": msg.partition(), "offset": msg.offset(),
+                    "partition": partition, "offset": offset,
                     "message_id": _decode(value), "poll_ts": time.time(),
                 })
         finally:
@@ -194,7 +235,7 @@ class Workload:
         self._stop = threading.Event()
         self.producers = [_ProducerLoop(p, placement, topic, partitions, self.recorder, self._stop)
                           for p in producers]
-        self.consumers = [_ConsumerLoop(c, placement, topic, partitions, self.recorder, self._stop)
+        self.consumers = [_ConsumerLoop(c, placement, topic, partitions, self.recorder)
                           for c in consumers]
 
     def start(self) -> Workload:
@@ -202,14 +243,30 @@ class Workload:
             thread.start()
         return self
 
-    def stop(self, drain_timeout_s: float = 30.0) -> None:
-        """Stop sending, wait for outstanding deliveries, then stop the consumers."""
+    def stop(self, drain_timeout_s: float = 30.0, catch_up_timeout_s: float = 30.0) -> None:
+        """Stop sending, wait for outstanding deliveries, then let the consumers read up to
+        the last acknowledged offset of every partition (at most ``catch_up_timeout_s``)."""
         self._stop.set()
         for producer in self.producers:
             producer.join()
             producer.drain(drain_timeout_s)
+        targets = self.last_acked()
+        for consumer in self.consumers:
+            consumer.finish(targets, catch_up_timeout_s)
         for consumer in self.consumers:
             consumer.join()
+
+    def last_acked(self) -> dict[int, int]:
+        """partition -> the highest offset any producer had acknowledged."""
+        highest: dict[int, int] = {}
+        for producer in self.producers:
+            for partition, offset in producer.last_acked.items():
+                highest[partition] = max(offset, highest.get(partition, -1))
+        return highest
+
+    def lagging_consumers(self) -> list[str]:
+        """Consumers that stopped before reading every acknowledged offset."""
+        return [c.spec.name for c in self.consumers if not c.caught_up()]
 
     def outcomes(self) -> dict[str, int]:
         total = {o: 0 for o in hist.OUTCOMES}

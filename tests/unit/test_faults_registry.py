@@ -41,6 +41,7 @@ SPECS: list[dict[str, Any]] = [
     {"fault": "preferred_election", "topic": "t", "timeout_s": 30.0},
     {"fault": "preferred_election", "topic": "t", "partitions": [0, 2], "timeout_s": 30.0},
     {"fault": "reassign", "topic": "t", "partition": 0, "replicas": [2, 1], "timeout_s": 60.0},
+    {"fault": "topic_config", "topic": "t", "settings": {"min.insync.replicas": 1}, "timeout_s": 30.0},
 ]
 
 
@@ -85,6 +86,9 @@ def test_every_registered_kind_is_covered_here() -> None:
         ({"fault": "reassign", "topic": "t", "partition": 0, "replicas": [1, 1]}, "distinct"),
         ({"fault": "reassign", "topic": "t", "partition": 0, "replicas": []}, "at least one"),
         ({"fault": "preferred_election"}, "needs 'topic'"),
+        ({"fault": "topic_config", "topic": "t", "settings": {}}, "at least one setting"),
+        ({"fault": "topic_config", "topic": "t"}, "settings must be a table"),
+        ({"fault": "topic_config", "topic": "t", "settings": {"x": [1]}}, "string, number or boolean"),
     ],
 )
 def test_bad_fault_specs_get_one_clear_error(spec: object, message: str) -> None:

@@ -39,21 +39,28 @@ def test_isr_order_alone_is_not_a_change() -> None:
 
 
 @pytest.mark.parametrize(
-    ("code", "retries", "outcome"),
+    ("code", "retries", "possibly_written", "outcome"),
     [
-        (None, True, hist.OUTCOME_ACKED),
-        (KafkaError.NOT_ENOUGH_REPLICAS, True, hist.OUTCOME_FAILED),
-        (KafkaError._MSG_TIMED_OUT, True, hist.OUTCOME_UNKNOWN),
-        (KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, True, hist.OUTCOME_UNKNOWN),
-        (KafkaError.NOT_LEADER_FOR_PARTITION, True, hist.OUTCOME_UNKNOWN),
-        (KafkaError.NOT_LEADER_FOR_PARTITION, False, hist.OUTCOME_FAILED),
+        (None, True, True, hist.OUTCOME_ACKED),
+        # No attempt may have appended it: a refusal, or a timeout in the producer's queue.
+        (KafkaError.NOT_ENOUGH_REPLICAS, True, False, hist.OUTCOME_FAILED),
+        (KafkaError._MSG_TIMED_OUT, True, False, hist.OUTCOME_FAILED),
+        # An attempt may have been appended (say it timed out in flight): in doubt,
+        # whatever the last attempt's answer was.
+        (KafkaError.NOT_ENOUGH_REPLICAS, True, True, hist.OUTCOME_UNKNOWN),
+        (KafkaError._MSG_TIMED_OUT, True, True, hist.OUTCOME_UNKNOWN),
+        (KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, True, False, hist.OUTCOME_UNKNOWN),
+        (KafkaError.NOT_LEADER_FOR_PARTITION, True, False, hist.OUTCOME_UNKNOWN),
+        (KafkaError.NOT_LEADER_FOR_PARTITION, False, False, hist.OUTCOME_FAILED),
     ],
 )
 def test_send_outcomes_are_failed_only_when_certainly_not_written(
-    code: int | None, retries: bool, outcome: str
+    code: int | None, retries: bool, possibly_written: bool, outcome: str
 ) -> None:
     error = None if code is None else KafkaError(code)
-    assert classify(error, retries) == outcome
+    assert classify(error, retries, possibly_written=possibly_written) == outcome
+    # Without knowledge of the attempts, nothing is called failed.
+    assert classify(error, retries) == (hist.OUTCOME_ACKED if error is None else hist.OUTCOME_UNKNOWN)
 
 
 def _string(value: str | None) -> bytes:

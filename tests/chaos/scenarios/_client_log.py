@@ -23,6 +23,17 @@ from harness.scenario import ScenarioRun
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """One failed produce attempt of a batch (the history's ``attempts`` table)."""
+
+    ts: float
+    partition: int
+    messages: int
+    error: str
+    possibly_persisted: bool
+
+
+@dataclass(frozen=True)
 class ClientLog:
     """Sorted timestamps per client and per partition, and the errors of unacknowledged
     sends per partition. A send counts as acknowledged only with an acknowledgement time."""
@@ -32,6 +43,8 @@ class ClientLog:
     polls: dict[str, tuple[float, ...]]  # consumer -> sorted poll_ts
     partition_acks: dict[int, tuple[float, ...]]  # partition -> sorted ack_ts, all producers
     errors: dict[int, dict[str, int]]  # partition -> error name (else outcome) -> sends
+    attempts: dict[str, tuple[Attempt, ...]]  # producer -> its failed attempts (batches), by time
+    outcome_of: dict[str, str]  # message id -> how its send ended
 
     @classmethod
     def of(cls, run: ScenarioRun) -> ClientLog:
@@ -39,13 +52,15 @@ class ClientLog:
 
     @classmethod
     def read(cls, history_dir: Path) -> ClientLog:
-        columns = ["producer_id", "partition", "outcome", "send_ts", "ack_ts", "error"]
+        columns = ["message_id", "producer_id", "partition", "outcome", "send_ts", "ack_ts", "error"]
         acks: dict[str, list[float]] = {}
         sends: dict[str, list[tuple[float, str]]] = {}
         by_partition: dict[int, list[float]] = {}
         errors: dict[int, dict[str, int]] = {}
+        outcome_of: dict[str, str] = {}
         for row in pq.read_table(history_dir / "sends", columns=columns).to_pylist():
             producer, partition = str(row["producer_id"]), int(row["partition"])
+            outcome_of[str(row["message_id"])] = str(row["outcome"])
             sends.setdefault(producer, []).append((float(row["send_ts"]), str(row["outcome"])))
             if row["outcome"] == hist.OUTCOME_ACKED and row["ack_ts"] is not None:
                 acks.setdefault(producer, []).append(float(row["ack_ts"]))
@@ -57,11 +72,19 @@ class ClientLog:
         polls: dict[str, list[float]] = {}
         for row in pq.read_table(history_dir / "polls", columns=["consumer_id", "poll_ts"]).to_pylist():
             polls.setdefault(str(row["consumer_id"]), []).append(float(row["poll_ts"]))
+        attempts: dict[str, list[Attempt]] = {}
+        attempt_columns = ["producer_id", "ts", "partition", "messages", "error", "possibly_persisted"]
+        for row in pq.read_table(history_dir / "attempts", columns=attempt_columns).to_pylist():
+            attempts.setdefault(str(row["producer_id"]), []).append(Attempt(
+                float(row["ts"]), int(row["partition"]), int(row["messages"]), str(row["error"]),
+                bool(row["possibly_persisted"])))
         return cls({p: tuple(sorted(t)) for p, t in acks.items()},
                    {p: tuple(sorted(s)) for p, s in sends.items()},
                    {c: tuple(sorted(t)) for c, t in polls.items()},
                    {p: tuple(sorted(t)) for p, t in by_partition.items()},
-                   errors)
+                   errors,
+                   {p: tuple(sorted(a, key=lambda x: x.ts)) for p, a in attempts.items()},
+                   outcome_of)
 
     # ------------------------------------------------------------------ per client
 
@@ -87,6 +110,14 @@ class ClientLog:
     def producer_gap(self, producer: str, start: float, end: float) -> float:
         """The longest stretch in [start, end] without an acknowledgement to ``producer``."""
         return _longest_gap(self.acks.get(producer, ()), start, end)
+
+    def attempt_errors_between(self, producer: str, start: float, end: float) -> dict[str, int]:
+        """Failed attempts of ``producer`` in [start, end], by error name."""
+        counts: dict[str, int] = {}
+        for attempt in self.attempts.get(producer, ()):
+            if start <= attempt.ts <= end:
+                counts[attempt.error] = counts.get(attempt.error, 0) + 1
+        return counts
 
     # --------------------------------------------------------------- per partition
 
