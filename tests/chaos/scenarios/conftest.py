@@ -90,3 +90,18 @@ def warm_up(run: ScenarioRun, acked: int = 100, timeout_s: float = 60.0) -> floa
             pytest.fail(f"workload not flowing: {run.workload.outcomes()} after {timeout_s:.0f} s")
         time.sleep(0.1)
     return time.monotonic() - started
+
+
+def registration_closed_zxid(cluster: Cluster) -> int:
+    """The zxid of the last change to /brokers/ids' children: right after one broker
+    deregistered (its ZooKeeper session closed, deleting its ephemeral znode) and before
+    any other broker comes or goes, the zxid of that deletion."""
+    _, stat = cluster.zk.client.get_children("/brokers/ids", include_data=True)
+    return int(stat.pzxid)
+
+
+def partition_state_zxid(cluster: Cluster, topic: str, partition: int) -> int:
+    """The zxid of the last write to a partition's leader-and-ISR znode. ZooKeeper orders
+    every write, so comparing zxids says which change happened first, with no clock."""
+    _, stat = cluster.zk.client.get(f"/brokers/topics/{topic}/partitions/{partition}/state")
+    return int(stat.mzxid)

@@ -26,7 +26,13 @@ from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
 from harness.zkstate import ClusterState
 from tests.chaos.scenarios._client_log import ClientLog
-from tests.chaos.scenarios.conftest import await_partition, brief, warm_up
+from tests.chaos.scenarios.conftest import (
+    await_partition,
+    brief,
+    partition_state_zxid,
+    registration_closed_zxid,
+    warm_up,
+)
 
 pytestmark = pytest.mark.chaos
 
@@ -99,6 +105,16 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
                          left is not None and left[0] <= exited,
                          f"after SIGTERM: left the ISRs {when}, deregistered "
                          f"{deregistered - signalled:.2f} s, exited {exited - signalled:.2f} s")
+        # The proof that does not depend on sampling or clocks: ZooKeeper's order of writes.
+        # The broker's registration went when its session closed; each of its partitions'
+        # state (leader and ISR) must have been written before that.
+        session_closed = registration_closed_zxid(cluster)
+        for p in led:
+            written = partition_state_zxid(cluster, topic, p)
+            assert run.check(f"controlled: p{p}'s leadership moved before broker {victim}'s ZooKeeper "
+                             "session closed (zxid order)", written < session_closed,
+                             f"partition state last written at zxid {written:#x}, registration deleted "
+                             f"at zxid {session_closed:#x}")
         clean_ended = time.time()
         run.heal(stop)
         restarted = run.log.events[-1]
@@ -126,6 +142,15 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
             assert run.check(f"kill: p{p} led by the first live ISR replica ({first_live}) only after "
                              f"the session expired", now.leader == first_live and kill_zk[p] > session_s / 2,
                              f"{brief(was)} -> {brief(now)} after {kill_zk[p]:.2f} s")
+        # The same zxid comparison the other way round: after kill -9 the controller can
+        # only move leadership once the expired session has deleted the registration.
+        session_closed = registration_closed_zxid(cluster)
+        for p in led:
+            written = partition_state_zxid(cluster, topic, p)
+            assert run.check(f"kill: p{p}'s leadership moved only after broker {victim}'s ZooKeeper "
+                             "session closed (zxid order)", written > session_closed,
+                             f"partition state last written at zxid {written:#x}, registration deleted "
+                             f"at zxid {session_closed:#x}")
         run.heal(kill)
         kill_ended = run.log.events[-1].ts
         run.settle(2)

@@ -20,11 +20,17 @@ which anomalies it saw (S7 shows duplicates deterministically).
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Callable
+from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
+from confluent_kafka import TopicPartition
 
 from faults import Kill, LeaderOf, PreferredLeaderElection
+from harness.clients import make_consumer
 from harness.cluster import Cluster
 from harness.history import Rule
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
@@ -44,6 +50,35 @@ pytestmark = pytest.mark.chaos
 CONTROLLER = 2
 ASSIGNMENT = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
 MOVED = 0  # the partition whose leadership moves
+# Errors a producer gets while a partition's leadership moves away from a live broker.
+NOT_LEADER = {"NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE"}
+
+
+def resume_from_lookup(cluster: Cluster, topic: str, since: float) -> tuple[int, int | None, int]:
+    """A consumer that must look up where to start: the offset of the first record of
+    ``topic``-MOVED written at or after ``since`` (ListOffsets by timestamp, answered by
+    the partition's current leader), then reads from it. Returns the offset looked up,
+    the first offset read, and the first record's timestamp in milliseconds."""
+    consumer = make_consumer(cluster, "c")
+    try:
+        (found,) = consumer.offsets_for_times([TopicPartition(topic, MOVED, int(since * 1000))], timeout=20)
+        consumer.assign([TopicPartition(topic, MOVED, found.offset)])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                return found.offset, msg.offset(), msg.timestamp()[1]
+        return found.offset, None, -1
+    finally:
+        consumer.close()
+
+
+def offset_steps(history_dir: Path, consumer: str) -> list[tuple[int, int]]:
+    """Where ``consumer``'s reads of MOVED did not go on at the next offset: (from, to)."""
+    polls = pq.read_table(history_dir / "polls", columns=["consumer_id", "partition", "offset", "poll_ts"])
+    offsets = [r["offset"] for r in sorted(polls.to_pylist(), key=lambda r: r["poll_ts"])
+               if r["consumer_id"] == consumer and r["partition"] == MOVED]
+    return [(a, b) for a, b in itertools.pairwise(offsets) if b != a + 1]
 
 
 @pytest.mark.parametrize("idempotent", [True, False], ids=["idempotence-on", "idempotence-off"])
@@ -91,17 +126,25 @@ def test_s12_clients_through_leader_changes(
                             "a new leader after the kill")
         run.window("kill -9 of p0's leader -> new leader (ZooKeeper)", failover)
         history.append(partition_state(cluster, run.topic, MOVED))
+        lookups = [("after the kill", kill_at.wall + failover + 1)]
         run.settle(2)
         run.heal(kill)  # start the broker again; it comes back as a follower
         wait_for(lambda: killed in partition_state(cluster, run.topic, MOVED).isr, 60,
                  "the restarted broker rejoining p0's ISR")
         run.settle(2)
-        run.inject(PreferredLeaderElection(run.topic, [MOVED]))
         elect_at = Mark.now()
+        run.inject(PreferredLeaderElection(run.topic, [MOVED]))
         wait_for(moved_to(lambda leader: leader == killed), 30, "the preferred replica leading again")
         history.append(partition_state(cluster, run.topic, MOVED))
         last_move = Mark.now()
+        lookups.append(("after the preferred election", last_move.wall + 1))
         run.settle(4)
+        for when, since in lookups:
+            looked_up, first_read, first_ts = resume_from_lookup(cluster, run.topic, since)
+            assert run.check(f"a consumer resumes from the offset it looked up on p0's leader {when}",
+                             looked_up >= 0 and first_read == looked_up and first_ts >= int(since * 1000),
+                             f"looked up offset {looked_up} for {since:.3f}; first read offset "
+                             f"{first_read}, written at {first_ts / 1000:.3f}")
         moves = [f"{s.leader}/{s.leader_epoch}" for s in history]
         assert run.check("three leaders of p0 in turn, each with a higher epoch",
                          [s.leader for s in history] == [killed, history[1].leader, killed]
@@ -120,8 +163,21 @@ def test_s12_clients_through_leader_changes(
                    clients.partition_gap(MOVED, elect_at.wall - 1, last_move.wall + 2))
         for consumer in ("cb", "cc"):
             polled = clients.polled_between(consumer, last_move.wall, float("inf"))
-            assert run.check(f"{consumer} kept consuming after the last move", polled > 200,
-                             f"{polled} records polled after it")
+            steps = offset_steps(run.dir / "history", consumer)
+            assert run.check(f"{consumer} kept consuming p0 after the last move, each read at the next "
+                             "offset (positions kept across leaders, none skipped or read twice)",
+                             polled > 200 and not steps, f"{polled} records polled after it; "
+                             f"jumps (from, to): {steps[:5]}")
+        moves = {"the kill": (kill_at.wall, kill_at.wall + failover + 5),
+                 "the preferred election": (elect_at.wall, last_move.wall + 2)}
+        errors = {(producer_id, name): clients.attempt_errors_between(producer_id, *window)
+                  for producer_id in ("pa", "pb") for name, window in moves.items()}
+        shown = "; ".join(f"{p} around {name}: {e or 'none'}" for (p, name), e in errors.items())
+        assert run.check("producers' failed attempts and retries around each move are in the history",
+                         all(any(errors[(p, name)] for p in ("pa", "pb")) for name in moves)
+                         and any(set(errors[(p, "the preferred election")]) & NOT_LEADER
+                                 for p in ("pa", "pb")),
+                         shown)
         counts = verdict.findings.counts()
         record = verdict.to_dict()
         observed = {k: counts[k] for k in ("duplicate", "reordered")}
