@@ -182,6 +182,7 @@ class _ConsumerLoop(threading.Thread):
         self._finish = threading.Event()
         self._targets: dict[int, int] = {}
         self._deadline = 0.0
+        self._clamped = False
 
     def finish(self, targets: Mapping[int, int], timeout_s: float) -> None:
         """Stop once every ``partition -> offset`` in ``targets`` was polled, or after
@@ -194,7 +195,23 @@ class _ConsumerLoop(threading.Thread):
         return all(self.next_offsets.get(p, 0) > offset for p, offset in self._targets.items())
 
     def _done(self) -> bool:
-        return self._finish.is_set() and (self.caught_up() or time.monotonic() >= self._deadline)
+        if not self._finish.is_set():
+            return False
+        if not self._clamped:
+            self._clamp_to_log_end()
+        return self.caught_up() or time.monotonic() >= self._deadline
+
+    def _clamp_to_log_end(self) -> None:
+        """An acknowledged offset past the log's end now (an unclean election truncated
+        it) can never be read: wait only for what the log still holds."""
+        self._clamped = True
+        for partition, target in list(self._targets.items()):
+            try:
+                _, high = self.consumer.get_watermark_offsets(
+                    TopicPartition(self.topic, partition), timeout=5, cached=False)
+            except Exception:  # unreachable leader: keep waiting for the target until the deadline
+                continue
+            self._targets[partition] = min(target, high - 1)
 
     def run(self) -> None:
         try:

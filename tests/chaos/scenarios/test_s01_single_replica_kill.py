@@ -38,7 +38,7 @@ PARTITIONS = 6
 PRODUCER = {"acks": "all", "enable.idempotence": False, "retries": 2147483647, "message.timeout.ms": 5000}
 # Retries may duplicate or reorder; unavailability must not lose anything acknowledged.
 ACCEPT: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
-                           "duplicate": "any", "reordered": "any", "unseen": "any"}
+                           "duplicate": "any", "reordered": "any", "unseen": 0}
 DOWN_AFTER_OFFLINE_S = 3.0
 TIMEOUT_S = 30.0
 START_TIMEOUT_S = 90.0

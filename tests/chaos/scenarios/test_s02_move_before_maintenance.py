@@ -32,7 +32,7 @@ pytestmark = pytest.mark.chaos
 PARTITIONS = 6
 PRODUCER = {"acks": "all", "enable.idempotence": False, "retries": 2147483647}
 ACCEPT: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
-                           "duplicate": "any", "reordered": "any", "unseen": "any"}
+                           "duplicate": "any", "reordered": "any", "unseen": 0}
 REASSIGN_TIMEOUT_S = 60.0
 DEREGISTER_TIMEOUT_S = 30.0
 # Far below the 6 s ZooKeeper session timeout: no stall may come from the dead broker.
