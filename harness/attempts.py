@@ -146,6 +146,16 @@ class _TrackerHandler(logging.Handler):
             self._tracker.observe(event)
 
 
+def _debug_contexts(settings: Mapping[str, Any]) -> str:
+    contexts = {c for c in str(settings.get("debug", "")).split(",") if c}
+    return ",".join(sorted(contexts | {"msg"}))
+
+
+def attempt_logging_shown(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """What :func:`attempt_logging` sets, as a report shows it (the logger by name)."""
+    return {"debug": _debug_contexts(settings), "log_level": 7, "logger": "kafka-chaos attempt tracker"}
+
+
 def attempt_logging(tracker: AttemptTracker, settings: Mapping[str, Any]) -> dict[str, Any]:
     """Producer settings that route librdkafka's ``msg`` debug lines to ``tracker``.
 
@@ -155,5 +165,4 @@ def attempt_logging(tracker: AttemptTracker, settings: Mapping[str, Any]) -> dic
     """
     logger = logging.Logger(f"kafka-chaos.attempts.{tracker.producer_id}", logging.DEBUG)
     logger.addHandler(_TrackerHandler(tracker))
-    contexts = {c for c in str(settings.get("debug", "")).split(",") if c}
-    return {"debug": ",".join(sorted(contexts | {"msg"})), "log_level": 7, "logger": logger}
+    return {"debug": _debug_contexts(settings), "log_level": 7, "logger": logger}

@@ -11,18 +11,20 @@ far as a verdict.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.cluster import Cluster
 from harness.diagnostics import collect_diagnostics
+from harness.node_config import format_value
 from harness.recovery import ClusterKeeper, Escalation, Healer
 from harness.resources import RunIdentity
 from harness.rundir import STATUS_COMPLETE, RunDirectory
 from harness.scenario import Judge
 from topologies import load_topology
+from topologies.model import SettingValue
 
 Progress = Callable[[str], None]
 
@@ -65,7 +67,8 @@ class ChaosRun:
                  keep: bool = False, progress: Progress = _quiet) -> None:
         self.run_id = run_id
         self.kafka_version = kafka_version
-        self.topology = load_topology(topology)
+        self.base_topology = load_topology(topology)
+        self.topology = self.base_topology  # what the next cluster is made from
         self.identity = RunIdentity(run_id, keep=keep)
         self.progress = progress
         self.keeper = ClusterKeeper(self._new_cluster, healer, progress)
@@ -75,6 +78,24 @@ class ChaosRun:
 
     def _new_cluster(self) -> Cluster:
         return Cluster(self.topology, self.kafka_version, identity=self.identity, progress=self.progress)
+
+    def use_broker_settings(self, settings: Mapping[str, SettingValue]) -> bool:
+        """From now on, clusters run the base topology with ``settings`` over its broker
+        settings; True when that meant removing a cluster with other settings.
+
+        The keeper makes every cluster (fresh or replacement) from :attr:`topology`, so
+        changing it and closing the current cluster is enough; the next test's cluster
+        starts with the new settings. One cluster at a time: the old one is removed first.
+        """
+        topology = self.base_topology.with_broker_settings(settings)
+        if topology == self.topology:
+            return False
+        had_cluster = self.keeper.started
+        self.keeper.close()
+        self.topology = topology
+        listing = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items()) or "the topology's own"
+        self.progress(f"broker settings from here on: {listing}")
+        return had_cluster
 
     # -- parts, made on first use -----------------------------------------------------------
     @property

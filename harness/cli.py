@@ -92,7 +92,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_files(args: argparse.Namespace, run_id: str) -> int:
-    """Scenario files in turn on one cluster, each recorded like a test; exit = the report's outcome."""
+    """Scenario files in turn, each recorded like a test; exit = the report's outcome.
+
+    Files that share their ``[brokers]`` settings share a cluster: they run grouped by
+    settings (groups in the order their first file was given), and a group with other
+    settings gets a fresh cluster after the previous one is removed.
+    """
     import traceback
 
     from faults.heal import heal_all
@@ -100,18 +105,28 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     from harness.engine import ensure_engine
     from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED
     from harness.scenario import ScenarioRun, ScenarioSpec
-    from harness.scenario_file import check_against, check_targets, load_scenario_file, run_scenario_file
+    from harness.scenario_file import (
+        check_against,
+        check_broker_settings,
+        check_targets,
+        group_by_broker_settings,
+        load_scenario_file,
+        run_scenario_file,
+    )
 
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
     for scenario in scenarios:
         check_against(scenario, chaos.topology.zones)
         check_targets(scenario, chaos.topology)
+        check_broker_settings(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
     ensure_engine()
     signal.signal(signal.SIGTERM, _on_sigterm)
     status = STATUS_INTERRUPTED
     try:
-        for scenario in scenarios:
+        ordered = [(settings, f) for settings, group in group_by_broker_settings(scenarios) for f in group]
+        for settings, scenario in ordered:
+            chaos.use_broker_settings(settings)  # a fresh cluster when the settings change
             test_id = f"file:{scenario.path}"
             record = chaos.record(test_id, kind="scenario-file")
             record.scenario = scenario.spec.id

@@ -18,7 +18,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from harness import history as hist
+from harness.errors import ChaosError
+from harness.expectations import (
+    Bounds,
+    IsrAfterHeal,
+    Measured,
+    broker_setting_differences,
+    controller_changes,
+    evaluate,
+    isr_full_after,
+    isr_full_since,
+    isr_shortfalls,
+    leader_epoch_changes,
+    longest_gaps,
+    send_outcomes,
+)
 from harness.node_config import format_value
 from harness.rundir import RunDirectory, write_json
 from harness.sampler import ZkSampler
@@ -62,6 +80,16 @@ class ScenarioSpec:
     consumers: tuple[ConsumerSpec, ...] = (ConsumerSpec("ca", "a"),)
     expectations: Mapping[str, hist.Rule] = field(default_factory=dict)
     schedule: Schedule | None = None
+    # Bounds on failed and in-doubt sends, unavailability, elections and ISR recovery,
+    # each judged as one check when the scenario finishes (harness/expectations.py).
+    bounds: Bounds | None = None
+    # Broker settings the scenario needs. The cluster must already run them: `kafka-chaos
+    # run FILE` starts one per distinct set; a shared cluster without them is refused.
+    broker_settings: Mapping[str, SettingValue] = field(default_factory=dict)
+
+
+class ScenarioError(ChaosError):
+    """A scenario that cannot run on the cluster it was given."""
 
 
 class Judge:
@@ -96,6 +124,16 @@ class Check:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class _IsrPoll:
+    """What polling ZooKeeper after the heal found, for the ISR bound."""
+
+    healed_at: float
+    replicas: Mapping[int, tuple[int, ...]]
+    full_at: float | None  # when a poll saw every ISR full; None: not before the bound
+    waiting: list[str]  # the partitions still short at the last poll
+
+
 class ScenarioRun:
     """A running scenario; use as a context manager, call :meth:`finish` to judge."""
 
@@ -125,6 +163,9 @@ class ScenarioRun:
         self._finished = False
         self._error: str | None = None
         self.started = time.time()
+        # The workload's wall-clock span: gaps between acknowledgements end at its stop.
+        self._workload_started: float | None = None
+        self._workload_stopped: float | None = None
 
     # -- recording -------------------------------------------------------------------------
     def _record_fault(self, row: Mapping[str, Any]) -> None:
@@ -151,11 +192,19 @@ class ScenarioRun:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self, workload: bool = True) -> ScenarioRun:
+        try:
+            self._refuse_missing_broker_settings()
+        except ScenarioError as err:  # the page says why the scenario never ran
+            self._close(hist.STATUS_ABORTED)
+            self._error = str(err)
+            self._write_assertions()
+            raise
         topic = self.spec.topic
         assignment = None if topic.assignment is None else {p: list(r) for p, r in topic.assignment.items()}
         self.cluster.create_topic(self.topic, topic.partitions, topic.replication_factor,
                                   dict(topic.config), assignment=assignment)
         self._write_config()
+        self._check_broker_settings()
         self.sampler = ZkSampler(self.cluster.zookeeper_hosts(), [self.topic])
         self.sampler.start()
         if workload:
@@ -163,6 +212,7 @@ class ScenarioRun:
         return self
 
     def start_workload(self) -> Workload:
+        self._workload_started = time.time()
         self.workload = Workload(self.cluster, self.topic, self.partitions, self.writer,
                                  self.spec.producers, self.spec.consumers).start()
         return self.workload
@@ -170,6 +220,8 @@ class ScenarioRun:
     def stop_workload(self) -> dict[str, int]:
         if self.workload is None:
             return {}
+        if self._workload_stopped is None:
+            self._workload_stopped = time.time()
         self.workload.stop()
         return self.workload.outcomes()
 
@@ -211,15 +263,30 @@ class ScenarioRun:
             assert self.verdict is not None
             return self.verdict
         self.stop_workload()
+        self._check_clients()
+        heal_started = time.time()
         heal_all(self.cluster, self.log)
         self._check_fault_events()
+        isr = self._poll_isr_after_heal(heal_started)
         drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer)
         self._close(hist.STATUS_COMPLETE)
+        self._check_bounds(isr)
         self.verdict = self.judge.verdict(self.dir / "history")
         self.verdict.write(self.dir / "verdict.json")
         self._finished = True
         self._write_assertions()
         return self.verdict
+
+    def _check_clients(self) -> None:
+        """Every producer and consumer ran until told to stop: a client whose loop died
+        left a history that stops early, and a verdict on it would look clean."""
+        if self.workload is None:
+            return
+        died = self.workload.client_errors()
+        names = [p.name for p in self.spec.producers] + [c.name for c in self.spec.consumers]
+        self.check("every client ran until the workload stopped", not died,
+                   "; ".join(f"{name}: {error}" for name, error in died.items())
+                   or f"{', '.join(names)} ran to the end")
 
     def _check_fault_events(self) -> None:
         """Every fault event of the scenario succeeded: an inject or heal that raised
@@ -229,6 +296,138 @@ class ScenarioRun:
         healed = len(self.log) - injected
         self.check("faults injected and healed without error", not failed,
                    "; ".join(failed) or f"{injected} injections and {healed} heals, all ok")
+
+    # -- broker settings -------------------------------------------------------------------
+    def _refuse_missing_broker_settings(self) -> None:
+        """A scenario needing broker settings the cluster was not started with would test
+        something else; refuse it before anything is created."""
+        running = {k: format_value(v) for k, v in self.cluster.broker_settings().items()}
+        missing = [f"{k}={format_value(v)} (cluster: {running.get(k, 'unset')})"
+                   for k, v in self.spec.broker_settings.items() if running.get(k) != format_value(v)]
+        if missing:
+            raise ScenarioError(
+                f"scenario {self.scenario_id} needs broker settings this cluster does not run: "
+                f"{', '.join(missing)}; run it with `kafka-chaos run FILE`, which starts a cluster "
+                "with a scenario file's [brokers] settings")
+
+    def _check_broker_settings(self) -> None:
+        """Ask every broker for the scenario's settings: Kafka ignores a name it does not
+        know, so only the broker's own answer shows that a setting is in force."""
+        declared = {k: format_value(v) for k, v in self.spec.broker_settings.items()}
+        if not declared:
+            return
+        name = "brokers run the scenario's broker settings"
+        try:
+            reported = {b.broker_id: self._broker_config(b.broker_id) for b in self.cluster.topology.brokers}
+        except Exception as err:  # any admin failure: the check cannot pass unread
+            self.check(name, False, f"the brokers' configuration could not be read: {err}")
+            return
+        differences = broker_setting_differences(declared, reported)
+        listing = ", ".join(f"{k}={v}" for k, v in declared.items())
+        self.check(name, not differences, "; ".join(differences)
+                   or f"{listing} on brokers {', '.join(map(str, sorted(reported)))}, as each reports it")
+
+    def _broker_config(self, broker_id: int) -> dict[str, str | None]:
+        from confluent_kafka.admin import ConfigResource, ResourceType
+
+        resource = ConfigResource(ResourceType.BROKER, str(broker_id))
+        [future] = self.cluster.admin.describe_configs([resource], request_timeout=15).values()
+        return {name: entry.value for name, entry in future.result(timeout=30).items()}
+
+    # -- bounds ----------------------------------------------------------------------------
+    def _poll_isr_after_heal(self, heal_started: float) -> _IsrPoll | None:
+        """Poll ZooKeeper until every ISR of the topic is full or the ISR bound has passed
+        since the last heal; the replica sets it reads also serve the sampler's events.
+
+        The last heal is the last heal event recorded (a schedule's or heal_all's), else
+        the moment finish began healing. Not ``measure_until``: its clock starts at the
+        call, and the bound runs from the heal, which may be long past by now.
+        """
+        bound = None if self.spec.bounds is None else self.spec.bounds.isr_full_after_heal_s
+        if bound is None:
+            return None
+        healed_at = max((e.ts for e in self.log if e.action == "heal"), default=heal_started)
+        replicas: dict[int, tuple[int, ...]] = {}
+        while True:
+            try:
+                parts = self.cluster.state([self.topic]).topic(self.topic)
+                replicas = {p.partition: p.replicas for p in parts}
+                waiting = isr_shortfalls({p.partition: (p.isr, p.replicas) for p in parts})
+                if parts and not waiting:
+                    return _IsrPoll(healed_at, replicas, time.time(), [])
+            except Exception as err:  # ZooKeeper unreadable for a moment: try until the bound
+                waiting = [f"ZooKeeper could not be read: {err}"]
+            if time.time() >= healed_at + bound:
+                return _IsrPoll(healed_at, replicas, None, waiting or ["the topic has no partition state"])
+            time.sleep(0.25)
+
+    def _check_bounds(self, isr: _IsrPoll | None) -> None:
+        """One check per bound of the spec, each with the measured figure beside the bound;
+        per-partition gaps are also recorded as measured windows."""
+        bounds = self.spec.bounds
+        if bounds is None or bounds.empty:
+            return
+        try:
+            measured = self._measure(bounds, isr)
+            checks = evaluate(bounds, measured)
+        except Exception as err:  # a bug here must fail the bounds, not lose the verdict
+            self.check("bounds judged", False, f"the bounds could not be judged: {err!r}")
+            return
+        for check in checks:
+            self.check(check.name, check.passed, check.detail)
+        for partition, gap in sorted((measured.gaps or {}).items()):
+            self.window(f"longest stretch without an acknowledgement on {self.topic}-{partition}, "
+                        f"from {measured.window_from} to the end of the workload", gap)
+
+    def _measure(self, bounds: Bounds, isr: _IsrPoll | None) -> Measured:
+        """Gather the figures from the closed history, the sampler and the ISR poll; what
+        cannot be read is a reason in ``problems``, and its bounds fail with it."""
+        problems: dict[str, str] = {}
+        rows: list[dict[str, Any]] | None = None
+        try:
+            rows = [row for part in hist.part_files(self.dir / "history", "sends")
+                    for row in pq.read_table(part, columns=["partition", "outcome", "ack_ts"]).to_pylist()]
+        except (OSError, pa.ArrowException) as err:
+            problems["sends"] = problems["gaps"] = f"the sends table cannot be read: {err}"
+        injects = [e.ts for e in self.log if e.action == "inject"]
+        start = min(injects) if injects else self._workload_started
+        window_from = "the first fault inject" if injects else "the start of the workload"
+        end = self._workload_stopped
+        window = None
+        if start is None or end is None:
+            problems.setdefault("gaps", "no workload ran, so no acknowledgement could be timed")
+        elif end <= start:
+            problems.setdefault("gaps", "the first fault was injected after the workload stopped")
+        else:
+            window = (start, end)
+        events = self.sampler.events() if self.sampler is not None else []
+        measured: dict[str, Any] = {}
+        for key, measure in (("controller_changes", lambda: controller_changes(events)),
+                             ("leader_epoch_changes", lambda: leader_epoch_changes(events, self.topic)),
+                             ("isr_full_after_heal_s", lambda: self._isr_after_heal(events, isr))):
+            try:
+                measured[key] = measure()
+            except ValueError as err:  # a sampler event that cannot be read
+                problems[key] = str(err)
+        if self.sampler is None:
+            for key in ("controller_changes", "leader_epoch_changes"):
+                problems[key] = "ZooKeeper was not sampled"
+                measured.pop(key, None)
+        return Measured(
+            sends=None if rows is None else send_outcomes(rows),
+            window=window, window_from=window_from,
+            gaps=None if rows is None or window is None else longest_gaps(rows, *window),
+            controller=measured.get("controller_changes"),
+            leader_epochs=measured.get("leader_epoch_changes"),
+            isr=measured.get("isr_full_after_heal_s"),
+            problems=problems,
+        )
+
+    def _isr_after_heal(self, events: Sequence[Any], isr: _IsrPoll | None) -> IsrAfterHeal | None:
+        if isr is None:
+            return None
+        since = isr_full_since(events, self.topic, isr.replicas)
+        return isr_full_after(isr.healed_at, since, isr.full_at, isr.waiting)
 
     def _close(self, status: str) -> None:
         if self.sampler is not None:
@@ -262,11 +461,48 @@ class ScenarioRun:
                          for c in self.spec.consumers],
             "schedule": schedule,
             "expectations": dict(self.spec.expectations),
+            "bounds": {} if self.spec.bounds is None else self.spec.bounds.to_dict(),
+            "effective_config": self._effective_config(),
             "test_timeouts": {k: settings[k] for k in (
                 "zookeeper.session.timeout.ms", "replica.lag.time.max.ms") if k in settings},
         })
         if self.spec.schedule is not None:
             self.spec.schedule.save(self.dir / "schedule.json")
+
+    def _effective_config(self) -> dict[str, Any]:
+        """Every setting brokers, topic and clients ran with and where its value came from,
+        so a page answers "was that the default?" without reading harness code."""
+        from harness.attempts import attempt_logging_shown
+        from harness.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
+
+        running = self.cluster.broker_settings()
+        extra = self.cluster.release.extra_broker_settings
+        scenario = {k: format_value(v) for k, v in self.spec.broker_settings.items()}
+        topology = {k: format_value(v) for k, v in running.items() if k not in scenario and k not in extra}
+        topic_defaults = {key: format_value(running[broker_key])
+                          for key, broker_key in TOPIC_BROKER_DEFAULTS.items() if broker_key in running}
+        topic = self.spec.topic
+
+        def harness(zone: str) -> dict[str, Any]:
+            return {"bootstrap.servers": self.cluster.bootstrap_servers(zone), "client.id": None}
+
+        clients = [{"role": "producer", "name": p.name, "zone": p.zone, "settings": layered_settings(
+                        [("default", PRODUCER_DEFAULTS), ("scenario", p.settings),
+                         ("harness", {**harness(p.zone), **attempt_logging_shown(p.settings)})])}
+                   for p in self.spec.producers]
+        clients += [{"role": "consumer", "name": c.name, "zone": c.zone, "settings": layered_settings(
+                         [("default", CONSUMER_DEFAULTS), ("harness", {"group.id": None}),
+                          ("scenario", c.settings), ("harness", harness(c.zone))])}
+                    for c in self.spec.consumers]
+        return {
+            "brokers": layered_settings([("topology", topology), ("scenario", scenario),
+                                         ("release", {k: format_value(v) for k, v in extra.items()})]),
+            "topic": {"name": self.topic, "partitions": len(self.partitions),
+                      "replication_factor": (topic.replication_factor if topic.assignment is None
+                                             else len(next(iter(topic.assignment.values()), ()))),
+                      "settings": layered_settings([("broker", topic_defaults), ("scenario", topic.config)])},
+            "clients": clients,
+        }
 
     def __enter__(self) -> ScenarioRun:
         return self.start()
@@ -280,12 +516,53 @@ class ScenarioRun:
         # The test failed or was interrupted: record that, never a verdict it did not earn.
         try:
             if self.workload is not None:
-                self.workload.stop(drain_timeout_s=5)
+                self.workload.stop(drain_timeout_s=5, catch_up_timeout_s=0)
         finally:
             if not self._finished:
                 self._close(hist.STATUS_ABORTED)
             self._error = "".join(traceback.format_exception_only(exc)).strip()
             self._write_assertions()
+
+
+# Topic settings whose default is a broker setting (Kafka's "server default property"),
+# shown beside the topic so its effective durability settings read in one place.
+TOPIC_BROKER_DEFAULTS = {
+    "min.insync.replicas": "min.insync.replicas",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "segment.bytes": "log.segment.bytes",
+    "retention.ms": "log.retention.ms",
+    "message.timestamp.type": "log.message.timestamp.type",
+}
+
+
+def layered_settings(layers: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Settings merged lowest layer first, as ``{**a, **b}`` merges them, one row per
+    setting: its winning value, the layer it came from and, if it replaced a value of a
+    lower layer, that value and layer. Values that are not JSON (a Python logger handed
+    to librdkafka) are shown by name."""
+    rows: dict[str, dict[str, Any]] = {}
+    for source, settings in layers:
+        for key, value in settings.items():
+            row: dict[str, Any] = {"key": str(key), "value": shown(value), "source": source}
+            if key in rows:
+                row["replaced"], row["replaced_source"] = rows[key]["value"], rows[key]["source"]
+            rows[key] = row
+    return list(rows.values())
+
+
+def shown(value: Any) -> Any:
+    """A setting's value as JSON: plain values as they are; an object by its type and
+    name (``Logger kafka-chaos.attempts.pa``), since its repr would be noise."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [shown(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): shown(v) for k, v in value.items()}
+    name = getattr(value, "name", None) or getattr(value, "__qualname__", None)
+    return f"{type(value).__name__} {name}" if isinstance(name, str) else type(value).__name__
 
 
 def measure_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.1) -> float | None:

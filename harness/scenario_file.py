@@ -31,6 +31,15 @@ name is only known when the run creates it.
     lost = 0
     duplicate = "any"
 
+    [bounds]
+    max_in_doubt = 50
+    max_unavailable_s = 30
+    leader_epoch_changes = { "0" = { min = 1 } }
+    isr_full_after_heal_s = 60
+
+    [brokers]
+    settings = { "log.flush.interval.messages" = 1 }
+
     [[schedule]]
     start_s = 0
     duration_s = 10
@@ -40,21 +49,33 @@ name is only known when the run creates it.
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ChaosError
+from harness.errors import ChaosError, TopologyError
+from harness.expectations import Bounds, BoundsError
 from harness.history import Expectations, HistoryError
+from harness.node_config import format_value
 from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.workload import ConsumerSpec, ProducerSpec
-from topologies.model import Topology
+from topologies.model import SettingValue, Topology
 
 TOPIC_PLACEHOLDER = "$topic"
 KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "cooldown_s", "min_acked", "topic",
-              "producers", "consumers", "expectations", "schedule"}
+              "producers", "consumers", "expectations", "bounds", "brokers", "schedule"}
+# Broker settings the harness writes itself: listeners and addresses route every
+# connection through the fault proxies, so a scenario changing them would leave the
+# cluster unreachable or unbreakable (harness/node_config.py broker_properties).
+HARNESS_BROKER_SETTINGS = frozenset({
+    "broker.id", "broker.rack", "listeners", "advertised.listeners", "listener.security.protocol.map",
+    "inter.broker.listener.name", "zookeeper.connect", "log.dirs",
+})
+_SETTING_NAME = re.compile(r"[A-Za-z0-9]+([._-][A-Za-z0-9]+)*")
 # A run in which almost nothing was acknowledged tested nothing, whatever its verdict.
 DEFAULT_MIN_ACKED = 50
 # How long past its planned end a schedule may take: a heal waits for a broker's return,
@@ -76,6 +97,10 @@ class ScenarioFile:
     warmup_s: float
     cooldown_s: float
     min_acked: int = DEFAULT_MIN_ACKED
+
+    @property
+    def broker_settings(self) -> Mapping[str, SettingValue]:
+        return self.spec.broker_settings
 
 
 def _substitute(value: Any, topic: str) -> Any:
@@ -137,8 +162,10 @@ def load_scenario_file(path: str | Path) -> ScenarioFile:
             for c in _clients(data.get("consumers", []), "consumers", where))
         expectations = dict(data.get("expectations", {}))
         Expectations.from_dict(expectations)
-    except (TypeError, ValueError, HistoryError) as err:
+        bounds = _bounds(data.get("bounds"), topic)
+    except (TypeError, ValueError, HistoryError) as err:  # BoundsError is a ValueError
         raise ScenarioFileError(f"{where}: {err}") from err
+    broker_settings = _broker_settings(data.get("brokers"), where)
     schedule = data.get("schedule", [])
     if not isinstance(schedule, list):
         raise ScenarioFileError(f"{where}: 'schedule' must be a list of tables ([[schedule]])")
@@ -146,10 +173,79 @@ def load_scenario_file(path: str | Path) -> ScenarioFile:
     spec = ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
                         description=str(data.get("description", "")),
                         expected=str(data.get("expected", "")), topic=topic,
-                        producers=producers, consumers=consumers, expectations=expectations)
+                        producers=producers, consumers=consumers, expectations=expectations,
+                        bounds=bounds, broker_settings=broker_settings)
     return ScenarioFile(path, spec, schedule, _number(data, "warmup_s", 3, where),
                         _number(data, "cooldown_s", 3, where),
                         int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)))
+
+
+def _bounds(raw: Any, topic: TopicSpec) -> Bounds | None:
+    """``[bounds]``, with every partition it names checked against the topic."""
+    if raw is None:
+        return None
+    bounds = Bounds.from_dict(raw)
+    count = topic.partitions if topic.assignment is None else len(topic.assignment)
+    outside = sorted(p for p in bounds.partitions() if p >= count)
+    if outside:
+        raise BoundsError(f"[bounds] names partition(s) {', '.join(map(str, outside))}; the topic has "
+                          f"partitions 0 to {count - 1}")
+    return bounds
+
+
+def _broker_settings(raw: Any, where: str) -> dict[str, SettingValue]:
+    """``[brokers] settings = { name = value }``: plain values only, never a setting the
+    harness owns, and nothing that could break out of ``server.properties``."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ScenarioFileError(f"{where}: [brokers] must be a table")
+    unknown = sorted(set(raw) - {"settings"})
+    if unknown:
+        raise ScenarioFileError(f"{where}: [brokers] unknown key(s) {', '.join(unknown)}; known: settings")
+    settings = raw.get("settings", {})
+    if not isinstance(settings, dict):
+        raise ScenarioFileError(f"{where}: [brokers] settings must be a table of \"name\" = value")
+    for name, value in settings.items():
+        if not _SETTING_NAME.fullmatch(name):
+            raise ScenarioFileError(f"{where}: [brokers] settings: {name!r} is not a Kafka setting name")
+        if name in HARNESS_BROKER_SETTINGS:
+            raise ScenarioFileError(f"{where}: [brokers] settings: {name} is set by the harness (every "
+                                    "connection goes through the fault proxies) and cannot be changed")
+        plain = isinstance(value, str | int | float | bool) and not (isinstance(value, float)
+                                                                     and not math.isfinite(value))
+        if not plain or (isinstance(value, str) and ("\n" in value or "\r" in value)):
+            raise ScenarioFileError(f"{where}: [brokers] settings: {name} must be a string, number or "
+                                    f"true/false on one line, not {value!r}")
+    return dict(settings)
+
+
+def check_broker_settings(scenario: ScenarioFile, topology: Topology,
+                          release_settings: Mapping[str, str]) -> None:
+    """Refuse broker settings the topology rejects (an impossible replication factor) or
+    the Kafka release overrides, before any container starts."""
+    settings = scenario.broker_settings
+    overridden = [f"{k} (the release needs {release_settings[k]})" for k, v in settings.items()
+                  if k in release_settings and format_value(v) != release_settings[k]]
+    if overridden:
+        raise ScenarioFileError(f"{scenario.path}: [brokers] settings overridden by this Kafka release: "
+                                f"{', '.join(overridden)}")
+    try:
+        topology.with_broker_settings(settings)
+    except TopologyError as err:
+        raise ScenarioFileError(f"{scenario.path}: [brokers] settings: {err}") from err
+
+
+def group_by_broker_settings(
+        scenarios: Sequence[ScenarioFile]) -> list[tuple[Mapping[str, SettingValue], list[ScenarioFile]]]:
+    """Scenario files grouped by their broker settings, so each group runs on one cluster:
+    groups in the order their first file was given, files within a group in given order.
+    Settings are compared as config files spell them (``1`` and ``"1"`` are one group)."""
+    groups: dict[tuple[tuple[str, str], ...], tuple[Mapping[str, SettingValue], list[ScenarioFile]]] = {}
+    for scenario in scenarios:
+        key = tuple(sorted((k, format_value(v)) for k, v in scenario.broker_settings.items()))
+        groups.setdefault(key, (scenario.broker_settings, []))[1].append(scenario)
+    return list(groups.values())
 
 
 def _check_schedule(entries: list[Any], where: str) -> None:

@@ -108,6 +108,7 @@ class _ProducerLoop(threading.Thread):
         self.sent = 0
         self.outcomes: dict[str, int] = {o: 0 for o in hist.OUTCOMES}
         self.last_acked: dict[int, int] = {}  # partition -> highest acknowledged offset
+        self.error: str | None = None  # why the send loop died, if it did
 
     def producer_setting(self, key: str, default: Any) -> Any:
         return self.spec.settings.get(key, default)
@@ -131,6 +132,12 @@ class _ProducerLoop(threading.Thread):
         return on_delivery
 
     def run(self) -> None:
+        try:
+            self._send()
+        except BaseException as exc:  # recorded: the scenario fails on a producer that died
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def _send(self) -> None:
         interval = 1.0 / self.spec.rate_per_s
         next_send = time.monotonic()
         seq = 0
@@ -147,11 +154,12 @@ class _ProducerLoop(threading.Thread):
                 pass  # local queue full while the cluster is down: retry after polling
             self.producer.poll(0)
             next_send += interval
-            delay = next_send - time.monotonic()
-            if delay > 0:
+            if next_send < time.monotonic():
+                next_send = time.monotonic()  # behind (a slow poll): no burst to catch up
+            # poll() returns as soon as it served an event (a delivery report, a log line),
+            # so keep polling until the next send is due: the rate is the spec's.
+            while (delay := next_send - time.monotonic()) > 0:
                 self.producer.poll(delay)
-            else:
-                next_send = time.monotonic()
 
     def drain(self, timeout_s: float) -> None:
         """Wait for every outstanding delivery report (each ends acked, failed or unknown),
@@ -183,6 +191,7 @@ class _ConsumerLoop(threading.Thread):
         self._targets: dict[int, int] = {}
         self._deadline = 0.0
         self._clamped = False
+        self.error: str | None = None  # why the read loop died, if it did
 
     def finish(self, targets: Mapping[int, int], timeout_s: float) -> None:
         """Stop once every ``partition -> offset`` in ``targets`` was polled, or after
@@ -215,21 +224,26 @@ class _ConsumerLoop(threading.Thread):
 
     def run(self) -> None:
         try:
-            while not self._done():
-                msg = self.consumer.poll(0.2)
-                if msg is None or msg.error():
-                    continue
-                value = msg.value()
-                partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
-                self.polled += 1
-                self.next_offsets[partition] = max(offset + 1, self.next_offsets.get(partition, 0))
-                self.recorder.row("polls", {
-                    "consumer_id": self.spec.name, "zone": self.spec.zone, "topic": self.topic,
-                    "partition": partition, "offset": offset,
-                    "message_id": _decode(value), "poll_ts": time.time(),
-                })
+            self._read()
+        except BaseException as exc:  # recorded: the scenario fails on a consumer that died
+            self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.consumer.close()
+
+    def _read(self) -> None:
+        while not self._done():
+            msg = self.consumer.poll(0.2)
+            if msg is None or msg.error():
+                continue
+            value = msg.value()
+            partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
+            self.polled += 1
+            self.next_offsets[partition] = max(offset + 1, self.next_offsets.get(partition, 0))
+            self.recorder.row("polls", {
+                "consumer_id": self.spec.name, "zone": self.spec.zone, "topic": self.topic,
+                "partition": partition, "offset": offset,
+                "message_id": _decode(value), "poll_ts": time.time(),
+            })
 
 
 def _decode(value: bytes | None) -> str | None:
@@ -280,6 +294,11 @@ class Workload:
             for partition, offset in producer.last_acked.items():
                 highest[partition] = max(offset, highest.get(partition, -1))
         return highest
+
+    def client_errors(self) -> dict[str, str]:
+        """Clients whose loop died, and why: their part of the history stopped early."""
+        loops: list[_ProducerLoop | _ConsumerLoop] = [*self.producers, *self.consumers]
+        return {loop.spec.name: loop.error for loop in loops if loop.error is not None}
 
     def lagging_consumers(self) -> list[str]:
         """Consumers that stopped before reading every acknowledged offset."""

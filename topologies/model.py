@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.errors import TopologyError
 
@@ -97,6 +97,13 @@ class Topology:
                 f"replication factor {replication_factor} is impossible on {len(self.brokers)} "
                 f"broker(s) of topology {self.name!r}"
             )
+
+    def with_broker_settings(self, settings: Mapping[str, SettingValue]) -> Topology:
+        """The same cluster with ``settings`` over its broker settings, validated like any
+        topology (a scenario's settings must not ask for an impossible replication factor)."""
+        if not settings:
+            return self
+        return replace(self, broker_settings={**self.broker_settings, **settings})
 
     def describe(self) -> dict[str, object]:
         """A JSON-friendly record of the topology, for the run's saved configuration."""

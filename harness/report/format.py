@@ -101,6 +101,21 @@ def rule(value: str) -> str:
     return f"at most {value}"
 
 
+SOURCE_WORDS = {
+    "default": "harness default",
+    "scenario": "scenario",
+    "harness": "harness",
+    "topology": "topology",
+    "release": "Kafka release",
+    "broker": "broker setting",
+}
+
+
+def source(code: str) -> str:
+    """Who set a value, in words: "harness default" (harness/clients.py), "scenario", ..."""
+    return SOURCE_WORDS.get(code, code)
+
+
 def kind(name: str) -> str:
     return name.replace("_", " ")
 

@@ -30,12 +30,15 @@ from harness.history import (
     read_manifest,
 )
 from harness.report.model import (
+    SETTING_SOURCES,
     TEST_OUTCOMES,
     AckBucket,
     Assertions,
     Bucket,
     Check,
+    ClientConfig,
     ClusterEvent,
+    EffectiveConfig,
     Escalation,
     Example,
     FaultAction,
@@ -49,13 +52,15 @@ from harness.report.model import (
     ScenarioConfig,
     ScheduleEntry,
     SessionTest,
+    Setting,
+    TopicConfig,
     Verdict,
     Window,
 )
 
 T = TypeVar("T")
 VERDICT_SCHEMA_VERSION = 1  # the verdict.json version this loader was written against
-_HEADER_KEYS = ("scenario", "kafka_version", "schedule")
+_HEADER_KEYS = ("scenario", "kafka_version", "schedule", "effective_config")
 _PHASES = ("setup", "call", "teardown")
 DIAGNOSTICS = "diagnostics"
 
@@ -415,6 +420,12 @@ def _config(data: Any, problems: list[str]) -> ScenarioConfig:
     schedule = [
         _schedule_entry(_obj(e, "schedule entry")) for e in _list(raw.get("schedule", []), "schedule")
     ]
+    effective = None
+    if raw.get("effective_config") is not None:
+        try:
+            effective = _effective(raw["effective_config"])
+        except (_Malformed, KeyError) as exc:  # the rest of config.json still reads
+            problems.append(f"config.json's effective_config is malformed: {exc}")
     return ScenarioConfig(
         title=str(head.get("title") or ""),
         description=str(head.get("description") or ""),
@@ -424,7 +435,48 @@ def _config(data: Any, problems: list[str]) -> ScenarioConfig:
         sections={
             k: _full_rules(v) if k == "expectations" else v for k, v in raw.items() if k not in _HEADER_KEYS
         },
+        effective=effective,
     )
+
+
+def _settings(raw: Any, what: str) -> list[Setting]:
+    rows = []
+    for item in _list(raw, what):
+        r = _obj(item, f"{what} setting")
+        rows.append(
+            Setting(
+                key=_str(r["key"], f"{what} setting key"),
+                value=r.get("value"),
+                source=_one_of(r.get("source"), SETTING_SOURCES, f"{what} setting source"),
+                replaced=r.get("replaced"),
+                replaced_source=None
+                if r.get("replaced_source") is None
+                else _one_of(r.get("replaced_source"), SETTING_SOURCES, f"{what} replaced source"),
+            )
+        )
+    return rows
+
+
+def _effective(data: Any) -> EffectiveConfig:
+    """config.json's effective_config (harness.scenario ScenarioRun._effective_config)."""
+    raw = _obj(data, "effective_config")
+    topic = None
+    if raw.get("topic") is not None:
+        t = _obj(raw["topic"], "topic")
+        topic = TopicConfig(
+            name=str(t.get("name", "")),
+            partitions=_opt_int(t.get("partitions"), "topic partitions"),
+            replication_factor=_opt_int(t.get("replication_factor"), "topic replication_factor"),
+            settings=_settings(t.get("settings", []), "topic"),
+        )
+    clients = []
+    for item in _list(raw.get("clients", []), "clients"):
+        c = _obj(item, "client")
+        role = _one_of(c.get("role"), ("producer", "consumer"), "client role")
+        name = _str(c.get("name"), "client name")
+        settings = _settings(c.get("settings", []), name)
+        clients.append(ClientConfig(role, name, str(c.get("zone", "")), settings))
+    return EffectiveConfig(_settings(raw.get("brokers", []), "brokers"), topic, clients)
 
 
 def _full_rules(value: Any) -> Any:

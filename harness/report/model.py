@@ -232,11 +232,60 @@ class ScheduleEntry:
 # ------------------------------------------------------------------------------- config
 
 
+SETTING_SOURCES = ("default", "scenario", "harness", "topology", "release", "broker")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as it ran and where its value came from (one of SETTING_SOURCES):
+    a harness client default, the scenario, the harness itself, the topology, the Kafka
+    release, or - for a topic - the broker setting it defaults to. ``replaced`` is the
+    lower layer's value the winning one replaced, if any."""
+
+    key: str
+    value: Any  # a JSON value; None from the harness: chosen per client, not recorded
+    source: str
+    replaced: Any = None
+    replaced_source: str | None = None
+
+    @property
+    def by_scenario(self) -> bool:
+        return self.source == "scenario"
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """A producer's or consumer's effective librdkafka configuration."""
+
+    role: str  # producer | consumer
+    name: str
+    zone: str
+    settings: list[Setting]
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    name: str
+    partitions: int | None
+    replication_factor: int | None
+    settings: list[Setting]
+
+
+@dataclass(frozen=True)
+class EffectiveConfig:
+    """config.json's ``effective_config``: what brokers, topic and clients ran with."""
+
+    brokers: list[Setting]
+    topic: TopicConfig | None
+    clients: list[ClientConfig]
+
+
 @dataclass(frozen=True)
 class ScenarioConfig:
     """config.json. Sections other than the scenario header are free-form JSON values:
     the runner's layout of producers, topology etc. evolves, and the report shows what
-    is there rather than what it expected."""
+    is there rather than what it expected. The effective configuration is the exception:
+    its layout is the runner's promise of which value is a default, so it is typed."""
 
     title: str
     description: str
@@ -244,6 +293,7 @@ class ScenarioConfig:
     kafka_version: str | None
     schedule: list[ScheduleEntry]
     sections: dict[str, Any]  # "topology", "broker_settings", "topic", "producer", ... in file order
+    effective: EffectiveConfig | None = None  # None: not recorded (older runs) or unreadable
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ def environment() -> Environment:
         href=lambda path: fmt.href(*path) if isinstance(path, tuple | list) else fmt.href(path),
         rule=fmt.rule,
         kind=fmt.kind,
+        source=fmt.source,
     )
     env.tests.update(scalar=fmt.is_scalar)
     env.globals.update(

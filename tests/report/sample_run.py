@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 from harness.history import ANOMALY_KINDS, Expectations, HistoryWriter
+from harness.scenario import layered_settings
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
@@ -229,6 +231,8 @@ class SampleScenario:
     windows: list[tuple[str, float]]
     topic_config: dict[str, Any]
     producer_settings: dict[str, Any]
+    bounds: dict[str, Any] = field(default_factory=dict)
+    broker_settings: dict[str, Any] = field(default_factory=dict)  # the scenario's [brokers] settings
     ack_delay: Callable[[float], float] | None = None
     write_verdict: bool = True
     fault_outcomes: dict[int, str] = field(default_factory=dict)  # index in faults -> outcome text
@@ -306,11 +310,21 @@ SCENARIOS = (
                 "leader -1 -> 1 at epoch 3; broker 1 was not in the ISR",
             ),
             ("old leader truncated and rejoined the ISR", True, "isr [1, 0] at +33.0 s"),
+            # the scenario's [bounds], as harness.expectations words them
+            (
+                "no partition without an acknowledgement for more than 20 s",
+                True,
+                "longest 12.20 s on partition 0 from the first fault inject to the end of the workload "
+                "(27.0 s); per partition 0: 12.20 s, 1: 0.60 s, 2: 0.60 s; bound 20 s",
+            ),
+            ("leader-epoch changes on partition 0 at least 1", True, "2; bound at least 1"),
         ],
         windows=[("unavailability orders-0 (leader killed, follower down)", 12.2)],
         topic_config={"min.insync.replicas": 1, "unclean.leader.election.enable": True},
         producer_settings={"acks": "all", "enable.idempotence": False, "retries": 2147483647},
         ack_delay=lambda t: max(t + 0.004, 13.11),
+        bounds={"max_unavailable_s": 20, "leader_epoch_changes": {"0": {"min": 1}}},
+        broker_settings={"log.flush.interval.messages": 1},
     ),
     SampleScenario(
         id="s3-kill-leader",
@@ -368,6 +382,39 @@ SCENARIOS = (
 )
 
 
+TOPOLOGY_BROKER_SETTINGS = {
+    "zookeeper.session.timeout.ms": "6000",
+    "replica.lag.time.max.ms": "5000",
+    "unclean.leader.election.enable": "false",
+    "min.insync.replicas": "1",
+}
+
+
+def _effective(s: SampleScenario) -> dict[str, Any]:
+    """effective_config as ScenarioRun writes it, built with the runner's own merge and
+    the real client defaults."""
+    scenario = {k: str(v) for k, v in s.broker_settings.items()}
+
+    def harness(zone: str) -> dict[str, Any]:
+        return {"bootstrap.servers": f"127.0.0.1:4{ord(zone)}01", "client.id": None}
+
+    clients = [
+        {"role": "producer", "name": p, "zone": z, "settings": layered_settings(
+            [("default", PRODUCER_DEFAULTS), ("scenario", s.producer_settings), ("harness", harness(z))])}
+        for p, z in PRODUCERS
+    ]
+    clients.append({"role": "consumer", "name": "cb", "zone": "b", "settings": layered_settings(
+        [("default", CONSUMER_DEFAULTS), ("harness", {"group.id": None}),
+         ("scenario", {"auto.offset.reset": "earliest"}), ("harness", harness("b"))])})
+    return {
+        "brokers": layered_settings([("topology", TOPOLOGY_BROKER_SETTINGS), ("scenario", scenario)]),
+        "topic": {"name": TOPIC, "partitions": PARTITIONS, "replication_factor": 3,
+                  "settings": layered_settings([("broker", {"min.insync.replicas": "1"}),
+                                                ("scenario", s.topic_config)])},
+        "clients": clients,
+    }
+
+
 def _config(s: SampleScenario) -> dict[str, Any]:
     return {
         "scenario": {"id": s.id, "title": s.title, "description": s.description, "expected": s.expected},
@@ -378,11 +425,7 @@ def _config(s: SampleScenario) -> dict[str, Any]:
             "brokers": [{"id": i, "zone": z} for i, z in enumerate("abc")],
             "zookeepers": [{"name": f"zk-{z}", "sid": i + 1, "zone": z} for i, z in enumerate("abc")],
         },
-        "broker_settings": {
-            "zookeeper.session.timeout.ms": "6000",
-            "replica.lag.time.max.ms": "5000",
-            "unclean.leader.election.enable": "false",
-        },
+        "broker_settings": {**TOPOLOGY_BROKER_SETTINGS, **{k: str(v) for k, v in s.broker_settings.items()}},
         "topic": {"name": TOPIC, "partitions": PARTITIONS, "replication_factor": 3, "config": s.topic_config},
         "producer": [
             {"name": p, "zone": z, "rate_per_s": RATE, "settings": s.producer_settings} for p, z in PRODUCERS
@@ -390,6 +433,8 @@ def _config(s: SampleScenario) -> dict[str, Any]:
         "consumer": [{"name": "cb", "zone": "b", "settings": {"auto.offset.reset": "earliest"}}],
         "schedule": s.schedule,
         "expectations": s.expectations,
+        "bounds": s.bounds,
+        "effective_config": _effective(s),
         "test_timeouts": {"zookeeper.session.timeout.ms": 6000, "replica.lag.time.max.ms": 5000},
     }
 

@@ -421,3 +421,53 @@ def test_the_matrix_column_shows_the_runs_outcome(
     from harness.matrix import _column_problem
 
     assert _column_problem(outcome, tests, code) == expected
+
+
+def test_the_effective_configuration_is_read_with_who_set_each_value(sample: Path) -> None:
+    s5 = next(s for s in load_run(sample).scenarios if s.id == "s5-unclean-election")
+    assert s5.config is not None and s5.config.effective is not None
+    effective = s5.config.effective
+    assert "effective_config" not in s5.config.sections  # typed, not shown a second time raw
+    brokers = {r.key: (r.value, r.source) for r in effective.brokers}
+    assert brokers["log.flush.interval.messages"] == ("1", "scenario")
+    assert brokers["zookeeper.session.timeout.ms"] == ("6000", "topology")
+    assert effective.topic is not None and effective.topic.name == "orders"
+    assert [c.name for c in effective.clients] == ["pa", "pb", "pc", "cb"]
+    pa = {r.key: r for r in effective.clients[0].settings}
+    assert (pa["linger.ms"].value, pa["linger.ms"].source) == (5, "default")
+    assert (pa["retries"].value, pa["retries"].by_scenario) == (2147483647, True)
+    assert (pa["acks"].replaced, pa["acks"].replaced_source) == ("all", "default")
+    assert pa["client.id"].value is None and pa["client.id"].source == "harness"
+    assert s5.config.sections["bounds"] == {"max_unavailable_s": 20,
+                                            "leader_epoch_changes": {"0": {"min": 1}}}
+
+
+def test_a_config_without_effective_settings_still_reads(run_dir: Path) -> None:
+    path = run_dir / "s3-kill-leader" / "config.json"
+    data = json.loads(path.read_text())
+    del data["effective_config"]
+    path.write_text(json.dumps(data))
+    s3 = next(s for s in load_run(run_dir).scenarios if s.id == "s3-kill-leader")
+    assert s3.config is not None and s3.config.effective is None and not s3.problems
+    assert "producer" in s3.config.sections
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        ({"brokers": [{"key": "x", "value": 1, "source": "somebody"}]}, "not one of default"),
+        ({"brokers": "all of them"}, "brokers is not a list"),
+        ({"clients": [{"role": "admin", "name": "x", "settings": []}]}, "client role is 'admin'"),
+    ],
+)
+def test_a_malformed_effective_configuration_is_a_problem_not_a_crash(
+    run_dir: Path, damage: dict[str, Any], problem: str
+) -> None:
+    path = run_dir / "s3-kill-leader" / "config.json"
+    data = json.loads(path.read_text())
+    data["effective_config"] |= damage
+    path.write_text(json.dumps(data))
+    s3 = next(s for s in load_run(run_dir).scenarios if s.id == "s3-kill-leader")
+    assert s3.config is not None and s3.config.effective is None
+    assert s3.config.title  # the rest of config.json still read
+    assert any("effective_config is malformed" in p and problem in p for p in s3.problems), s3.problems

@@ -448,3 +448,94 @@ def test_a_tests_diagnostics_are_linked_and_a_path_outside_the_run_is_refused(tm
     (run_dir / "run.json").write_text(json.dumps(header))
     run = load_run(run_dir)
     assert run.unreadable_tests == 1 and run.outcome.value != "passed"
+
+
+def _table_rows(path: Path, table_id: str) -> list[list[str]]:
+    """The cells of each body row of the table with ``table_id``, as visible text."""
+
+    class Rows(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[str]] = []
+            self.classes: list[str] = []
+            self._inside = self._body = False
+            self._cell: list[str] | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if tag == "table":
+                self._inside = a.get("id") == table_id
+            elif self._inside and tag == "tbody":
+                self._body = True
+            elif self._inside and self._body and tag == "tr":
+                self.rows.append([])
+                self.classes.append(str(a.get("class") or ""))
+            elif self._inside and self._body and tag == "td":
+                self._cell = []
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "td" and self._cell is not None:
+                self.rows[-1].append(" ".join("".join(self._cell).split()))
+                self._cell = None
+            elif tag == "table":
+                self._inside = self._body = False
+
+        def handle_data(self, data: str) -> None:
+            if self._cell is not None:
+                self._cell.append(data)
+
+    parser = Rows()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return [[*row, cls] for row, cls in zip(parser.rows, parser.classes, strict=True)]
+
+
+def test_each_client_shows_its_effective_configuration_with_defaults_marked(rendered: Path) -> None:
+    page = rendered / "s5-unclean-election.html"
+    text = parse(page).visible
+    assert text.index("Effective configuration") > text.index("Configuration")
+    assert "Producer pa (zone a)" in text and "Consumer cb (zone b)" in text
+    producer = {row[0]: row for row in _table_rows(page, "effective-client-1")}
+    assert producer["linger.ms"] == ["linger.ms", "5", "harness default", "inherited"]
+    assert producer["retries"] == ["retries", "2147483647", "scenario", "set"]
+    assert producer["enable.idempotence"] == [
+        "enable.idempotence", "false", "scenario (same as the harness default)", "set"]
+    assert producer["client.id"][1:3] == ["chosen per client by the harness", "harness"]
+    consumer = {row[0]: row for row in _table_rows(page, "effective-client-4")}
+    assert consumer["group.id"][1:3] == ["chosen per client by the harness", "harness"]
+    assert consumer["enable.auto.commit"][1:3] == ["false", "harness default"]
+
+
+def test_broker_and_topic_settings_show_who_set_them(rendered: Path) -> None:
+    page = rendered / "s5-unclean-election.html"
+    brokers = {row[0]: row[1:] for row in _table_rows(page, "effective-brokers")}
+    assert brokers["log.flush.interval.messages"] == ["1", "scenario", "set"]
+    assert brokers["replica.lag.time.max.ms"] == ["5000", "topology", "inherited"]
+    topic = {row[0]: row[1:] for row in _table_rows(page, "effective-topic")}
+    assert topic["min.insync.replicas"] == ["1", "scenario (same as the broker setting)", "set"]
+    assert topic["unclean.leader.election.enable"] == ["true", "scenario", "set"]
+    s3 = rendered / "s3-kill-leader.html"
+    assert {row[0]: row[1:] for row in _table_rows(s3, "effective-topic")}["min.insync.replicas"] == [
+        "2", "scenario (replaces 1 from broker setting)", "set"]
+
+
+def test_a_page_without_an_effective_configuration_says_so(run_dir: Path) -> None:
+    path = run_dir / "s3-kill-leader" / "config.json"
+    config = json.loads(path.read_text())
+    del config["effective_config"]
+    path.write_text(json.dumps(config))
+    render_run(run_dir)
+    text = parse(run_dir / "s3-kill-leader.html").visible
+    assert "Not recorded for this scenario" in text
+    assert "max.in.flight.requests.per.connection" in text  # the recorded producer section still shows
+
+
+def test_effective_settings_from_data_are_escaped(run_dir: Path) -> None:
+    path = run_dir / "s3-kill-leader" / "config.json"
+    config = json.loads(path.read_text())
+    config["effective_config"]["brokers"].append({"key": HOSTILE, "value": HOSTILE, "source": "scenario"})
+    config["effective_config"]["clients"][0]["name"] = HOSTILE
+    path.write_text(json.dumps(config))
+    render_run(run_dir)
+    raw = (run_dir / "s3-kill-leader.html").read_text()
+    assert "<script" not in raw and "<img" not in raw
+    assert parse(run_dir / "s3-kill-leader.html").visible.count('<script>alert("x")</script>') >= 3

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from harness.scenario_file import ScenarioFileError, check_against, load_scenario_file
+from harness.chaos_run import ChaosRun
+from harness.expectations import BOUND_KEYS, CountRange
+from harness.recovery import ClusterKeeper
+from harness.scenario_file import (
+    HARNESS_BROKER_SETTINGS,
+    ScenarioFile,
+    ScenarioFileError,
+    check_against,
+    check_broker_settings,
+    group_by_broker_settings,
+    load_scenario_file,
+)
+from topologies import Topology, load_topology
 
 BUILTIN = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 
@@ -45,3 +59,164 @@ def test_clients_in_unknown_zones_are_refused(tmp_path: Path) -> None:
     path.write_text('[[producers]]\nname = "p"\nzone = "q"\n')
     with pytest.raises(ScenarioFileError, match="unknown zone 'q'"):
         check_against(load_scenario_file(path), ("a", "b", "c"))
+
+
+# --------------------------------------------------------------- [bounds] and [brokers]
+
+BOUNDED = """
+[topic]
+partitions = 3
+
+[bounds]
+max_failed = 200
+max_in_doubt = 20
+max_unavailable_s = 40
+unavailable_s = { "1" = 5 }
+controller_changes = { min = 1, max = 2 }
+leader_epoch_changes = { "0" = { min = 1 } }
+isr_full_after_heal_s = 60
+
+[brokers]
+settings = { "log.flush.interval.messages" = 1, "unclean.leader.election.enable" = true }
+"""
+
+
+def _load(tmp_path: Path, content: str) -> ScenarioFile:
+    path = tmp_path / "scenario.toml"
+    path.write_text(content)
+    return load_scenario_file(path)
+
+
+def test_bounds_and_broker_settings_load_into_the_spec(tmp_path: Path) -> None:
+    scenario = _load(tmp_path, BOUNDED)
+    bounds = scenario.spec.bounds
+    assert bounds is not None
+    assert (bounds.max_failed, bounds.max_in_doubt, bounds.max_unavailable_s) == (200, 20, 40)
+    assert bounds.unavailable_s == {1: 5}
+    assert bounds.controller_changes == CountRange(1, 2)
+    assert bounds.leader_epoch_changes_by_partition == {0: CountRange(1, None)}
+    assert bounds.isr_full_after_heal_s == 60
+    assert scenario.spec.broker_settings == {"log.flush.interval.messages": 1,
+                                             "unclean.leader.election.enable": True}
+
+
+def test_a_file_without_bounds_or_brokers_has_none(tmp_path: Path) -> None:
+    scenario = _load(tmp_path, "")
+    assert scenario.spec.bounds is None and scenario.spec.broker_settings == {}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[bounds]\nmax_lost = 1\n", "[bounds] unknown key(s) max_lost"),
+        ('[bounds]\nmax_failed = "ten"\n', "[bounds] max_failed must be a non-negative integer"),
+        ("[bounds]\nmax_in_doubt = -1\n", "[bounds] max_in_doubt must be a non-negative integer"),
+        ("[bounds]\nmax_unavailable_s = true\n", "[bounds] max_unavailable_s must be a non-negative number"),
+        ('[bounds]\nunavailable_s = { "x" = 5 }\n', "key 'x' is not a partition number"),
+        ("[bounds]\ncontroller_changes = { min = 2, max = 1 }\n", "min 2 is above max 1"),
+        ("[bounds]\nleader_epoch_changes = { at_least = 1 }\n", "key 'at_least' is not a partition number"),
+        ("bounds = 3\n", "[bounds] must be a table"),
+        ('[topic]\npartitions = 2\n[bounds]\nunavailable_s = { "2" = 5 }\n',
+         "[bounds] names partition(s) 2; the topic has partitions 0 to 1"),
+        ('[bounds]\nleader_epoch_changes = { "6" = 1 }\n', "names partition(s) 6"),
+        ("[brokers]\nlog_flush = 1\n", "[brokers] unknown key(s) log_flush; known: settings"),
+        ("brokers = 1\n", "[brokers] must be a table"),
+        ("[brokers]\nsettings = 1\n", "[brokers] settings must be a table"),
+        ('[brokers]\nsettings = { "num.io.threads" = [1, 2] }\n', "num.io.threads must be a string, number"),
+        ('[brokers]\nsettings = { "x" = { y = 1 } }\n', "x must be a string, number"),
+        ('[brokers]\nsettings = { "log.dirs" = "/tmp" }\n', "log.dirs is set by the harness"),
+        ('[brokers]\nsettings = { "advertised.listeners" = "x" }\n', "advertised.listeners is set by"),
+        ('[brokers]\nsettings = { "a b" = 1 }\n', "'a b' is not a Kafka setting name"),
+        ('[brokers]\nsettings = { "x" = "1\\nlisteners=PLAINTEXT://evil:1" }\n', "on one line"),
+        ('[brokers]\nsettings = { "x" = nan }\n', "x must be a string, number"),
+    ],
+)
+def test_malformed_bounds_and_broker_settings_are_refused_before_anything_runs(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    with pytest.raises(ScenarioFileError) as err:
+        _load(tmp_path, content)
+    assert message in str(err.value)
+    assert str(tmp_path / "scenario.toml") in str(err.value)
+
+
+def test_broker_settings_the_topology_or_the_release_cannot_take_are_refused(tmp_path: Path) -> None:
+    topology = load_topology()
+    fine = _load(tmp_path, BOUNDED)
+    check_broker_settings(fine, topology, {})
+    impossible = _load(tmp_path, '[brokers]\nsettings = { "default.replication.factor" = 5 }\n')
+    with pytest.raises(ScenarioFileError, match="replication factor 5 is impossible on 3 broker"):
+        check_broker_settings(impossible, topology, {})
+    with pytest.raises(ScenarioFileError, match=r"overridden by this Kafka release: log.flush.interval"):
+        check_broker_settings(fine, topology, {"log.flush.interval.messages": "5"})
+    check_broker_settings(fine, topology, {"log.flush.interval.messages": "1"})  # the same value is fine
+
+
+def _file(tmp_path: Path, name: str, settings: str = "") -> ScenarioFile:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f"[brokers]\nsettings = {{ {settings} }}\n" if settings else "")
+    return load_scenario_file(path)
+
+
+def test_files_are_grouped_by_broker_settings_in_the_order_given(tmp_path: Path) -> None:
+    files = [_file(tmp_path, "plain1"), _file(tmp_path, "flush1", '"log.flush.interval.messages" = 1'),
+             _file(tmp_path, "plain2"), _file(tmp_path, "flush2", '"log.flush.interval.messages" = "1"'),
+             _file(tmp_path, "other", '"num.io.threads" = 2')]
+    groups = group_by_broker_settings(files)
+    assert [[f.path.stem for f in group] for _, group in groups] == [
+        ["plain1", "plain2"], ["flush1", "flush2"], ["other"]]
+    assert [dict(settings) for settings, _ in groups] == [
+        {}, {"log.flush.interval.messages": 1}, {"num.io.threads": 2}]
+
+
+@dataclass
+class _Made:
+    topology: Topology
+    closed: bool = False
+
+    def start(self) -> _Made:
+        return self
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_run_changes_cluster_only_when_the_broker_settings_change() -> None:
+    chaos = ChaosRun("unit-settings", "3.7.2", "three_az", healer=lambda cluster: None)
+    made: list[_Made] = []
+
+    def factory() -> _Made:
+        made.append(_Made(chaos.topology))
+        return made[-1]
+
+    chaos.keeper = ClusterKeeper(factory, lambda cluster: None)  # type: ignore[arg-type]
+    assert chaos.use_broker_settings({}) is False
+    chaos.keeper.current()
+    assert chaos.use_broker_settings({"log.flush.interval.messages": 1}) is True
+    assert made[0].closed, "one cluster at a time: the old one is removed before the next starts"
+    first = chaos.keeper.current()
+    assert first.topology.broker_settings["log.flush.interval.messages"] == 1
+    assert chaos.use_broker_settings({"log.flush.interval.messages": 1}) is False
+    assert chaos.keeper.current() is first and not first.closed
+    assert chaos.use_broker_settings({}) is True and first.closed
+    base = chaos.base_topology.broker_settings["log.flush.interval.messages"]
+    assert chaos.keeper.current().topology.broker_settings["log.flush.interval.messages"] == base != 1
+
+
+def test_the_scenario_page_documents_every_bound_and_the_brokers_table() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "SCENARIOS.md").read_text()
+    named = set(re.findall(r"`([^`]+)`", page))
+    missing = (set(BOUND_KEYS) | {"bounds", "brokers", "settings"} | HARNESS_BROKER_SETTINGS) - named
+    assert not missing, f"docs/SCENARIOS.md does not name {sorted(missing)}"
+    assert "[bounds]" in page and "[brokers]" in page
+
+
+def test_the_pages_bounds_and_brokers_examples_load(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "SCENARIOS.md").read_text()
+    blocks = re.findall(r"((?:^    .*\n)+)", page, re.M)
+    examples = [b for b in blocks if b.lstrip().startswith(("[bounds]", "[brokers]"))]
+    assert len(examples) == 2, examples
+    scenario = _load(tmp_path, "[topic]\npartitions = 2\n" + "".join(
+        "\n".join(line[4:] for line in block.splitlines()) + "\n" for block in examples))
+    assert scenario.spec.bounds is not None and scenario.spec.bounds.unavailable_s == {1: 5}
+    assert scenario.spec.broker_settings["log.flush.interval.messages"] == 1

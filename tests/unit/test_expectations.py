@@ -1,0 +1,529 @@
+"""Bounds beyond anomaly kinds (harness/expectations.py): parsing, measuring and judging,
+each bound shown passing at its limit and failing just past it, and their wiring into
+ScenarioRun with stand-in clusters (no Docker)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from harness import history as hist
+from harness.expectations import (
+    Bounds,
+    BoundsError,
+    ControllerChanges,
+    CountRange,
+    IsrAfterHeal,
+    Measured,
+    broker_setting_differences,
+    controller_changes,
+    evaluate,
+    isr_full_after,
+    isr_full_since,
+    leader_epoch_changes,
+    longest_gap,
+    longest_gaps,
+    send_outcomes,
+)
+from harness.rundir import RunDirectory
+from harness.sampler import ClusterEvent, ZkSampler, diff_states
+from harness.scenario import (
+    Judge,
+    ScenarioError,
+    ScenarioRun,
+    ScenarioSpec,
+    _IsrPoll,
+    layered_settings,
+    shown,
+)
+from harness.workload import ConsumerSpec, ProducerSpec
+from harness.zkstate import ClusterState, PartitionState
+
+TOPIC = "t"
+
+
+# ------------------------------------------------------------------------------ parsing
+
+
+FULL = {
+    "max_failed": 200,
+    "max_in_doubt": 20,
+    "max_unavailable_s": 40,
+    "unavailable_s": {"1": 5},
+    "controller_changes": {"min": 1, "max": 2},
+    "leader_epoch_changes": {"min": 1},
+    "isr_full_after_heal_s": 60,
+}
+
+
+def test_every_bound_parses_and_writes_back_in_the_file_shape() -> None:
+    bounds = Bounds.from_dict(FULL)
+    assert bounds.unavailable_s == {1: 5}
+    assert bounds.controller_changes == CountRange(1, 2)
+    assert bounds.leader_epoch_changes == CountRange(1, None)
+    assert Bounds.from_dict(bounds.to_dict()) == bounds
+    assert bounds.to_dict() == FULL
+    assert Bounds.from_dict({}).empty and not bounds.empty
+
+
+def test_leader_epoch_changes_per_partition_and_exact_counts() -> None:
+    bounds = Bounds.from_dict({"leader_epoch_changes": {"0": {"min": 1}, "2": 0}, "controller_changes": 0})
+    assert bounds.leader_epoch_changes is None
+    assert bounds.leader_epoch_changes_by_partition == {0: CountRange(1, None), 2: CountRange(0, 0)}
+    assert bounds.controller_changes == CountRange(0, 0)
+    assert bounds.partitions() == {0, 2}
+    assert Bounds.from_dict(bounds.to_dict()) == bounds
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"max_lost": 1}, "unknown key(s) max_lost"),
+        ({"max_failed": "10"}, "max_failed must be a non-negative integer"),
+        ({"max_failed": -1}, "max_failed must be a non-negative integer"),
+        ({"max_in_doubt": True}, "max_in_doubt must be a non-negative integer"),
+        ({"max_in_doubt": 1.5}, "max_in_doubt must be a non-negative integer"),
+        ({"max_unavailable_s": "40 s"}, "max_unavailable_s must be a non-negative number of seconds"),
+        ({"max_unavailable_s": -0.1}, "max_unavailable_s must be a non-negative number of seconds"),
+        ({"isr_full_after_heal_s": False}, "isr_full_after_heal_s must be a non-negative number"),
+        ({"unavailable_s": 5}, "unavailable_s must be a table of partition = seconds"),
+        ({"unavailable_s": {"one": 5}}, "key 'one' is not a partition number"),
+        ({"unavailable_s": {"1": -5}}, "unavailable_s partition 1 must be a non-negative number"),
+        ({"controller_changes": {"min": 3, "max": 1}}, "min 3 is above max 1"),
+        ({"controller_changes": {"minimum": 1}}, "unknown key(s) minimum; use min and max"),
+        ({"controller_changes": {}}, "needs 'min', 'max' or both"),
+        ({"controller_changes": "one"}, "must be an integer or a table"),
+        ({"controller_changes": {"max": -1}}, "controller_changes max must be a non-negative integer"),
+        ({"leader_epoch_changes": {"min": 1, "0": {"max": 1}}}, "not both"),
+        ({"leader_epoch_changes": {"0": {"min": 2, "max": 1}}}, "min 2 is above max 1"),
+        ({"leader_epoch_changes": {"x": 1}}, "key 'x' is not a partition number"),
+    ],
+)
+def test_malformed_bounds_are_one_clear_error(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(BoundsError) as err:
+        Bounds.from_dict(data)
+    assert str(err.value).startswith("[bounds] ")
+    assert message in str(err.value)
+
+
+def test_python_bounds_cannot_bound_the_leader_epoch_both_ways() -> None:
+    with pytest.raises(BoundsError, match="not both"):
+        Bounds(leader_epoch_changes=CountRange(1), leader_epoch_changes_by_partition={0: CountRange(1)})
+
+
+@pytest.mark.parametrize(
+    ("bound", "text"),
+    [(CountRange(2, 2), "exactly 2"), (CountRange(None, 2), "at most 2"), (CountRange(1), "at least 1"),
+     (CountRange(1, 2), "between 1 and 2")],
+)
+def test_ranges_read_as_words(bound: CountRange, text: str) -> None:
+    assert bound.describe() == text
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+def _send(partition: int, outcome: str, ack_ts: float | None = None) -> dict[str, Any]:
+    return {"partition": partition, "outcome": outcome, "ack_ts": ack_ts}
+
+
+def test_send_outcomes_count_every_outcome() -> None:
+    rows = [_send(0, "acked", 1.0), _send(0, "failed"), _send(1, "unknown"), _send(1, "unknown")]
+    assert send_outcomes(rows) == {"acked": 1, "failed": 1, "unknown": 2}
+    assert send_outcomes([]) == {"acked": 0, "failed": 0, "unknown": 0}
+
+
+def test_gaps_count_the_window_ends_like_the_suites_client_log() -> None:
+    # partition 0 acknowledges every second; partition 1 goes dark at 12 for good;
+    # partition 2 is dark from the fault (10) until its first acknowledgement at 17.
+    rows = [_send(0, "acked", float(t)) for t in range(0, 31)]
+    rows += [_send(1, "acked", float(t)) for t in range(0, 12)] + [_send(1, "unknown")]
+    rows += [_send(2, "acked", float(t)) for t in (1, 2, 17, 18, 19, 20)]
+    rows += [_send(3, "failed")]  # sends, but never an acknowledgement: dark all along
+    gaps = longest_gaps(rows, start=10.0, end=30.0)
+    assert gaps == {0: 1.0, 1: 19.0, 2: 10.0, 3: 20.0}
+
+
+def test_a_partition_without_sends_is_not_measured() -> None:
+    assert 5 not in longest_gaps([_send(0, "acked", 1.0)], 0.0, 2.0)
+
+
+def test_longest_gap_of_no_acknowledgement_is_the_window() -> None:
+    assert longest_gap([], 3.0, 7.5) == 4.5
+    assert longest_gap([1.0, 9.0], 3.0, 7.5) == 4.5  # acknowledgements outside do not count
+
+
+def _partition(partition: int, leader: int, epoch: int, isr: tuple[int, ...],
+               replicas: tuple[int, ...] = (0, 1, 2)) -> PartitionState:
+    return PartitionState(TOPIC, partition, leader, epoch, isr, 1, replicas)
+
+
+def _cluster_state(controller: int | None, epoch: int | None, *parts: PartitionState) -> ClusterState:
+    return ClusterState((0, 1, 2), controller, epoch, {(p.topic, p.partition): p for p in parts})
+
+
+def _events(*states: tuple[float, ClusterState]) -> list[ClusterEvent]:
+    """What the sampler records for these snapshots, through its own diff."""
+    events: list[ClusterEvent] = []
+    before: ClusterState | None = None
+    for ts, state in states:
+        events += diff_states(before, state, ts)
+        before = state
+    return events
+
+
+def test_controller_changes_are_epoch_increases_after_the_first_observation() -> None:
+    events = _events(
+        (0.0, _cluster_state(2, 5)),
+        (1.0, _cluster_state(None, 5)),  # /controller gone for a moment: not a change by itself
+        (2.0, _cluster_state(0, 6)),
+        (3.0, _cluster_state(1, 8)),  # two elections between two reads: both count
+    )
+    found = controller_changes(events)
+    assert found == ControllerChanges(3, 5, 8, ("2", "0", "1"))
+    assert controller_changes(_events((0.0, _cluster_state(2, 5)))).count == 0
+
+
+def test_leader_epoch_changes_per_partition_of_the_topic() -> None:
+    events = _events(
+        (0.0, _cluster_state(2, 1, _partition(0, 0, 3, (0, 1, 2)), _partition(1, 1, 7, (0, 1, 2)))),
+        (1.0, _cluster_state(2, 1, _partition(0, -1, 4, (0,)), _partition(1, 1, 7, (1, 2)))),
+        (2.0, _cluster_state(2, 1, _partition(0, 1, 5, (1, 2)), _partition(1, 1, 7, (1, 2)))),
+    )
+    events.append(ClusterEvent(2.5, "leader", "other-topic", 0, "leader 0 -> 1 (epoch 99)"))
+    assert leader_epoch_changes(events, TOPIC) == {0: 2, 1: 0}
+
+
+def test_an_event_text_that_cannot_be_read_is_an_error_not_a_zero() -> None:
+    with pytest.raises(BoundsError, match="cannot read the leader event"):
+        leader_epoch_changes([ClusterEvent(1.0, "leader", TOPIC, 0, "leader moved")], TOPIC)
+    with pytest.raises(BoundsError, match="cannot read the controller event"):
+        controller_changes([ClusterEvent(1.0, "controller", None, None, "controller moved")])
+
+
+def test_isr_full_since_is_the_last_time_it_became_full() -> None:
+    replicas = {0: (0, 1, 2), 1: (0, 1, 2)}
+    events = _events(
+        (0.0, _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 1, 1, (0, 1, 2)))),
+        (5.0, _cluster_state(2, 1, _partition(0, 0, 1, (0, 2)), _partition(1, 1, 1, (0, 1, 2)))),
+        (9.0, _cluster_state(2, 1, _partition(0, 0, 1, (2, 0, 1)), _partition(1, 1, 1, (0, 1, 2)))),
+    )
+    assert isr_full_since(events, TOPIC, replicas) == {0: 9.0, 1: 0.0}
+    shrunk = events + diff_states(
+        _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 1, 1, (0, 1, 2))),
+        _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 1, 1, (1,))), 12.0)
+    assert isr_full_since(shrunk, TOPIC, replicas) == {0: 9.0, 1: None}
+
+
+def test_isr_after_heal_uses_the_poll_where_the_events_do_not_show_full() -> None:
+    assert isr_full_after(10.0, {0: 9.0, 1: 14.5}, None) == IsrAfterHeal(4.5, 1)  # full before the heal: 0 s
+    assert isr_full_after(10.0, {0: None, 1: 11.0}, 16.0) == IsrAfterHeal(6.0, 0)
+    not_full = isr_full_after(10.0, {0: None}, None, ["partition 0 isr [0] of replicas [0, 1]"])
+    assert not_full.seconds is None and "partition 0 isr [0]" in not_full.waiting[0]
+
+
+# ------------------------------------------------------------------------------ judging
+
+
+def _judge(bounds: Bounds, measured: Measured) -> list[tuple[str, bool, str]]:
+    return [(c.name, c.passed, c.detail) for c in evaluate(bounds, measured)]
+
+
+@pytest.mark.parametrize(("failed", "passes"), [(20, True), (21, False)])
+def test_max_failed_passes_at_the_bound_and_fails_past_it(failed: int, passes: bool) -> None:
+    [(name, passed, detail)] = _judge(Bounds(max_failed=20),
+                                      Measured(sends={"acked": 100, "failed": failed, "unknown": 3}))
+    assert name == "at most 20 sends failed"
+    assert passed is passes
+    assert detail == f"{failed} of {103 + failed} sends ended failed; bound 20"
+
+
+@pytest.mark.parametrize(("unknown", "passes"), [(0, True), (1, False)])
+def test_max_in_doubt_passes_at_the_bound_and_fails_past_it(unknown: int, passes: bool) -> None:
+    [(name, passed, detail)] = _judge(Bounds(max_in_doubt=0),
+                                      Measured(sends={"acked": 10, "failed": 5, "unknown": unknown}))
+    assert name == "at most 0 sends in doubt"
+    assert passed is passes
+    assert detail.startswith(f"{unknown} of ")
+
+
+@pytest.mark.parametrize(("gap", "passes"), [(40.0, True), (40.01, False)])
+def test_max_unavailable_passes_at_the_bound_and_fails_past_it(gap: float, passes: bool) -> None:
+    measured = Measured(window=(100.0, 160.0), gaps={0: 3.0, 1: gap, 2: 1.5})
+    [(name, passed, detail)] = _judge(Bounds(max_unavailable_s=40), measured)
+    assert name == "no partition without an acknowledgement for more than 40 s"
+    assert passed is passes
+    assert f"longest {gap:.2f} s on partition 1 from the first fault inject" in detail
+    assert "per partition 0: 3.00 s, 1:" in detail and detail.endswith("bound 40 s")
+
+
+@pytest.mark.parametrize(("gap", "passes"), [(5.0, True), (5.001, False)])
+def test_a_partitions_own_bound_replaces_the_common_one(gap: float, passes: bool) -> None:
+    measured = Measured(window=(0.0, 60.0), gaps={0: 1.0, 1: gap})
+    checks = _judge(Bounds(max_unavailable_s=2, unavailable_s={1: 5}), measured)
+    assert checks[0][:2] == ("no partition without an acknowledgement for more than 2 s", True)
+    assert "partition 1" not in checks[0][2]  # judged by its own bound only
+    assert checks[1][:2] == ("partition 1 without an acknowledgement for at most 5 s", passes)
+    assert checks[1][2].startswith(f"longest {gap:.2f} s")
+
+
+def test_a_partition_bound_without_sends_fails() -> None:
+    [(_, passed, detail)] = _judge(Bounds(unavailable_s={4: 5}), Measured(window=(0.0, 1.0), gaps={0: 0.5}))
+    assert not passed and "no send went to partition 4" in detail
+
+
+@pytest.mark.parametrize(("count", "passes"), [(0, False), (1, True), (2, True), (3, False)])
+def test_controller_changes_fail_on_both_sides_of_the_range(count: int, passes: bool) -> None:
+    found = ControllerChanges(count, 4, 4 + count, ("2", "0"))
+    [(name, passed, detail)] = _judge(Bounds(controller_changes=CountRange(1, 2)), Measured(controller=found))
+    assert name == "controller changes between 1 and 2"
+    assert passed is passes
+    assert detail.startswith(f"{count} (controller epoch 4 -> {4 + count}; controllers seen 2 -> 0)")
+
+
+def test_controller_changes_never_read_fail() -> None:
+    [(_, passed, detail)] = _judge(Bounds(controller_changes=CountRange(0, 0)),
+                                   Measured(controller=ControllerChanges(0, None, None, ())))
+    assert not passed and "never read a controller epoch" in detail
+
+
+@pytest.mark.parametrize(("changes", "passes"), [({0: 1, 1: 0}, True), ({0: 0, 1: 0}, False),
+                                                 ({0: 2, 1: 1}, True), ({0: 2, 1: 2}, False)])
+def test_leader_epoch_changes_over_the_topic_fail_on_both_sides(changes: dict[int, int],
+                                                                passes: bool) -> None:
+    [(name, passed, detail)] = _judge(Bounds(leader_epoch_changes=CountRange(1, 3)),
+                                      Measured(leader_epochs=changes))
+    assert name == "leader-epoch changes on the topic between 1 and 3"
+    assert passed is passes
+    assert detail.startswith(f"{sum(changes.values())} (0: +{changes[0]}, 1: +{changes[1]})")
+
+
+@pytest.mark.parametrize(("changes", "passes"), [(1, True), (0, False)])
+def test_leader_epoch_changes_per_partition(changes: int, passes: bool) -> None:
+    bounds = Bounds(leader_epoch_changes_by_partition={0: CountRange(1), 1: CountRange(None, 0)})
+    checks = _judge(bounds, Measured(leader_epochs={0: changes, 1: 0}))
+    assert checks[0] == ("leader-epoch changes on partition 0 at least 1", passes,
+                         f"{changes}; bound at least 1")
+    assert checks[1][:2] == ("leader-epoch changes on partition 1 at most 0", True)
+    [(_, seen, detail)] = _judge(Bounds(leader_epoch_changes_by_partition={3: CountRange(0)}),
+                                 Measured(leader_epochs={0: 1}))
+    assert not seen and "never saw partition 3" in detail
+
+
+@pytest.mark.parametrize(("seconds", "passes"), [(60.0, True), (60.01, False)])
+def test_isr_full_after_heal_passes_at_the_bound_and_fails_past_it(seconds: float, passes: bool) -> None:
+    measured = Measured(isr=IsrAfterHeal(seconds, 2))
+    [(name, passed, detail)] = _judge(Bounds(isr_full_after_heal_s=60), measured)
+    assert name == "every ISR full within 60 s of the last heal"
+    assert passed is passes
+    assert detail == f"full {seconds:.2f} s after the last heal (partition 2 last); bound 60 s"
+
+
+def test_an_isr_never_full_fails_with_what_was_short() -> None:
+    isr = IsrAfterHeal(None, None, ("partition 1 isr [0, 2] of replicas [0, 1, 2]",))
+    [(_, passed, detail)] = _judge(Bounds(isr_full_after_heal_s=60), Measured(isr=isr))
+    assert not passed and "partition 1 isr [0, 2] of replicas [0, 1, 2]" in detail
+
+
+def test_every_unmeasured_bound_fails_with_the_reason() -> None:
+    bounds = Bounds.from_dict({**FULL, "leader_epoch_changes": {"0": 1}})
+    checks = _judge(bounds, Measured(problems={"sends": "the sends table cannot be read: gone"}))
+    assert len(checks) == 7
+    assert not any(passed for _, passed, _ in checks)
+    assert checks[0][2] == "the sends table cannot be read: gone"
+
+
+def test_broker_setting_differences_name_the_broker_and_the_setting() -> None:
+    declared = {"log.flush.interval.messages": "1", "min.insync.replicas": "2"}
+    good = {"log.flush.interval.messages": "1", "min.insync.replicas": "2", "other": "x"}
+    assert broker_setting_differences(declared, {0: good, 1: good}) == []
+    bad = {"log.flush.interval.messages": "9223372036854775807"}
+    assert broker_setting_differences(declared, {0: good, 1: bad}) == [
+        "broker 1 has log.flush.interval.messages=9223372036854775807, not 1",
+        "broker 1 does not know min.insync.replicas",
+    ]
+
+
+# ----------------------------------------------------------- ScenarioRun, stand-in cluster
+
+
+class _Release:
+    extra_broker_settings: ClassVar[dict[str, str]] = {"inter.broker.protocol.version": "3.7"}
+
+
+class _Topology:
+    brokers: tuple[Any, ...] = ()
+
+
+class FakeCluster:
+    """What ScenarioRun asks of a cluster for config, broker settings and the ISR poll."""
+
+    def __init__(self, settings: Mapping[str, Any] | None = None,
+                 states: Sequence[ClusterState] = ()) -> None:
+        self.release = _Release()
+        self.topology = _Topology()
+        self.kafka_version = "3.7.2"
+        self._settings = dict(settings or {"min.insync.replicas": 1})
+        self._states = list(states)
+
+    def broker_settings(self) -> dict[str, Any]:
+        return {**self._settings, **self.release.extra_broker_settings}
+
+    def bootstrap_servers(self, zone: str) -> str:
+        return f"127.0.0.1:900{ord(zone) - ord('a')}"
+
+    def state(self, topics: list[str] | None = None) -> ClusterState:
+        return self._states.pop(0) if len(self._states) > 1 else self._states[0]
+
+
+def _run(tmp_path: Path, spec: ScenarioSpec, cluster: FakeCluster | None = None) -> ScenarioRun:
+    directory = RunDirectory("unit", "3.7.2", root=tmp_path)
+    return ScenarioRun(cluster or FakeCluster(), spec, directory, Judge(),  # type: ignore[arg-type]
+                       scenario_id="bounded")
+
+
+def _history_row(partition: int, seq: int, outcome: str, ack_ts: float | None) -> dict[str, Any]:
+    return {"message_id": f"pa-{seq}", "producer_id": "pa", "seq": seq, "topic": "bounded",
+            "partition": partition, "key": None, "zone": "a", "send_ts": (ack_ts or 0.0) - 0.01,
+            "ack_ts": ack_ts, "outcome": outcome, "offset": seq if ack_ts else None, "error": None}
+
+
+def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Path) -> None:
+    bounds = Bounds(max_failed=1, max_in_doubt=0, max_unavailable_s=4, unavailable_s={1: 10},
+                    controller_changes=CountRange(1, 1), leader_epoch_changes=CountRange(1),
+                    isr_full_after_heal_s=5)
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", bounds=bounds))
+    run._workload_started, run._workload_stopped = 100.0, 130.0
+    run.log.record("kill", "inject", ("kafka-0",), "ok", started=(110.0, 0.0))
+    run.log.record("kill", "heal", ("kafka-0",), "ok", started=(120.0, 0.0))
+    seq = 0
+    for t in range(100, 131):  # partition 0 every second; partition 1 dark from 111 to 119
+        for partition in (0, 1):
+            if partition == 1 and 111 <= t < 119:
+                continue
+            run.writer.append("sends", _history_row(partition, seq, "acked", float(t)))
+            seq += 1
+    run.writer.append("sends", _history_row(1, seq, "unknown", None))
+    run.writer.append("sends", _history_row(1, seq + 1, "failed", None))
+    full = _partition(0, 1, 2, (0, 1, 2)), _partition(1, 1, 2, (0, 1, 2))
+    run.sampler = ZkSampler("zk", [run.topic])
+    for ts, state in (
+        (100.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 0, 1, (0, 1, 2)))),
+        (111.0, _cluster_state(1, 5, _partition(0, 1, 2, (1, 2)), _partition(1, 1, 2, (1, 2)))),
+        (123.5, _cluster_state(1, 5, *full)),
+    ):
+        renamed = _rename(state, run.topic)
+        run.sampler.sample(lambda topics, s=renamed: s, now=lambda ts=ts: ts)
+    isr = _IsrPoll(120.0, {0: (0, 1, 2), 1: (0, 1, 2)}, 125.0, [])
+    run.writer.close(hist.STATUS_COMPLETE)
+    run._check_bounds(isr)
+    checks = {c.name: (c.passed, c.detail) for c in run.checks}
+    assert checks["at most 1 sends failed"] == (True, "1 of 56 sends ended failed; bound 1")
+    assert checks["at most 0 sends in doubt"] == (False, "1 of 56 sends ended in doubt; bound 0")
+    passed, detail = checks["no partition without an acknowledgement for more than 4 s"]
+    assert passed and detail.startswith("longest 1.00 s on partition 0 from the first fault inject")
+    assert checks["partition 1 without an acknowledgement for at most 10 s"] == (
+        True, "longest 9.00 s from the first fault inject to the end of the workload (20.0 s); bound 10 s")
+    passed, detail = checks["controller changes exactly 1"]
+    assert passed and detail.startswith("1 (controller epoch 4 -> 5; controllers seen 0 -> 1)")
+    assert checks["leader-epoch changes on the topic at least 1"] == (
+        True, "2 (0: +1, 1: +1); bound at least 1")
+    assert checks["every ISR full within 5 s of the last heal"] == (
+        True, "full 3.50 s after the last heal (partition 0 last); bound 5 s")
+    assert [w["seconds"] for w in run.windows] == [1.0, 9.0]
+
+
+def test_scenario_run_without_bounds_adds_no_checks(tmp_path: Path) -> None:
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded"))
+    run.writer.close(hist.STATUS_COMPLETE)
+    run._check_bounds(None)
+    assert run.checks == [] and run.windows == []
+
+
+def test_the_isr_poll_waits_from_the_last_heal_until_every_isr_is_full(tmp_path: Path) -> None:
+    short = _cluster_state(0, 1, _partition(0, 0, 1, (0, 1)))
+    full = _cluster_state(0, 1, _partition(0, 0, 1, (0, 1, 2)))
+    spec = ScenarioSpec("bounded", "Bounded", bounds=Bounds(isr_full_after_heal_s=30))
+    run = _run(tmp_path, spec, FakeCluster(states=[_rename(short, "bounded"), _rename(full, "bounded")]))
+    run.topic = "bounded"
+    poll = run._poll_isr_after_heal(heal_started=time.time())  # no heal event: from finish's heal
+    assert poll is not None and poll.full_at is not None and poll.replicas == {0: (0, 1, 2)}
+    never = _run(tmp_path, spec, FakeCluster(states=[_rename(short, "bounded")]))
+    never.topic = "bounded"
+    never.log.record("kill", "heal", ("kafka-2",), "ok", started=(0.0, 0.0))  # the bound passed long ago
+    poll = never._poll_isr_after_heal(heal_started=1e12)
+    assert poll is not None and poll.full_at is None
+    assert poll.waiting == ["partition 0 isr [0, 1] of replicas [0, 1, 2]"]
+
+
+def _rename(state: ClusterState, topic: str) -> ClusterState:
+    return ClusterState(state.live_brokers, state.controller, state.controller_epoch,
+                        {(topic, p.partition): PartitionState(topic, p.partition, p.leader, p.leader_epoch,
+                                                              p.isr, 1, p.replicas)
+                         for p in state.partitions.values()})
+
+
+def test_a_scenario_needing_broker_settings_the_cluster_lacks_is_refused(tmp_path: Path) -> None:
+    spec = ScenarioSpec("bounded", "Bounded", broker_settings={"log.flush.interval.messages": 1})
+    run = _run(tmp_path, spec)
+    with pytest.raises(ScenarioError, match=r"log.flush.interval.messages=1 \(cluster: unset\)"):
+        run.start()
+    assert (run.dir / "assertions.json").read_text().count("kafka-chaos run FILE") == 1
+    # the same scenario on a cluster started with the setting gets past the refusal
+    _run(tmp_path, spec, FakeCluster({"log.flush.interval.messages": "1"}))._refuse_missing_broker_settings()
+
+
+def test_effective_config_marks_defaults_scenario_values_and_harness_values(tmp_path: Path) -> None:
+    spec = ScenarioSpec("bounded", "Bounded",
+                        producers=(ProducerSpec("pa", "a", settings={"acks": "1", "retries": 0}),),
+                        consumers=(ConsumerSpec("cb", "b", settings={"group.id": "mine"}),),
+                        broker_settings={"log.flush.interval.messages": 1})
+    run = _run(tmp_path, spec, FakeCluster({"log.flush.interval.messages": 1, "min.insync.replicas": 2}))
+    config = run._effective_config()
+    brokers = {r["key"]: (r["value"], r["source"]) for r in config["brokers"]}
+    assert brokers == {"log.flush.interval.messages": ("1", "scenario"),
+                       "min.insync.replicas": ("2", "topology"),
+                       "inter.broker.protocol.version": ("3.7", "release")}
+    assert config["topic"]["settings"] == [{"key": "min.insync.replicas", "value": "2", "source": "broker"},
+                                           {"key": "flush.messages", "value": "1", "source": "broker"}]
+    producer = {r["key"]: r for r in config["clients"][0]["settings"]}
+    assert producer["acks"] == {"key": "acks", "value": "1", "source": "scenario",
+                                "replaced": "all", "replaced_source": "default"}
+    assert producer["retries"] == {"key": "retries", "value": 0, "source": "scenario"}
+    assert producer["linger.ms"]["source"] == "default"
+    assert producer["bootstrap.servers"] == {"key": "bootstrap.servers", "value": "127.0.0.1:9000",
+                                             "source": "harness"}
+    consumer = {r["key"]: r for r in config["clients"][1]["settings"]}
+    assert (consumer["group.id"]["value"], consumer["group.id"]["source"]) == ("mine", "scenario")
+    assert consumer["auto.offset.reset"]["source"] == "default"
+
+
+def test_objects_in_settings_are_shown_by_name() -> None:
+    logger = logging.Logger("kafka-chaos.attempts.pa")
+    rows = layered_settings([("default", {"log_level": 3}), ("harness", {"logger": logger, "log_level": 7})])
+    assert rows == [
+        {"key": "log_level", "value": 7, "source": "harness", "replaced": 3, "replaced_source": "default"},
+        {"key": "logger", "value": "Logger kafka-chaos.attempts.pa", "source": "harness"},
+    ]
+    assert shown(len) == "builtin_function_or_method len"
+    assert shown({"a": (1, logger)}) == {"a": [1, "Logger kafka-chaos.attempts.pa"]}
+
+
+def test_a_failure_while_judging_bounds_is_a_failed_check_not_a_lost_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", bounds=Bounds(max_failed=0)))
+    run.writer.close(hist.STATUS_COMPLETE)
+
+    def broken(*args: Any) -> Measured:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(run, "_measure", broken)
+    run._check_bounds(None)
+    [check] = run.checks
+    assert (check.name, check.passed) == ("bounds judged", False) and "boom" in check.detail
