@@ -20,7 +20,9 @@ VERDICT_SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class Example:
-    """One anomalous record, with what the final log holds at its offset."""
+    """One finding, at the position where it really happened (topic, partition, offset:
+    possibly another partition than the one it is listed and counted under), with what
+    the final log holds there."""
 
     kind: str
     message_id: str | None

@@ -182,12 +182,21 @@ def judged(spark: SparkSession, ev: DataFrame, partitions: int) -> DataFrame:
       positions hold it, the lowest and highest; trunc_first: the lowest position it was
       polled at that the log does not give to it; seen_first: log_first, else trunc_first;
     * tp: its home partition (where it was acknowledged or aimed, else where the log holds
-      it, else where it was polled, else the unknown partition it was sent to); log_tp:
-      the partition of log_first;
+      its first copy, else where it was first polled, else the unknown partition it was
+      sent to); log_tp: the partition of log_first;
     * one count per anomaly kind (truncation by acknowledged offset and reorders across
-      blocks are finished later); prev_seq: for a reorder, the seq it falls below;
+      blocks are finished later; ``unexpected`` is the number of positions a never-sent
+      record was seen at, which ``summary`` recounts per distinct position over all
+      records); prev_seq: for a reorder, the seq it falls below;
+    * unexpected_at: for a never-sent record, each position it was seen at and whether it
+      is the final log's record there (null for a sent message);
     * ack_elsewhere: acknowledged at a position the log does not give to it; head / tail:
       the first / last message in seq order of its block within log_tp; blk and P.
+
+    Only sent messages take part in the seq order of a partition. A sent message with
+    copies in further partitions of the final log also comes back once per further
+    partition it leaves the pass in: a row with the same key and home, log_tp that
+    partition, log_first its first copy there, no counts but ``reordered`` (and n_log 0).
 
     A message leaves if it is anomalous, ack_elsewhere, head or tail."""
     sweep = spark.sparkContext._jvm.kafkachaos.MessageSweep  # type: ignore[union-attr]
@@ -220,10 +229,11 @@ def range_maps(ranges: Mapping[int, tuple[int, int]]) -> tuple[Column, Column]:
 
 
 def finish(special: DataFrame, ranges: Mapping[int, tuple[int, int]]) -> DataFrame:
-    """The special messages with their truncation count final: an acknowledged offset that
-    the final log (inside its range, the log being dense) gives to another message is a
-    truncation. Reorders across block boundaries are left to the driver (``boundary.py``),
-    which sees the ``head`` / ``tail`` rows ``summary`` passes on."""
+    """The special messages with their truncation count final: an acknowledged offset
+    inside its partition's range on the final log that the log does not give to the
+    message (another message there, or nothing where the log has a gap) is a truncation.
+    Reorders across block boundaries are left to the driver (``boundary.py``), which sees
+    the ``head`` / ``tail`` rows ``summary`` passes on."""
     send_tp = tp_from_pos(F.col("send_pos"))
     ack_offset = offset_from_pos(F.col("send_pos"))
     starts, ends = range_maps(ranges)
@@ -232,43 +242,71 @@ def finish(special: DataFrame, ranges: Mapping[int, tuple[int, int]]) -> DataFra
     return special.withColumn("truncated", F.col("truncated") + diverged.cast("int"))
 
 
-SUMMARY_COLUMNS = ("tp", "kind", "P", "S", "offset", "aux", "log_tp", "head", *ANOMALY_KINDS)
+SUMMARY_COLUMNS = ("tp", "kind", "P", "S", "offset", "aux", "log_tp", "head", "at_tp", *ANOMALY_KINDS)
 COUNT_ROW = -1  # "kind" of the rows that carry counts rather than an example
 BLOCK_END_ROW = -2  # "kind" of the rows that carry a block's first or last message
+MESSAGE_KINDS = tuple(k for k in ANOMALY_KINDS if k != "unexpected")  # counted per message
 
 
 def _nulls(*names: str) -> list[Column]:
     return [F.lit(None).cast("long").alias(n) for n in names]
 
 
-def summary(final: DataFrame, examples: int) -> DataFrame:
-    """Counts per partition, up to ``examples`` messages per partition and kind ordered by
-    offset, and the blocks' end messages (``BLOCK_END_ROW``) for the driver to finish the
-    reorder count with: a few thousand rows, in one job."""
-    counts = (
-        final.groupBy("tp")
-        .agg(*(F.sum(k).cast("long").alias(k) for k in ANOMALY_KINDS))
+def _no_head() -> Column:
+    return F.lit(None).cast("boolean").alias("head")
+
+
+def unexpected_positions(final: DataFrame) -> DataFrame:
+    """(tp, at, P, S): one row per distinct position where a never-sent record was seen,
+    with tp that position's partition. However many such records were logged or read
+    there, the position counts once (docs/HISTORY.md); the record it names is the final
+    log's there if that is one of them, else any of those read there."""
+    seen = final.where(F.col("unexpected_at").isNotNull()).select(
+        "P", "S", F.explode("unexpected_at").alias("u")
+    )
+    first = Window.partitionBy("at").orderBy(F.col("on_log").desc(), "P", "S")
+    return (
+        seen.select("P", "S", F.col("u.pos").alias("at"), F.col("u.on_log").alias("on_log"))
+        .select("*", F.row_number().over(first).alias("n"))
+        .where(F.col("n") == 1)
+        .select(tp_from_pos(F.col("at")).alias("tp"), "at", "P", "S")
+    )
+
+
+def _counts(final: DataFrame, unexpected: DataFrame) -> DataFrame:
+    """COUNT_ROW rows: each kind per home partition, unexpected per position's partition
+    (the driver adds up the rows of one partition)."""
+    per_message = final.groupBy("tp").agg(
+        *(F.sum(k).cast("long").alias(k) for k in MESSAGE_KINDS),
+        F.lit(0).cast("long").alias("unexpected"),
+    )
+    per_position = unexpected.groupBy("tp").agg(
+        *(F.lit(0).cast("long").alias(k) for k in MESSAGE_KINDS),
+        F.count(F.lit(1)).cast("long").alias("unexpected"),
+    )
+    return (
+        per_message.unionByName(per_position)
         .select(
             "*",
             F.lit(COUNT_ROW).cast("int").alias("kind"),
-            *_nulls("P", "S", "offset", "aux", "log_tp"),
-            F.lit(None).cast("boolean").alias("head"),
+            *_nulls("P", "S", "offset", "aux", "log_tp", "at_tp"),
+            _no_head(),
         )
         .select(*SUMMARY_COLUMNS)
     )
-    ack_offset = offset_from_pos(F.col("send_pos"))
-    log_first = offset_from_pos(F.col("log_first"))
+
+
+def _hits(final: DataFrame, unexpected: DataFrame) -> DataFrame:
+    """Every finding that may be an example: (tp, P, S, kind, at, aux), tp the partition it
+    is listed under and ``at`` where it happened (docs/HISTORY.md, verdict section)."""
+    none = F.lit(None).cast("long")
     where = {
-        "lost": (ack_offset, F.lit(None).cast("long")),
-        "duplicate": (offset_from_pos(F.col("log_last")), F.col("n_log")),
-        "truncated": (
-            F.coalesce(offset_from_pos(F.col("trunc_first")), ack_offset),
-            F.lit(None).cast("long"),
-        ),
-        "unexpected": (F.coalesce(log_first, offset_from_pos(F.col("seen_first"))), F.lit(None).cast("long")),
-        "aborted_read": (log_first, F.lit(None).cast("long")),
-        "reordered": (log_first, F.col("prev_seq")),
-        "unseen": (log_first, F.lit(None).cast("long")),
+        "lost": (F.col("send_pos"), none),
+        "duplicate": (F.col("log_last"), F.col("n_log")),
+        "truncated": (F.coalesce(F.col("trunc_first"), F.col("send_pos")), none),
+        "aborted_read": (F.col("log_first"), none),
+        "reordered": (F.col("log_first"), F.col("prev_seq")),
+        "unseen": (F.col("log_first"), none),
     }
     hits = F.array(
         *(
@@ -276,23 +314,48 @@ def summary(final: DataFrame, examples: int) -> DataFrame:
                 F.col(k) > 0,
                 F.struct(
                     F.lit(KIND_INDEX[k]).alias("kind"),
-                    where[k][0].alias("offset"),
+                    where[k][0].alias("at"),
                     where[k][1].cast("long").alias("aux"),
                 ),
             )
-            for k in ANOMALY_KINDS
+            for k in MESSAGE_KINDS
         )
     )
-    rank = F.row_number().over(
-        Window.partitionBy("tp", "kind").orderBy(F.col("offset").asc_nulls_last(), "P", "S")
-    )
-    picked = (
+    per_message = (
         final.select("tp", "P", "S", F.explode(hits).alias("hit"))
         .where(F.col("hit").isNotNull())
-        .select("tp", "P", "S", "hit.kind", "hit.offset", "hit.aux")
+        .select("tp", "P", "S", "hit.kind", "hit.at", "hit.aux")
+    )
+    per_position = unexpected.select(
+        "tp", "P", "S", F.lit(KIND_INDEX["unexpected"]).alias("kind"), "at", none.alias("aux")
+    )
+    return per_message.unionByName(per_position)
+
+
+def summary(final: DataFrame, examples: int) -> DataFrame:
+    """Counts per partition, up to ``examples`` findings per partition and kind ordered by
+    the offset where they happened, and the blocks' end messages (``BLOCK_END_ROW``) for
+    the driver to finish the reorder count with: a few thousand rows, in one job."""
+    unexpected = unexpected_positions(final)
+    offset = offset_from_pos(F.col("at"))
+    rank = F.row_number().over(
+        Window.partitionBy("tp", "kind").orderBy(offset.asc_nulls_last(), "P", "S")
+    )
+    picked = (
+        _hits(final, unexpected)
         .select("*", rank.alias("rank"))
         .where(F.col("rank") <= examples)
-        .select("*", *_nulls("log_tp", *ANOMALY_KINDS), F.lit(None).cast("boolean").alias("head"))
+        .select(
+            "tp",
+            "kind",
+            "P",
+            "S",
+            offset.alias("offset"),
+            "aux",
+            F.coalesce(tp_from_pos(F.col("at")), F.col("tp")).cast("long").alias("at_tp"),
+            *_nulls("log_tp", *ANOMALY_KINDS),
+            _no_head(),
+        )
         .select(*SUMMARY_COLUMNS)
     )
     ends = final.where(F.col("head") | F.col("tail")).select(
@@ -300,12 +363,12 @@ def summary(final: DataFrame, examples: int) -> DataFrame:
         F.lit(BLOCK_END_ROW).cast("int").alias("kind"),
         "P",
         "S",
-        log_first.alias("offset"),
-        *_nulls("aux", *ANOMALY_KINDS),
+        offset_from_pos(F.col("log_first")).alias("offset"),
+        *_nulls("aux", "at_tp", *ANOMALY_KINDS),
         F.col("log_tp").cast("long").alias("log_tp"),
         "head",
     )
-    return counts.unionByName(picked).unionByName(ends.select(*SUMMARY_COLUMNS))
+    return _counts(final, unexpected).unionByName(picked).unionByName(ends.select(*SUMMARY_COLUMNS))
 
 
 def overview(spark: SparkSession, history: str, bucket_seconds: float) -> DataFrame:

@@ -86,10 +86,12 @@ def _detail(kind: str, offset: int | None, aux: int | None, holder: str | None) 
 
 @dataclass(frozen=True)
 class _Hit:
-    """One example as the summary names it: message key, offset and the kind's extra."""
+    """One example as the summary names it: message key, where it happened (partition and
+    offset, which need not be the partition it is listed under) and the kind's extra."""
 
     P: int
     S: int
+    at: tuple[str, int]
     offset: int | None
     aux: int | None
 
@@ -155,30 +157,27 @@ class _Found:
     holders: dict[tuple[str, int, int | None], str | None]
 
 
-# Kinds whose example sits at the message's own copy on the final log: what the log holds
-# there is the message itself, so only the other kinds need the final log read back.
-HELD_BY_ITSELF = ("duplicate", "aborted_read", "reordered", "unseen")
-
-
 def _look_up(
     spark: SparkSession, history: str, prelude: _Prelude, raw: Sequence[tuple[tuple[str, int], str, _Hit]]
 ) -> _Found:
     """Ids and acknowledgement times of the example messages, and what the final log holds
-    where an example points elsewhere: one job, with as few scans as the examples need."""
+    at each example's position: one job. A sent message's id comes from its send; a
+    never-sent one's from its record on the final log (where the example sits at a copy
+    of it) or, for an unexpected position the log does not give to it, from the polls."""
     if not raw:
         return _Found({}, {}, {})
     seqs = sorted({r.S for _, _, r in raw if r.S is not None and r.S >= 0})
     ranges = {(r.topic, r.partition): (r.log_start, r.log_end) for r in prelude.range_rows}
     on_log: set[tuple[str, int, int]] = set()
     in_polls: set[tuple[str, int, int]] = set()
-    for tp, kind, r in raw:
-        lo, hi = ranges.get(tp, (0, -1))
-        if r.offset is None or kind in HELD_BY_ITSELF or not 0 <= r.offset <= plan.MAX_OFFSET:
+    for _, kind, r in raw:
+        lo, hi = ranges.get(r.at, (0, -1))
+        if r.offset is None or r.at[0] not in prelude.topics or not 0 <= r.offset <= plan.MAX_OFFSET:
             continue
-        if lo <= r.offset <= hi and tp[0] in prelude.topics:
-            on_log.add((*tp, r.offset))
-        if kind in ("truncated", "unexpected") and tp[0] in prelude.topics:  # read where the log lacks it
-            in_polls.add((*tp, r.offset))
+        if lo <= r.offset <= hi:
+            on_log.add((*r.at, r.offset))
+        if kind == "unexpected":  # a never-sent record read where the log may lack it
+            in_polls.add((*r.at, r.offset))
     rows = plan.found_at(
         spark, history, prelude.topics, seqs, {"final_log": sorted(on_log), "polls": sorted(in_polls)}
     ).collect()
@@ -243,13 +242,15 @@ def _assemble(
             ends.append(BlockEnd(r.log_tp, r.P, r.S, r.S >> plan.BLOCK_BITS, r.offset, bool(r.head)))
             home[(r.P, r.S)] = tp
         else:
-            raw.append((tp, ANOMALY_KINDS[r.kind], _Hit(r.P, r.S, r.offset, r.aux)))
+            at = _decode_tp(r.at_tp, prelude.topics)
+            raw.append((tp, ANOMALY_KINDS[r.kind], _Hit(r.P, r.S, at, r.offset, r.aux)))
     crossed = cross_block_reorders(ends)
     for cross in crossed:
         end = cross.end
         tp = home[(end.producer, end.seq)]
         part(tp).counts["reordered"] += 1
-        raw.append((tp, "reordered", _Hit(end.producer, end.seq, end.offset, cross.prev_seq)))
+        at = _decode_tp(end.log_tp, prelude.topics)
+        raw.append((tp, "reordered", _Hit(end.producer, end.seq, at, end.offset, cross.prev_seq)))
     if crossed:  # the sweep's first examples, merged with these: keep the first few again
         raw = _first_examples(raw, examples)
 
@@ -257,14 +258,14 @@ def _assemble(
     raw.sort(key=_ranked)
     for tp, kind, r in raw:
         mid = found.ids.get((r.P, r.S))
-        holder = mid if kind in HELD_BY_ITSELF else found.holders.get((*tp, r.offset))
+        holder = found.holders.get((*r.at, r.offset))
         part(tp).examples.setdefault(kind, []).append(
             Example(
                 kind=kind,
                 message_id=mid,
                 producer_id=_producer_of(mid),
-                topic=tp[0],
-                partition=tp[1],
+                topic=r.at[0],
+                partition=r.at[1],
                 offset=r.offset,
                 ack_ts=found.ack_ts.get((r.P, r.S)),
                 final_message_id=holder,

@@ -19,12 +19,21 @@ How each kind is planted (on disjoint sets of messages):
 - aborted_read: a send that failed definitively, yet is on the log (and polled).
 - reordered: two consecutive messages of one producer in one partition swap offsets.
 - unseen: an acknowledged message on the log whose polls are dropped.
+
+Besides, ``SynthSpec.edges`` plants the edge cases of docs/HISTORY.md's rules, each with
+the fixed counts listed in ``EDGE_CASES`` (several records read at one offset, a message
+read at several positions, copies in several partitions, undecodable records, offset
+gaps, homes that are not where a finding happened). The final log is laid out in send
+order per partition *after* every message has its copies, so a copy in another partition
+sits in its producer's seq order there and disturbs no reorder count; only the planted
+swaps break that order, and each swapped pair of neighbours makes exactly one descent.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +49,50 @@ GHOST = "ghost"
 BEYOND_LOST = 1_000_000  # acknowledged offsets of lost messages start this far past the end
 BEYOND_POLL = 2_000_000  # and truncated polls beyond the end this far
 
+# Edge cases of the checker's rules (docs/HISTORY.md), and what each plant adds per kind.
+EDGE_CASES: Mapping[str, Mapping[str, int]] = {
+    # A never-sent record on the log, read there as itself, as another never-sent id and
+    # undecodable: several messages read at one offset are one unexpected position.
+    "shared_unexpected": {"unexpected": 1},
+    # A record without an id on the log (read there), and one read where the log holds a
+    # sent message: two unexpected positions, and the sent message is not truncated.
+    "undecodable": {"unexpected": 2},
+    # An acknowledged message also read at two positions that do not hold it (one inside
+    # its partition's range, one beyond it): truncated once per polled position.
+    "read_many": {"truncated": 2},
+    # Two acknowledged messages read at one position that holds a third: one each.
+    "shared_read": {"truncated": 2},
+    # An acknowledged message also read in another partition: counted at home, its
+    # example reports the other partition.
+    "read_elsewhere": {"truncated": 1},
+    # An acknowledged, polled message whose record left a gap inside its partition's
+    # log: lost, truncated by its acknowledged offset and by its read.
+    "gap": {"lost": 1, "truncated": 2},
+    # An acknowledged message with a second copy in another partition, in send order
+    # there: one duplicate, counted at home; its last copy may be in the other partition.
+    "cross_copy": {"duplicate": 1},
+    # The same, but the copy lands below the producer's message sent just before it,
+    # which sits in the copy's partition: reordered there, counted at home.
+    "cross_reorder": {"duplicate": 1, "reordered": 1},
+    # An in-doubt send of unknown partition (-1) on the log in two partitions: its home
+    # is its first copy's partition.
+    "homeless_copies": {"duplicate": 1},
+    # A never-sent record (an id that names no seq) in two partitions: a duplicate at its
+    # first copy, and unexpected at each position.
+    "ghost_copies": {"duplicate": 1, "unexpected": 2},
+    # A send that failed, aimed at one partition and found on the log in another.
+    "aborted_elsewhere": {"aborted_read": 1},
+}
+
 
 @dataclass(frozen=True)
 class SynthSpec:
-    """What to generate. ``anomalies`` gives the exact number of each kind to plant."""
+    """What to generate. ``anomalies`` gives the exact number of each kind to plant, and
+    ``edges`` the number of each edge case of ``EDGE_CASES``."""
 
     sends: int
     anomalies: Mapping[str, int] = field(default_factory=dict)
+    edges: Mapping[str, int] = field(default_factory=dict)
     producers: int = 6
     partitions: int = 12
     consumers: int = 3
@@ -72,11 +118,20 @@ class SynthHistory:
     spec: SynthSpec
     # kind -> (topic, partition) -> planted count
     expected: dict[str, dict[tuple[str, int], int]]
-    # kind -> message ids planted for it (what examples must be drawn from)
-    planted: dict[str, set[str]]
+    # kind -> message ids planted for it (what examples must be drawn from; None: no id)
+    planted: dict[str, set[str | None]]
     # send_ts bucket start (1 s buckets) -> (acked, failed, unknown)
     availability: dict[float, tuple[int, int, int]]
     rows: dict[str, int]
+
+
+def planted_totals(anomalies: Mapping[str, int], edges: Mapping[str, int]) -> dict[str, int]:
+    """What a spec plants per kind in all: the anomalies, plus each edge case's counts."""
+    totals = {k: int(anomalies.get(k, 0)) for k in ANOMALY_KINDS}
+    for edge, times in edges.items():
+        for kind, count in EDGE_CASES[edge].items():
+            totals[kind] += count * int(times)
+    return totals
 
 
 class _Picker:
@@ -113,17 +168,21 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
     return rank
 
 
+def _offsets_in_send_order(src: np.ndarray, parts: np.ndarray) -> np.ndarray:
+    """Offsets of log entries laid out per partition in the order their messages were
+    sent (``src`` is the send index): what a partition holds when nothing goes wrong."""
+    order = np.argsort(src, kind="stable")
+    offsets = np.empty(len(src), dtype=np.int64)
+    offsets[order] = _rank_within(parts[order])
+    return offsets
+
+
 def _strings(names: list[str], idx: np.ndarray) -> pa.Array:
     return pc.take(pa.array(names, pa.string()), pa.array(idx))
 
 
 def _message_ids(prefixes: pa.Array, seq: np.ndarray) -> pa.Array:
     return pc.binary_join_element_wise(prefixes, pa.array(seq).cast(pa.string()), "-")
-
-
-def _count_by_partition(topic: str, partitions: np.ndarray, nparts: int) -> dict[tuple[str, int], int]:
-    counts = np.bincount(partitions, minlength=nparts)
-    return {(topic, p): int(c) for p, c in enumerate(counts) if c}
 
 
 @dataclass(frozen=True)
@@ -134,13 +193,19 @@ class _Chunk:
     index: int
     sends: int
     anomalies: dict[str, int]
+    edges: dict[str, int]
     topic: str
     producer_base: int  # producers are numbered from here
     ghost: str  # producer name of its never-sent records
     t0: float
 
 
-def _chunks(spec: SynthSpec, want: Mapping[str, int]) -> list[_Chunk]:
+def _share(want: Mapping[str, int], i: int, count: int) -> dict[str, int]:
+    """Chunk i's even share of ``want`` over ``count`` chunks."""
+    return {k: v // count + (1 if i < v % count else 0) for k, v in want.items()}
+
+
+def _chunks(spec: SynthSpec, want: Mapping[str, int], edges: Mapping[str, int]) -> list[_Chunk]:
     """Split the sends and the planted anomalies evenly over chunks. The first chunk keeps
     the spec's own topic and names, so a history of one chunk is named as before."""
     step = max(1, spec.chunk_sends)
@@ -148,12 +213,12 @@ def _chunks(spec: SynthSpec, want: Mapping[str, int]) -> list[_Chunk]:
     chunks = []
     for i in range(count):
         lo, hi = i * step, min(spec.sends, (i + 1) * step)
-        share = {k: v // count + (1 if i < v % count else 0) for k, v in want.items()}
         chunks.append(
             _Chunk(
                 index=i,
                 sends=hi - lo,
-                anomalies=share,
+                anomalies=_share(want, i, count),
+                edges=_share(edges, i, count),
                 topic=spec.topic if i == 0 else f"{spec.topic}-{i}",
                 producer_base=i * spec.producers,
                 ghost=GHOST if i == 0 else f"{GHOST}{i}",
@@ -171,14 +236,19 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
     unknown_kinds = set(spec.anomalies) - set(ANOMALY_KINDS)
     if unknown_kinds:
         raise ValueError(f"unknown anomaly kinds {sorted(unknown_kinds)}")
+    unknown_edges = set(spec.edges) - set(EDGE_CASES)
+    if unknown_edges:
+        raise ValueError(f"unknown edge cases {sorted(unknown_edges)}")
     want = {k: int(spec.anomalies.get(k, 0)) for k in ANOMALY_KINDS}
-    scenario = {"name": "synthetic", "seed": spec.seed, "expectations": dict(want)}
+    edges = {e: int(spec.edges.get(e, 0)) for e in EDGE_CASES}
+    totals = planted_totals(want, edges)
+    scenario = {"name": "synthetic", "seed": spec.seed, "expectations": dict(totals)}
     truth = SynthHistory(
         Path(path), spec, {k: {} for k in ANOMALY_KINDS}, {k: set() for k in ANOMALY_KINDS}, {}, {}
     )
     with HistoryWriter(path, run_id=f"synthetic-{spec.seed}", scenario=scenario) as w:
-        for chunk in _chunks(spec, want):
-            _merge(truth, _generate_chunk(spec, chunk, w, Path(path)))
+        for chunk in _chunks(spec, want, edges):
+            _merge(truth, _ChunkBuilder(spec, chunk).build(w, Path(path)))
         for ts, action in ((spec.t0, "inject"), (spec.t0 + spec.sends / spec.rate, "heal")):
             w.append(
                 "faults",
@@ -191,6 +261,9 @@ def generate(spec: SynthSpec, path: str | os.PathLike[str]) -> SynthHistory:
                     "outcome": "ok",
                 },
             )
+    planted = {k: sum(v.values()) for k, v in truth.expected.items()}
+    if planted != totals:  # the plants below and EDGE_CASES must tell one story
+        raise AssertionError(f"planted {planted}, meant to plant {totals}")
     return truth
 
 
@@ -207,207 +280,438 @@ def _merge(into: SynthHistory, part: SynthHistory) -> None:
         into.rows[table] = into.rows.get(table, 0) + rows
 
 
-def _generate_chunk(spec: SynthSpec, chunk: _Chunk, w: HistoryWriter, path: Path) -> SynthHistory:
-    """Plant and write one chunk; return its ground truth."""
-    want = chunk.anomalies
-    rng = np.random.default_rng(spec.seed if chunk.index == 0 else (spec.seed, chunk.index))
-    n, nparts = chunk.sends, spec.partitions
+class _Truth:
+    """The counts and ids planted in one chunk, per kind and partition."""
 
-    # ---- sends, in global send order ------------------------------------------------
-    idx = np.arange(n, dtype=np.int64)
-    prod = (idx % spec.producers).astype(np.int64)
-    seq = idx // spec.producers
-    part = rng.integers(0, nparts, n, dtype=np.int32)
-    send_ts = chunk.t0 + idx / spec.rate
-    u = rng.random(n)
-    outcome = np.zeros(n, dtype=np.int8)  # 0 acked, 1 failed, 2 unknown
-    outcome[u < spec.failed_rate + spec.unknown_rate] = 2
-    outcome[u < spec.failed_rate] = 1
-    landed = rng.random(n) < 0.5  # an in-doubt send that did reach the log
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.counts: dict[str, Counter[int]] = {k: Counter() for k in ANOMALY_KINDS}
+        self.planted: dict[str, set[str | None]] = {k: set() for k in ANOMALY_KINDS}
 
-    pick = _Picker(rng, n)
-    acked = np.flatnonzero(outcome == 0)
-    in_log = (outcome == 0) | ((outcome == 2) & landed)
-    # Aborted reads join the log before reorder pairs are chosen, so that no aborted
-    # message can sit between the two members of a pair and add a second descent.
-    aborted = pick.take(np.flatnonzero(outcome == 1), want["aborted_read"], "aborted reads")
-    in_log[aborted] = True
+    def add(
+        self, kind: str, partitions: Iterable[int], ids: Iterable[str | None] = (), times: int = 1
+    ) -> None:
+        for p in partitions:
+            self.counts[kind][int(p)] += times
+        self.planted[kind].update(ids)
 
-    # Reorder pairs first: they need two consecutive log members of one producer in one
-    # partition, both acknowledged. Pairs start at sorted positions 0 mod 4 so none overlap.
-    members = np.flatnonzero(in_log)
-    order = np.lexsort((members, prod[members], part[members]))
-    srt = members[order]
-    same = (part[srt[:-1]] == part[srt[1:]]) & (prod[srt[:-1]] == prod[srt[1:]])
-    both_acked = (outcome[srt[:-1]] == 0) & (outcome[srt[1:]] == 0)
-    starts = np.flatnonzero(same & both_acked & (np.arange(len(srt) - 1) % 4 == 0))
-    pair_starts = _take_pairs(starts, want["reordered"], rng)
-    pair_a = srt[pair_starts]
-    pair_b = srt[pair_starts + 1]
-    pick.used[pair_a] = True
-    pick.used[pair_b] = True
+    def expected(self) -> dict[str, dict[tuple[str, int], int]]:
+        return {k: {(self.topic, p): c for p, c in sorted(v.items()) if c} for k, v in self.counts.items()}
 
-    lost = pick.take(acked, want["lost"], "lost")
-    in_log[lost] = False
-    dup = pick.take(acked, want["duplicate"], "duplicates")
-    unseen = pick.take(acked, want["unseen"], "unseen")
-    n_trunc_ack = want["truncated"] // 2
-    trunc_ack = pick.take(acked, n_trunc_ack, "truncated acks")
-    trunc_poll = pick.take(acked, want["truncated"] - n_trunc_ack, "truncated polls")
 
-    # ---- final log: base members in send order per partition, then appended extras ---
-    base = np.flatnonzero(in_log)
-    offset_of = np.full(n, -1, dtype=np.int64)
-    offset_of[base] = _rank_within(part[base])
-    oa, ob = offset_of[pair_a].copy(), offset_of[pair_b].copy()
-    offset_of[pair_a], offset_of[pair_b] = ob, oa
-    hw = np.bincount(part[base], minlength=nparts).astype(np.int64)
+@dataclass
+class _Rows:
+    """Final-log or poll rows assembled from pieces: partition, offset, message id and the
+    send a row is a copy of (-1: none), which decides later whether a final-log row is
+    polled (not for an unseen message) and written (not for a gap's)."""
 
-    dup_off = hw[part[dup]] + _rank_within(part[dup])
-    hw += np.bincount(part[dup], minlength=nparts)
-    ghost_part = rng.integers(0, nparts, want["unexpected"], dtype=np.int32)
-    ghost_seq = np.arange(want["unexpected"], dtype=np.int64)
-    ghost_off = hw[ghost_part] + _rank_within(ghost_part)
-    hw += np.bincount(ghost_part, minlength=nparts)
+    parts: list[np.ndarray] = field(default_factory=list)
+    offsets: list[np.ndarray] = field(default_factory=list)
+    ids: list[pa.Array] = field(default_factory=list)
+    src: list[np.ndarray] = field(default_factory=list)
 
-    numbers = range(chunk.producer_base, chunk.producer_base + spec.producers)
-    prod_names = [f"prod-{ZONES[p % len(ZONES)]}-{p}" for p in numbers]
-    mids = _message_ids(_strings(prod_names, prod), seq)
-    ghost_mids = _message_ids(pa.array([chunk.ghost] * len(ghost_seq), pa.string()), ghost_seq)
+    def add(self, parts: Any, offsets: Any, ids: pa.Array, src: Any = None) -> None:
+        parts = np.asarray(parts, dtype=np.int32).reshape(-1)
+        self.parts.append(parts)
+        self.offsets.append(np.asarray(offsets, dtype=np.int64).reshape(-1))
+        self.ids.append(ids.cast(pa.string()))
+        self.src.append(np.full(len(parts), -1, np.int64) if src is None else np.asarray(src, np.int64))
 
-    log_src = np.concatenate([base, dup])
-    log_part = np.concatenate([part[log_src], ghost_part])
-    log_off = np.concatenate([offset_of[base], dup_off, ghost_off])
-    log_mid = pa.concat_arrays([pc.take(mids, pa.array(log_src)), ghost_mids])
-
-    # ---- acknowledgements --------------------------------------------------------------
-    ack_off = np.where(outcome == 0, offset_of, -1)
-    ack_off[lost] = hw[part[lost]] + BEYOND_LOST + np.arange(len(lost))
-    # Another in-range offset: the next one, wrapping; needs partitions of >= 2 records.
-    if len(trunc_ack) and (hw[part[trunc_ack]] < 2).any():
-        raise ValueError("truncated acks need partitions holding at least two records")
-    ack_off[trunc_ack] = (offset_of[trunc_ack] + 1) % hw[part[trunc_ack]]
-    ack_ts = np.where(outcome == 0, send_ts + 0.005, np.nan)
-
-    # ---- polls: every log record once, minus unseen, plus re-polls and truncated polls -
-    polled = np.ones(len(log_src) + len(ghost_seq), dtype=bool)
-    polled[: len(base)][np.isin(base, unseen)] = False
-    keep = np.flatnonzero(polled)
-    repoll = keep[rng.random(len(keep)) < spec.repoll_rate]
-    poll_rows = np.concatenate([keep, repoll])
-    n_tp = len(trunc_poll)
-    beyond = np.arange(n_tp) % 2 == 0
-    bad_off = np.where(
-        beyond,
-        hw[part[trunc_poll]] + BEYOND_POLL + np.arange(n_tp),
-        (offset_of[trunc_poll] + 1) % np.maximum(hw[part[trunc_poll]], 1),
-    )
-    if n_tp and (~beyond & (hw[part[trunc_poll]] < 2)).any():
-        raise ValueError("truncated polls need partitions holding at least two records")
-    p_part = np.concatenate([log_part[poll_rows], part[trunc_poll]])
-    p_off = np.concatenate([log_off[poll_rows], bad_off])
-    p_mid = pa.concat_arrays([pc.take(log_mid, pa.array(poll_rows)), pc.take(mids, trunc_poll)])
-    p_ts = np.concatenate(
-        [chunk.t0 + np.arange(len(poll_rows)) / spec.rate + 0.01, chunk.t0 + np.arange(n_tp)]
-    )
-    p_consumer = (p_part % spec.consumers).astype(np.int64)
-
-    # ---- write -------------------------------------------------------------------------
-    outcome_names = ["acked", "failed", "unknown"]
-    errors = [None, "NOT_ENOUGH_REPLICAS", "REQUEST_TIMED_OUT"]
-    topic = chunk.topic
-    step = spec.part_rows
-    for lo in range(0, n, step):
-        s = slice(lo, min(n, lo + step))
-        oc = outcome[s]
-        acked_here = oc == 0
-        w.write_batch(
-            "sends",
-            pa.table(
-                {
-                    "message_id": mids[s],
-                    "producer_id": _strings(prod_names, prod[s]),
-                    "seq": seq[s],
-                    "topic": pa.repeat(topic, s.stop - s.start),
-                    "partition": part[s],
-                    "key": pa.nulls(s.stop - s.start, pa.string()),
-                    "zone": _strings(list(ZONES), prod[s] % len(ZONES)),
-                    "send_ts": send_ts[s],
-                    "ack_ts": pa.array(ack_ts[s], mask=~acked_here),
-                    "outcome": _strings(outcome_names, oc),
-                    "offset": pa.array(ack_off[s], mask=~acked_here),
-                    "error": _strings(errors, oc),  # type: ignore[arg-type]
-                }
-            ),
-        )
-    for lo in range(0, len(log_part), step):
-        s = slice(lo, min(len(log_part), lo + step))
-        w.write_batch(
-            "final_log",
-            pa.table(
-                {
-                    "topic": pa.repeat(topic, s.stop - s.start),
-                    "partition": log_part[s],
-                    "offset": log_off[s],
-                    "message_id": log_mid[s],
-                }
-            ),
-        )
-    consumer_names = [f"consumer-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
-    for lo in range(0, len(p_part), step):
-        s = slice(lo, min(len(p_part), lo + step))
-        w.write_batch(
-            "polls",
-            pa.table(
-                {
-                    "consumer_id": _strings(consumer_names, p_consumer[s]),
-                    "zone": _strings(list(ZONES), p_consumer[s] % len(ZONES)),
-                    "topic": pa.repeat(topic, s.stop - s.start),
-                    "partition": p_part[s],
-                    "offset": p_off[s],
-                    "message_id": p_mid[s],
-                    "poll_ts": p_ts[s],
-                }
-            ),
+    def columns(self) -> tuple[np.ndarray, np.ndarray, pa.Array, np.ndarray]:
+        return (
+            np.concatenate(self.parts) if self.parts else np.zeros(0, np.int32),
+            np.concatenate(self.offsets) if self.offsets else np.zeros(0, np.int64),
+            pa.concat_arrays(self.ids) if self.ids else pa.array([], pa.string()),
+            np.concatenate(self.src) if self.src else np.zeros(0, np.int64),
         )
 
-    # ---- ground truth --------------------------------------------------------------------
-    def by_part(ix: np.ndarray) -> dict[tuple[str, int], int]:
-        return _count_by_partition(topic, part[ix], nparts)
 
-    expected: dict[str, dict[tuple[str, int], int]] = {
-        "lost": by_part(lost),
-        "duplicate": by_part(dup),
-        "truncated": by_part(np.concatenate([trunc_ack, trunc_poll])),
-        "unexpected": _count_by_partition(topic, ghost_part, nparts),
-        "aborted_read": by_part(aborted),
-        "reordered": by_part(pair_b),
-        "unseen": by_part(unseen),
-    }
+def _nulls(k: int) -> pa.Array:
+    return pa.nulls(k, pa.string())
 
-    def ids(ix: np.ndarray) -> set[str]:
-        return set(pc.take(mids, pa.array(ix, pa.int64())).to_pylist())
 
-    planted = {
-        "lost": ids(lost),
-        "duplicate": ids(dup),
-        "truncated": ids(np.concatenate([trunc_ack, trunc_poll])),
-        "unexpected": set(ghost_mids.to_pylist()),
-        "aborted_read": ids(aborted),
+def _named(names: list[str]) -> pa.Array:
+    return pa.array(names, pa.string())
+
+
+class _ChunkBuilder:
+    """Plants and writes one chunk. The steps run in order: sends; the messages whose
+    place on the log is special (failed yet logged, copies in other partitions, lost);
+    the log laid out in send order; the swaps that reorder; the remaining plants on
+    untouched acknowledged messages; records appended at the partitions' ends; then
+    acknowledgements, polls and the ground truth."""
+
+    def __init__(self, spec: SynthSpec, chunk: _Chunk) -> None:
+        self.spec, self.chunk = spec, chunk
+        self.want, self.edges = chunk.anomalies, chunk.edges
+        self.rng = np.random.default_rng(spec.seed if chunk.index == 0 else (spec.seed, chunk.index))
+        self.n, self.nparts = chunk.sends, spec.partitions
+        self.truth = _Truth(chunk.topic)
+
+    # ---- sends ------------------------------------------------------------------------
+
+    def _sends(self) -> None:
+        rng, n, spec = self.rng, self.n, self.spec
+        self.idx = np.arange(n, dtype=np.int64)
+        self.prod = (self.idx % spec.producers).astype(np.int64)
+        self.seq = self.idx // spec.producers
+        self.part = rng.integers(0, self.nparts, n, dtype=np.int32)
+        self.send_ts = self.chunk.t0 + self.idx / spec.rate
+        u = rng.random(n)
+        self.outcome = np.zeros(n, dtype=np.int8)  # 0 acked, 1 failed, 2 unknown
+        self.outcome[u < spec.failed_rate + spec.unknown_rate] = 2
+        self.outcome[u < spec.failed_rate] = 1
+        landed = rng.random(n) < 0.5  # an in-doubt send that did reach the log
+        self.in_log = (self.outcome == 0) | ((self.outcome == 2) & landed)
+        self.send_part = self.part.copy()  # the partition its send row names (-1: unknown)
+        self.log_part = self.part.copy()  # the partition of its own copy on the final log
+        self.pick = _Picker(rng, n)
+        self.acked = np.flatnonzero(self.outcome == 0)
+        numbers = range(self.chunk.producer_base, self.chunk.producer_base + spec.producers)
+        self.prod_names = [f"prod-{ZONES[p % len(ZONES)]}-{p}" for p in numbers]
+        self.mids = _message_ids(_strings(self.prod_names, self.prod), self.seq)
+
+    def ids(self, ix: Iterable[int]) -> set[str | None]:
+        return set(pc.take(self.mids, pa.array(np.asarray(list(ix), np.int64), pa.int64())).to_pylist())
+
+    def _other_partition(self, parts: np.ndarray, what: str) -> np.ndarray:
+        """A partition other than each of ``parts``, at random."""
+        if len(parts) and self.nparts < 2:
+            raise ValueError(f"cannot plant {what}: needs at least two partitions")
+        if not len(parts):
+            return parts
+        shift = self.rng.integers(1, self.nparts, len(parts))
+        return ((parts + shift) % self.nparts).astype(np.int32)
+
+    # ---- messages whose place on the final log is special -------------------------------
+
+    def _special_messages(self) -> None:
+        pick, want, edges = self.pick, self.want, self.edges
+        failed = np.flatnonzero(self.outcome == 1)
+        # Aborted reads join the log before reorder pairs are chosen, so that no aborted
+        # message can sit between the two members of a pair and add a second descent.
+        self.aborted = pick.take(failed, want["aborted_read"], "aborted reads")
+        self.far = pick.take(failed, edges["aborted_elsewhere"], "aborted reads elsewhere")
+        self.in_log[self.aborted] = True
+        self.in_log[self.far] = True
+        self.log_part[self.far] = self._other_partition(self.part[self.far], "aborted reads elsewhere")
+        doubt = np.flatnonzero(self.outcome == 2)
+        self.homeless = pick.take(doubt, edges["homeless_copies"], "homeless copies")
+        self.in_log[self.homeless] = True
+        self.send_part[self.homeless] = -1
+        self.homeless_copy = self._other_partition(self.part[self.homeless], "homeless copies")
+        self.cross_prev, self.cross_m = self._cross_pairs(edges["cross_reorder"])
+        self.cross = pick.take(self.acked, edges["cross_copy"], "cross copies")
+        self.cross_copy = self._other_partition(self.part[self.cross], "cross copies")
+        self.lost = pick.take(self.acked, want["lost"], "lost")
+        self.in_log[self.lost] = False
+
+    def _cross_pairs(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """k pairs (prev, m) of one producer's consecutive seqs, both acknowledged, in
+        different partitions: m gets a copy in prev's partition, right after prev in the
+        producer's order there, which the swap step then puts below prev."""
+        step = self.spec.producers
+        chosen: list[tuple[int, int]] = []
+        for _ in range(k):
+            m = self.acked[self.acked >= step]
+            prev = m - step
+            ok = (
+                (self.outcome[prev] == 0)
+                & (self.part[prev] != self.part[m])
+                & ~self.pick.used[m]
+                & ~self.pick.used[prev]
+            )
+            if not ok.any():
+                raise ValueError("cannot plant a cross-partition reorder: no candidate pair")
+            j = self.rng.choice(np.flatnonzero(ok))
+            self.pick.used[[m[j], prev[j]]] = True
+            chosen.append((int(prev[j]), int(m[j])))
+        pairs = np.array(chosen, dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+
+    # ---- the final log in send order, then the swaps ------------------------------------
+
+    def _lay_out(self) -> None:
+        """Entries: each logged message's own copy, then copies in other partitions, all
+        at offsets in send order per partition."""
+        self.base = np.flatnonzero(self.in_log)
+        copy_src = np.concatenate([self.homeless, self.cross_m, self.cross])
+        copy_part = np.concatenate([self.homeless_copy, self.part[self.cross_prev], self.cross_copy])
+        self.e_src = np.concatenate([self.base, copy_src])
+        self.e_part = np.concatenate([self.log_part[self.base], copy_part]).astype(np.int32)
+        self.e_own = np.r_[np.ones(len(self.base), bool), np.zeros(len(copy_src), bool)]
+        self.e_off = _offsets_in_send_order(self.e_src, self.e_part)
+
+    def _swap(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.e_off[a], self.e_off[b] = self.e_off[b].copy(), self.e_off[a].copy()
+
+    def _reorder(self) -> None:
+        """Swap pairs of neighbours in a producer's order within a partition: each swap is
+        exactly one message below the one before it. Planted pairs are own copies of two
+        untouched acknowledged messages at sorted positions 0 mod 4, so none overlap."""
+        order = np.lexsort((self.e_src, self.prod[self.e_src], self.e_part))
+        src = self.e_src[order]
+        parts = self.e_part[order]
+        same = (parts[:-1] == parts[1:]) & (self.prod[src][:-1] == self.prod[src][1:])
+        ok = self.e_own[order] & (self.outcome[src] == 0) & ~self.pick.used[src]
+        starts = np.flatnonzero(same & ok[:-1] & ok[1:] & (np.arange(len(src) - 1) % 4 == 0))
+        pair_starts = _take_pairs(starts, self.want["reordered"], self.rng)
+        a, b = order[pair_starts], order[pair_starts + 1]
+        self._swap(a, b)
+        self.pair_b = self.e_src[b]
+        self.pick.used[self.e_src[a]] = True
+        self.pick.used[self.pair_b] = True
+        # Each cross pair: prev's own copy and m's copy, neighbours in prev's partition.
+        own_prev = np.searchsorted(self.base, self.cross_prev)
+        copy_m = len(self.base) + len(self.homeless) + np.arange(len(self.cross_m))
+        self._swap(own_prev, copy_m)
+        self.offset_of = np.full(self.n, -1, dtype=np.int64)
+        self.offset_of[self.base] = self.e_off[: len(self.base)]
+        self.hw = np.bincount(self.e_part, minlength=self.nparts).astype(np.int64)
+
+    # ---- plants on untouched acknowledged messages --------------------------------------
+
+    def _picks(self) -> None:
+        pick, want, edges, acked = self.pick, self.want, self.edges, self.acked
+        self.dup = pick.take(acked, want["duplicate"], "duplicates")
+        self.unseen = pick.take(acked, want["unseen"], "unseen")
+        n_trunc_ack = want["truncated"] // 2
+        self.trunc_ack = pick.take(acked, n_trunc_ack, "truncated acks")
+        self.trunc_poll = pick.take(acked, want["truncated"] - n_trunc_ack, "truncated polls")
+        span = self.hw[self.part[acked]]
+        self.read_many = pick.take(acked[span >= 2], edges["read_many"], "reads at many positions")
+        self.read_far = pick.take(acked, edges["read_elsewhere"], "reads elsewhere")
+        self.read_far_at = self._other_partition(self.part[self.read_far], "reads elsewhere")
+        if (self.hw[self.read_far_at] == 0).any():
+            raise ValueError("cannot plant reads elsewhere: a partition with no records")
+        off = self.offset_of[acked]
+        interior = (off >= 1) & (off <= span - 2)
+        self.gap = pick.take(acked[interior], edges["gap"], "gaps")
+        self.shared = [self._shared_pair(acked, span) for _ in range(edges["shared_read"])]
+
+    def _shared_pair(self, acked: np.ndarray, span: np.ndarray) -> tuple[int, int, int]:
+        """Two untouched acknowledged messages of one partition and an offset there that
+        holds neither: (m1, m2, offset)."""
+        (m1,) = self.pick.take(acked[span >= 3], 1, "shared reads")
+        mates = acked[self.part[acked] == self.part[m1]]
+        (m2,) = self.pick.take(mates, 1, "shared reads")
+        others = np.setdiff1d(np.arange(self.hw[self.part[m1]]), self.offset_of[[m1, m2]])
+        return int(m1), int(m2), int(self.rng.choice(others))
+
+    # ---- the final log's rows -------------------------------------------------------------
+
+    def _append_at(self, parts: np.ndarray) -> np.ndarray:
+        """Offsets for records appended at the ends of ``parts``."""
+        parts = np.asarray(parts, dtype=np.int32)
+        offsets = self.hw[parts] + _rank_within(parts) if len(parts) else np.zeros(0, np.int64)
+        self.hw += np.bincount(parts, minlength=self.nparts)
+        return offsets
+
+    def _final_log(self) -> None:
+        ghost, edges, rng = self.chunk.ghost, self.edges, self.rng
+        log = _Rows()
+        log.add(self.e_part, self.e_off, pc.take(self.mids, pa.array(self.e_src)), self.e_src)
+        dup_part = self.part[self.dup]
+        log.add(dup_part, self._append_at(dup_part), pc.take(self.mids, pa.array(self.dup)), self.dup)
+        self.ghost_part = rng.integers(0, self.nparts, self.want["unexpected"], dtype=np.int32)
+        n_ghosts = len(self.ghost_part)
+        self.ghost_mids = _message_ids(_named([ghost] * n_ghosts), np.arange(n_ghosts))
+        log.add(self.ghost_part, self._append_at(self.ghost_part), self.ghost_mids)
+        k = edges["shared_unexpected"]
+        self.shared_ghost_part = rng.integers(0, self.nparts, k, dtype=np.int32)
+        self.shared_ghost_off = self._append_at(self.shared_ghost_part)
+        self.shared_ghost_ids = [f"{ghost}-shared-{i}" for i in range(k)]
+        log.add(self.shared_ghost_part, self.shared_ghost_off, _named(self.shared_ghost_ids))
+        k = edges["undecodable"]
+        self.null_part = rng.integers(0, self.nparts, k, dtype=np.int32)
+        log.add(self.null_part, self._append_at(self.null_part), _nulls(k))
+        k = edges["ghost_copies"]
+        first = rng.integers(0, self.nparts, k, dtype=np.int32)
+        self.copies_part = np.stack([first, self._other_partition(first, "ghost copies")], axis=1)
+        self.copies_ids = [f"{ghost}-copies-x{i}" for i in range(k)]  # names no seq
+        flat = self.copies_part.reshape(-1)
+        log.add(flat, self._append_at(flat), _named([i for i in self.copies_ids for _ in (0, 1)]))
+        self.log = log
+
+    # ---- acknowledgements and polls -------------------------------------------------------
+
+    def _acks(self) -> None:
+        hw = self.hw
+        self.ack_off = np.where(self.outcome == 0, self.offset_of, -1)
+        self.ack_off[self.lost] = hw[self.part[self.lost]] + BEYOND_LOST + np.arange(len(self.lost))
+        # Another in-range offset: the next one, wrapping; needs partitions of >= 2 records.
+        ta = self.trunc_ack
+        if len(ta) and (hw[self.part[ta]] < 2).any():
+            raise ValueError("truncated acks need partitions holding at least two records")
+        self.ack_off[ta] = (self.offset_of[ta] + 1) % hw[self.part[ta]]
+        self.ack_ts = np.where(self.outcome == 0, self.send_ts + 0.005, np.nan)
+
+    def _polls(self) -> None:
+        """Every final-log row once (a gap's record too: it was read before it went), minus
+        unseen messages, plus re-polls; then the planted reads."""
+        spec, rng = self.spec, self.rng
+        l_part, l_off, l_mid, l_src = self.log.columns()
+        self.log_cols = (l_part, l_off, l_mid, l_src)
+        keep = np.flatnonzero(~np.isin(l_src, self.unseen))
+        repoll = keep[rng.random(len(keep)) < spec.repoll_rate]
+        rows = np.concatenate([keep, repoll])
+        polls = _Rows()
+        polls.add(l_part[rows], l_off[rows], pc.take(l_mid, pa.array(rows)))
+        self._planted_reads(polls)
+        self.polls = polls
+
+    def _read(self, polls: _Rows, m: np.ndarray, parts: Any, offsets: Any) -> None:
+        polls.add(parts, offsets, pc.take(self.mids, pa.array(np.asarray(m, np.int64))))
+
+    def _planted_reads(self, polls: _Rows) -> None:
+        hw, part, off = self.hw, self.part, self.offset_of
+        tp = self.trunc_poll
+        beyond = np.arange(len(tp)) % 2 == 0
+        if len(tp) and (~beyond & (hw[part[tp]] < 2)).any():
+            raise ValueError("truncated polls need partitions holding at least two records")
+        span = hw[part[tp]]
+        bad = np.where(beyond, span + BEYOND_POLL + np.arange(len(tp)), (off[tp] + 1) % np.maximum(span, 1))
+        self._read(polls, tp, part[tp], bad)
+        rm = self.read_many
+        self._read(polls, rm, part[rm], (off[rm] + 1) % hw[part[rm]])
+        self._read(polls, rm, part[rm], hw[part[rm]] + BEYOND_POLL + np.arange(len(rm)))
+        for m1, m2, at in self.shared:
+            self._read(polls, np.array([m1, m2]), [part[m1]] * 2, [at, at])
+        far = self.read_far
+        self._read(polls, far, self.read_far_at, self.rng.integers(0, hw[self.read_far_at]))
+        k = len(self.shared_ghost_ids)
+        self.shared_others = [f"{self.chunk.ghost}-other-{i}" for i in range(k)]
+        polls.add(self.shared_ghost_part, self.shared_ghost_off, _named(self.shared_others))
+        polls.add(self.shared_ghost_part, self.shared_ghost_off, _nulls(k))
+        # An undecodable read where the log holds a sent message (distinct positions).
+        own = np.flatnonzero(self.e_own)
+        k = len(self.null_part)
+        self.null_read = own[self.rng.choice(len(own), k, replace=False)] if len(own) >= k else own
+        if len(self.null_read) < len(self.null_part):
+            raise ValueError("cannot plant undecodable reads: the log holds no sent message")
+        polls.add(self.e_part[self.null_read], self.e_off[self.null_read], _nulls(len(self.null_read)))
+
+    # ---- writing ---------------------------------------------------------------------------
+
+    def _write(self, w: HistoryWriter) -> None:
+        spec, n, topic, step = self.spec, self.n, self.chunk.topic, self.spec.part_rows
+        outcome_names = ["acked", "failed", "unknown"]
+        errors = [None, "NOT_ENOUGH_REPLICAS", "REQUEST_TIMED_OUT"]
+        for lo in range(0, n, step):
+            s = slice(lo, min(n, lo + step))
+            oc = self.outcome[s]
+            acked_here = oc == 0
+            w.write_batch(
+                "sends",
+                pa.table(
+                    {
+                        "message_id": self.mids[s],
+                        "producer_id": _strings(self.prod_names, self.prod[s]),
+                        "seq": self.seq[s],
+                        "topic": pa.repeat(topic, s.stop - s.start),
+                        "partition": self.send_part[s],
+                        "key": pa.nulls(s.stop - s.start, pa.string()),
+                        "zone": _strings(list(ZONES), self.prod[s] % len(ZONES)),
+                        "send_ts": self.send_ts[s],
+                        "ack_ts": pa.array(self.ack_ts[s], mask=~acked_here),
+                        "outcome": _strings(outcome_names, oc),
+                        "offset": pa.array(self.ack_off[s], mask=~acked_here),
+                        "error": _strings(errors, oc),  # type: ignore[arg-type]
+                    }
+                ),
+            )
+        l_part, l_off, l_mid, l_src = self.log_cols
+        on_log = np.flatnonzero(~np.isin(l_src, self.gap))
+        for lo in range(0, len(on_log), step):
+            rows = pa.array(on_log[lo : lo + step])
+            w.write_batch(
+                "final_log",
+                pa.table(
+                    {
+                        "topic": pa.repeat(topic, len(rows)),
+                        "partition": pc.take(pa.array(l_part), rows),
+                        "offset": pc.take(pa.array(l_off), rows),
+                        "message_id": pc.take(l_mid, rows),
+                    }
+                ),
+            )
+        self.log_rows = len(on_log)
+        p_part, p_off, p_mid, _ = self.polls.columns()
+        self.poll_rows = len(p_part)
+        p_ts = self.chunk.t0 + np.arange(len(p_part)) / spec.rate + 0.01
+        p_consumer = (p_part % spec.consumers).astype(np.int64)
+        consumer_names = [f"consumer-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
+        for lo in range(0, len(p_part), step):
+            s = slice(lo, min(len(p_part), lo + step))
+            w.write_batch(
+                "polls",
+                pa.table(
+                    {
+                        "consumer_id": _strings(consumer_names, p_consumer[s]),
+                        "zone": _strings(list(ZONES), p_consumer[s] % len(ZONES)),
+                        "topic": pa.repeat(topic, s.stop - s.start),
+                        "partition": p_part[s],
+                        "offset": p_off[s],
+                        "message_id": p_mid[s],
+                        "poll_ts": p_ts[s],
+                    }
+                ),
+            )
+
+    # ---- ground truth ----------------------------------------------------------------------
+
+    def _record_truth(self) -> None:
+        t, part = self.truth, self.part
+        t.add("lost", part[self.lost], self.ids(self.lost))
+        t.add("lost", part[self.gap], self.ids(self.gap))
+        t.add("duplicate", part[self.dup], self.ids(self.dup))
+        t.add("duplicate", part[self.cross], self.ids(self.cross))
+        t.add("duplicate", part[self.cross_m], self.ids(self.cross_m))
+        t.add("duplicate", np.minimum(part[self.homeless], self.homeless_copy), self.ids(self.homeless))
+        t.add("duplicate", self.copies_part.min(axis=1), self.copies_ids)
+        shared = np.array([m for pair in self.shared for m in pair[:2]], np.int64)
+        once = np.concatenate([self.trunc_ack, self.trunc_poll, self.read_far, shared])
+        t.add("truncated", part[once], self.ids(once))
+        twice = np.concatenate([self.read_many, self.gap])
+        t.add("truncated", part[twice], self.ids(twice), times=2)
+        t.add("unexpected", self.ghost_part, self.ghost_mids.to_pylist())
+        t.add("unexpected", self.shared_ghost_part, [*self.shared_ghost_ids, *self.shared_others, None])
+        t.add("unexpected", np.concatenate([self.null_part, self.e_part[self.null_read]]), [None])
+        t.add("unexpected", self.copies_part.reshape(-1), self.copies_ids)
+        aborted = np.concatenate([self.aborted, self.far])
+        t.add("aborted_read", part[aborted], self.ids(aborted))
         # in seq order, the later-sent member of a swapped pair sits below the earlier one
-        "reordered": ids(pair_b),
-        "unseen": ids(unseen),
-    }
-    buckets = np.floor(send_ts).astype(np.int64)
-    avail: dict[float, tuple[int, int, int]] = {}
-    b0 = int(buckets.min()) if n else 0
-    counts = [
-        np.bincount(buckets[outcome == o] - b0, minlength=int(buckets.max()) - b0 + 1)
-        if n
-        else np.zeros(0, dtype=np.int64)
-        for o in range(3)
-    ]
-    for j in range(len(counts[0])):
-        avail[float(b0 + j)] = (int(counts[0][j]), int(counts[1][j]), int(counts[2][j]))
-    rows: dict[str, Any] = {"sends": n, "final_log": len(log_part), "polls": len(p_part)}
-    return SynthHistory(path, spec, expected, planted, avail, rows)
+        t.add("reordered", part[self.pair_b], self.ids(self.pair_b))
+        t.add("reordered", part[self.cross_m], self.ids(self.cross_m))
+        t.add("unseen", part[self.unseen], self.ids(self.unseen))
+
+    def _availability(self) -> dict[float, tuple[int, int, int]]:
+        n = self.n
+        buckets = np.floor(self.send_ts).astype(np.int64)
+        avail: dict[float, tuple[int, int, int]] = {}
+        b0 = int(buckets.min()) if n else 0
+        counts = [
+            np.bincount(buckets[self.outcome == o] - b0, minlength=int(buckets.max()) - b0 + 1)
+            if n
+            else np.zeros(0, dtype=np.int64)
+            for o in range(3)
+        ]
+        for j in range(len(counts[0])):
+            avail[float(b0 + j)] = (int(counts[0][j]), int(counts[1][j]), int(counts[2][j]))
+        return avail
+
+    def build(self, w: HistoryWriter, path: Path) -> SynthHistory:
+        """Plant and write the chunk; return its ground truth."""
+        self._sends()
+        self._special_messages()
+        self._lay_out()
+        self._reorder()
+        self._picks()
+        self._final_log()
+        self._acks()
+        self._polls()
+        self._write(w)
+        self._record_truth()
+        rows = {"sends": self.n, "final_log": self.log_rows, "polls": self.poll_rows}
+        truth = self.truth
+        return SynthHistory(path, self.spec, truth.expected(), truth.planted, self._availability(), rows)

@@ -38,11 +38,17 @@ def _settings(max_examples: int) -> settings:
     return settings(SETTINGS_BASE, max_examples=max_examples)
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
+def local_session() -> Iterator[SparkSession]:
+    """The small local session of the reconciliation's tests, for module-scoped fixtures
+    (test_reference_checker_spark.py uses it too)."""
     session = build_session("local[2]", {"spark.driver.memory": "1g"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    yield from local_session()
 
 
 def _plant(draw: st.DrawFn, kinds: tuple[str, ...]) -> SynthSpec:

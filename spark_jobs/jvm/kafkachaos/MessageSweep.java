@@ -4,6 +4,7 @@ import static org.apache.spark.sql.functions.col;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -30,7 +31,9 @@ import org.apache.spark.sql.types.StructType;
  * the rows of one task are copied into primitive arrays and sorted once by (PB, S); each
  * message's rows are then adjacent, and since the sweep visits a block's messages in seq
  * order, the window's "previous message of this producer in this partition" is simply
- * the last one seen per partition. Only the messages that leave the pass become Rows.
+ * the last one seen per partition. A message with copies in several partitions of the
+ * final log takes part in each of those partitions' order, by its first copy there. Only
+ * the messages that leave the pass become Rows.
  *
  * <p>Input columns: PB (long), S (long), pos (long), f (int). Output: {@link #OUTPUT}.
  */
@@ -41,13 +44,17 @@ public final class MessageSweep {
 
   private static final long NULL = Long.MIN_VALUE; // no value (SQL NULL); never a real position
 
+  /** Where a never-sent record was seen, and whether it is the final log's record there. */
+  public static final StructType SEEN_AT = schema("pos:long", "on_log:boolean");
+
   /** The columns of a message that leaves the pass, as plan.judged documents them. */
   public static final StructType OUTPUT = schema(
       "PB:long", "S:long", "f:int", "send_pos:long", "n_log:long", "log_first:long",
       "log_last:long", "seen_first:long", "trunc_first:long", "log_tp:int", "tp:int",
       "lost:int", "duplicate:int", "truncated:int", "unexpected:int", "aborted_read:int",
       "reordered:int", "unseen:int", "prev_seq:long", "ack_elsewhere:boolean",
-      "head:boolean", "tail:boolean", "blk:int", "P:long");
+      "head:boolean", "tail:boolean", "blk:int", "P:long")
+      .add("unexpected_at", DataTypes.createArrayType(SEEN_AT, false), true);
 
   private MessageSweep() {}
 
@@ -146,7 +153,9 @@ public final class MessageSweep {
           merged[q] |= flags[j];
         }
         current.judge(layout, p, s, positions, merged, k);
+        List<Message> windows = current.otherWindows(layout);
         current = place(current);
+        for (Message w : windows) place(w);
       }
       endBlock();
       return out;
@@ -157,7 +166,7 @@ public final class MessageSweep {
      * whichever comes next (or none, at the end of the block). Returns a Message the
      * caller may overwrite: the one this replaces as its partition's last, or a new one. */
     private Message place(Message m) {
-      if (m.logTp == NULL) { // not on the final log: outside every window
+      if (!m.inWindow) { // not on the final log, or never sent: outside every window
         if (m.leaves()) out.add(m.row(layout));
         return m;
       }
@@ -170,18 +179,22 @@ public final class MessageSweep {
 
     private void endBlock() {
       for (Message last : lastInPartition.values()) {
-        last.tail = last.inWindow;
+        last.tail = true;
         if (last.leaves()) out.add(last.row(layout));
       }
       lastInPartition.clear();
     }
   }
 
-  /** One message's verdict, primitives only, reused across messages. */
+  /** One message's verdict, primitives only, reused across messages. A message with copies
+   * in several final-log partitions is judged once, here, and takes part in the order of
+   * each further partition through a window-only Message (see {@link #otherWindows}). */
   static final class Message {
     long pb, seq, sendPos, nLog, logFirst, logLast, seenFirst, truncFirst, logTp, home, prevSeq;
     int flags, lost, duplicate, truncated, unexpected, abortedRead, reordered, unseen;
     boolean ackElsewhere, head, tail, inWindow;
+    long[] logPositions = new long[4]; // its final-log positions, ascending
+    List<Row> seenAt; // a never-sent message: every position it was seen at; else null
 
     void judge(Layout l, long pb, long seq, long[] positions, int[] merged, int k) {
       this.pb = pb;
@@ -190,6 +203,9 @@ public final class MessageSweep {
       long truncPolls = 0;
       sendPos = logFirst = logLast = truncFirst = NULL;
       nLog = 0;
+      boolean sent = false;
+      for (int q = 0; q < k; q++) sent |= (merged[q] & SEND) != 0;
+      seenAt = sent ? null : new ArrayList<>(k);
       for (int q = 0; q < k; q++) {
         int g = merged[q];
         long at = positions[q];
@@ -199,7 +215,8 @@ public final class MessageSweep {
         f |= g;
         if ((g & SEND) != 0 && at != NULL && (sendPos == NULL || at > sendPos)) sendPos = at;
         if (onLog) {
-          nLog++;
+          if (nLog == logPositions.length) logPositions = Arrays.copyOf(logPositions, 2 * (int) nLog);
+          logPositions[(int) nLog++] = at;
           logFirst = logFirst == NULL ? at : Math.min(logFirst, at);
           logLast = logLast == NULL ? at : Math.max(logLast, at);
         }
@@ -207,24 +224,53 @@ public final class MessageSweep {
           truncPolls++;
           truncFirst = truncFirst == NULL ? at : Math.min(truncFirst, at);
         }
+        if (!sent && (g & (LOG | POLL)) != 0) seenAt.add(RowFactory.create(at, onLog));
       }
+      Arrays.sort(logPositions, 0, (int) nLog);
       flags = f;
-      boolean sent = (f & SEND) != 0, acked = (f & ACKED) != 0, onLog = nLog > 0;
+      boolean acked = (f & ACKED) != 0, onLog = nLog > 0;
       boolean knownPartition = sendPos != NULL && ((sendPos >> l.offsetBits) & l.partitionMask) > 0;
       seenFirst = logFirst != NULL ? logFirst : truncFirst;
       home = sent && knownPartition ? sendPos : seenFirst != NULL ? seenFirst : sendPos;
       logTp = logFirst == NULL ? NULL : logFirst >> l.offsetBits;
-      inWindow = seq >= 0 && onLog;
+      inWindow = sent && seq >= 0 && onLog; // a never-sent record has no send order to break
       lost = acked && !onLog ? 1 : 0;
       duplicate = (int) Math.max(nLog - 1, 0);
-      truncated = (int) truncPolls;
-      unexpected = sent ? 0 : (int) (nLog + truncPolls);
+      truncated = sent ? (int) truncPolls : 0; // a never-sent record read anywhere is unexpected
+      // Positions it was seen at; plan.summary counts each position once over all messages.
+      unexpected = sent ? 0 : seenAt.size();
       abortedRead = (f & FAILED) != 0 && onLog ? 1 : 0;
       unseen = acked && onLog && (f & POLL) == 0 ? 1 : 0;
       ackElsewhere = acked && (f & ACK_OFF_LOG) != 0;
       reordered = 0;
       prevSeq = NULL;
       head = tail = false;
+    }
+
+    /** The message as it takes part in the order of each final-log partition after the
+     * first that holds a copy of it: at its first copy there, with no counts of its own
+     * but a reorder, and the same key and home. Empty unless it sits in a window. */
+    List<Message> otherWindows(Layout l) {
+      long tp = logTp;
+      if (!inWindow || logPositions[(int) nLog - 1] >> l.offsetBits == tp) {
+        return Collections.emptyList(); // all its copies are in one partition: the usual case
+      }
+      List<Message> windows = new ArrayList<>(1);
+      for (int q = 1; q < nLog; q++) {
+        long at = logPositions[q];
+        if (at >> l.offsetBits == tp) continue; // a later copy in a partition already taken
+        tp = at >> l.offsetBits;
+        Message w = new Message();
+        w.pb = pb;
+        w.seq = seq;
+        w.home = home;
+        w.logTp = tp;
+        w.logFirst = w.logLast = at;
+        w.sendPos = w.seenFirst = w.truncFirst = w.prevSeq = NULL;
+        w.inWindow = true;
+        windows.add(w);
+      }
+      return windows;
     }
 
     /** Judge against the previous message of the same block and partition (null: none). */
@@ -250,7 +296,7 @@ public final class MessageSweep {
           box(seenFirst), box(truncFirst), logTp == NULL ? null : (int) logTp,
           home == NULL ? null : (int) (home >> l.offsetBits), lost, duplicate, truncated,
           unexpected, abortedRead, reordered, unseen, box(prevSeq), ackElsewhere, head, tail,
-          (int) blk, pb ^ blk);
+          (int) blk, pb ^ blk, seenAt == null ? null : seenAt.toArray(new Row[0]));
     }
   }
 

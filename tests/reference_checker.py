@@ -1,0 +1,384 @@
+"""The reference checker: the rules of docs/HISTORY.md, executed as plainly as Python allows.
+
+Why it exists. The Spark judge (``spark_jobs/``) is shaped for speed: one shuffle, packed
+positions, a JVM sweep over blocks of seqs, reorders across blocks finished on the driver.
+None of that is how the rules are written, and a test that only compares the judge with
+the synthetic generator's planted counts trusts the generator's reading of the doc as
+much as the judge's. This module is a third reading, written from the doc alone: each
+anomaly kind is one small function over a history read whole into Python objects, in the
+words of the "Anomaly kinds" section, and each finding says where it happened as the
+verdict section defines it. The property tests hold the three (doc, generator, judge) to
+one another, and a rewrite of the judge can be checked against this file without trusting
+anything of the code it replaces.
+
+Nothing from ``spark_jobs`` is imported: only the history schema and constants of
+``harness.history``, which the doc names as its code twin. Speed is no goal; it is meant
+for histories of a few thousand rows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from harness.history import ANOMALY_KINDS, OUTCOME_ACKED, OUTCOME_FAILED, SCHEMAS
+
+Partition = tuple[str, int]  # (topic, partition)
+Position = tuple[str, int, int]  # (topic, partition, offset): tuples order as the doc's "first"
+Key = tuple[str, int | None]  # a message: (producer, seq), or (whole id, None) for other ids
+
+
+@dataclass(frozen=True)
+class Send:
+    """One row of ``sends``."""
+
+    key: Key
+    message_id: str
+    topic: str
+    partition: int
+    outcome: str
+    offset: int | None
+    send_ts: float
+    ack_ts: float | None
+
+    @property
+    def acknowledged_at(self) -> Position | None:
+        if self.outcome != OUTCOME_ACKED or self.offset is None:
+            return None
+        return (self.topic, self.partition, self.offset)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One row of ``polls`` or ``final_log``: where it was and which message it names
+    (``key`` None: a record without an id, which matches nothing)."""
+
+    position: Position
+    message_id: str | None
+    key: Key | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One example-worthy finding and the number of units it adds to its kind's count.
+
+    ``listed_in`` is the partition whose count it adds to (the message's home; for
+    ``unexpected`` the position's own partition). ``where`` is where it happened, which
+    is what the verdict's example reports as topic / partition / offset. ``message_ids``
+    holds the id the example names, or, for an unexpected position read with several
+    never-sent ids and none of them on the log, each id the doc lets it name."""
+
+    kind: str
+    listed_in: Partition
+    count: int
+    message_ids: frozenset[str | None]
+    where: tuple[str, int, int | None]
+    final_message_id: str | None
+    ack_ts: float | None
+
+
+@dataclass
+class Verdict:
+    """Everything the reference concludes: findings, and the facts the verdict reports
+    beside them (sends per partition, final-log ranges, availability buckets)."""
+
+    findings: list[Finding]
+    sends: dict[Partition, dict[str, int]]
+    logs: dict[Partition, dict[str, Any]]
+    availability: dict[float, tuple[int, int, int]]
+    final_log_records: int
+
+    def counts(self) -> dict[str, int]:
+        """Total per anomaly kind."""
+        totals = dict.fromkeys(ANOMALY_KINDS, 0)
+        for f in self.findings:
+            totals[f.kind] += f.count
+        return totals
+
+    def partition_counts(self) -> dict[Partition, dict[str, int]]:
+        """Counts per partition; only partitions with some finding."""
+        out: dict[Partition, dict[str, int]] = {}
+        for f in self.findings:
+            out.setdefault(f.listed_in, dict.fromkeys(ANOMALY_KINDS, 0))[f.kind] += f.count
+        return out
+
+    def totals(self) -> dict[str, int]:
+        """The verdict's ``totals``: sends by outcome, final-log records, every kind."""
+        outcomes = {o: sum(s[o] for s in self.sends.values()) for o in ("acked", "failed", "unknown")}
+        return {
+            "sends": sum(outcomes.values()),
+            **outcomes,
+            "final_log_records": self.final_log_records,
+            **self.counts(),
+        }
+
+    def examples(self, partition: Partition, kind: str) -> list[Finding]:
+        """Every finding the verdict may pick its examples from, by offset (no offset last)."""
+        mine = [f for f in self.findings if f.listed_in == partition and f.kind == kind]
+        return sorted(mine, key=lambda f: (f.where[2] is None, f.where[2] or 0))
+
+
+# --------------------------------------------------------------------------------- reading
+
+
+def _rows(history: Path, table: str) -> list[dict[str, Any]]:
+    """A table's rows; pyarrow skips dot- and underscore-files as the doc requires."""
+    data = pq.read_table(history / table, schema=SCHEMAS[table])
+    return data.to_pylist()
+
+
+def _record(row: dict[str, Any]) -> Record:
+    """A record keyed by the split its writer stored (``id_producer``, ``id_seq``), as
+    "How records are matched" says; no id at all is no key."""
+    key: Key | None = None if row["id_producer"] is None else (row["id_producer"], row["id_seq"])
+    return Record((row["topic"], row["partition"], row["offset"]), row["message_id"], key)
+
+
+def _send(row: dict[str, Any]) -> Send:
+    return Send(
+        key=(row["producer_id"], row["seq"]),
+        message_id=row["message_id"],
+        topic=row["topic"],
+        partition=row["partition"],
+        outcome=row["outcome"],
+        offset=row["offset"],
+        send_ts=row["send_ts"],
+        ack_ts=row["ack_ts"],
+    )
+
+
+@dataclass
+class History:
+    """A history in memory, with the look-ups every rule needs."""
+
+    sends: dict[Key, Send]
+    log: dict[Position, Record]  # the final log: one record per position
+    polls: list[Record]
+    copies: dict[Key, list[Position]] = field(default_factory=dict)  # final-log positions, first first
+    reads: dict[Key, set[Position]] = field(default_factory=dict)  # positions it was polled at
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> History:
+        root = Path(path)
+        sends = {s.key: s for s in map(_send, _rows(root, "sends"))}
+        log: dict[Position, Record] = {}
+        for record in map(_record, _rows(root, "final_log")):
+            if record.position in log:
+                raise ValueError(f"final log holds two records at {record.position}")
+            log[record.position] = record
+        polls = [_record(r) for r in _rows(root, "polls")]
+        return cls(sends, log, polls)
+
+    def __post_init__(self) -> None:
+        for position in sorted(self.log):
+            key = self.log[position].key
+            if key is not None:
+                self.copies.setdefault(key, []).append(position)
+        for record in self.polls:
+            if record.key is not None:
+                self.reads.setdefault(record.key, set()).add(record.position)
+
+    def holds(self, position: Position, key: Key) -> bool:
+        record = self.log.get(position)
+        return record is not None and record.key == key
+
+    def held_id(self, where: tuple[str, int, int | None]) -> str | None:
+        """What the final log holds at a position: its message id, or None (nothing there,
+        or a record without an id)."""
+        topic, partition, offset = where
+        record = self.log.get((topic, partition, offset)) if offset is not None else None
+        return record.message_id if record is not None else None
+
+    def log_range(self, partition: Partition) -> tuple[int, int] | None:
+        """First and last offset of a partition's final log (None: it has no record)."""
+        offsets = [p[2] for p in self.log if p[:2] == partition]
+        return (min(offsets), max(offsets)) if offsets else None
+
+    def never_sent(self, record: Record) -> bool:
+        return record.key is None or record.key not in self.sends
+
+    def message_id(self, key: Key) -> str:
+        """A message's id: its send's, else the one its records carry."""
+        if key in self.sends:
+            return self.sends[key].message_id
+        producer, seq = key
+        return producer if seq is None else f"{producer}-{seq}"
+
+    def home(self, key: Key) -> Partition:
+        """The partition a message's counts go to: its send's partition unless unknown
+        (-1); else that of its first copy on the final log; else of the first position
+        it was polled at; else its send's (topic, -1)."""
+        send = self.sends.get(key)
+        if send is not None and send.partition != -1:
+            return (send.topic, send.partition)
+        if self.copies.get(key):
+            return self.copies[key][0][:2]
+        if self.reads.get(key):
+            return min(self.reads[key])[:2]
+        assert send is not None, "a message that is neither sent nor seen does not exist"
+        return (send.topic, send.partition)
+
+    def finding(self, kind: str, key: Key, where: tuple[str, int, int | None], count: int = 1) -> Finding:
+        """A finding about one message, listed in its home partition."""
+        send = self.sends.get(key)
+        return Finding(
+            kind=kind,
+            listed_in=self.home(key),
+            count=count,
+            message_ids=frozenset([self.message_id(key)]),
+            where=where,
+            final_message_id=self.held_id(where),
+            ack_ts=send.ack_ts if send is not None else None,
+        )
+
+
+# ----------------------------------------------------------------------------------- rules
+
+
+def lost(h: History) -> Iterator[Finding]:
+    """Acknowledged, and no copy anywhere on the final log. Where: the acknowledged offset."""
+    for key, send in h.sends.items():
+        if send.outcome == OUTCOME_ACKED and not h.copies.get(key):
+            yield h.finding("lost", key, (send.topic, send.partition, send.offset))
+
+
+def duplicate(h: History) -> Iterator[Finding]:
+    """At more than one position of the final log, counted copies - 1 (never-sent ids
+    too; records without an id never). Where: the last copy."""
+    for key, copies in h.copies.items():
+        if len(copies) > 1:
+            yield h.finding("duplicate", key, copies[-1], count=len(copies) - 1)
+
+
+def truncated(h: History) -> Iterator[Finding]:
+    """For a sent message: each position it was polled at that the final log does not give
+    to it, plus its acknowledged offset when that lies inside its partition's first..last
+    offset and the log does not hold it there (another message, or a gap). Where: the
+    first such polled position, else the acknowledged offset."""
+    for key, send in h.sends.items():
+        wrong_reads = sorted(p for p in h.reads.get(key, ()) if not h.holds(p, key))
+        acked = send.acknowledged_at
+        span = h.log_range(acked[:2]) if acked is not None else None
+        wrong_ack = (
+            acked is not None
+            and span is not None
+            and span[0] <= acked[2] <= span[1]
+            and not h.holds(acked, key)
+        )
+        count = len(wrong_reads) + int(wrong_ack)
+        if count:
+            where = wrong_reads[0] if wrong_reads else acked
+            assert where is not None
+            yield h.finding("truncated", key, where, count=count)
+
+
+def unexpected(h: History) -> Iterator[Finding]:
+    """Each distinct position of the final log or the polls holding a record whose id was
+    never sent (or that has no id): one count however many such records were seen there,
+    listed in the position's own partition. The example names the log's record there if
+    it is one of them, else any of those read there."""
+    seen: dict[Position, set[str | None]] = {}
+    for record in [*h.log.values(), *h.polls]:
+        if h.never_sent(record):
+            seen.setdefault(record.position, set()).add(record.message_id)
+    for position, ids in seen.items():
+        on_log = h.log.get(position)
+        named = {on_log.message_id} if on_log is not None and h.never_sent(on_log) else ids
+        yield Finding(
+            kind="unexpected",
+            listed_in=position[:2],
+            count=1,
+            message_ids=frozenset(named),
+            where=position,
+            final_message_id=h.held_id(position),
+            ack_ts=None,
+        )
+
+
+def aborted_read(h: History) -> Iterator[Finding]:
+    """Send failed definitively, yet on the final log. Where: its first copy."""
+    for key, send in h.sends.items():
+        if send.outcome == OUTCOME_FAILED and h.copies.get(key):
+            yield h.finding("aborted_read", key, h.copies[key][0])
+
+
+def reordered(h: History) -> Iterator[Finding]:
+    """Per final-log partition and producer: the producer's sent messages with a copy in
+    that partition, in seq order, each at its first copy there; a message below the one
+    just before it counts once for that partition. Where: that first copy."""
+    windows: dict[tuple[Partition, str], dict[int, int]] = {}
+    for key, copies in h.copies.items():
+        if key not in h.sends:  # never sent: no send order to break
+            continue
+        producer, seq = key
+        assert seq is not None  # a send always has one
+        for topic, partition, offset in copies:  # first copy first: setdefault keeps it
+            windows.setdefault(((topic, partition), producer), {}).setdefault(seq, offset)
+    for ((topic, partition), producer), first_offsets in windows.items():
+        for before, seq in pairwise(sorted(first_offsets)):
+            if first_offsets[seq] < first_offsets[before]:
+                yield h.finding("reordered", (producer, seq), (topic, partition, first_offsets[seq]))
+
+
+def unseen(h: History) -> Iterator[Finding]:
+    """Acknowledged and on the final log, yet polled nowhere. Where: its first copy."""
+    for key, send in h.sends.items():
+        if send.outcome == OUTCOME_ACKED and h.copies.get(key) and not h.reads.get(key):
+            yield h.finding("unseen", key, h.copies[key][0])
+
+
+RULES = (lost, duplicate, truncated, unexpected, aborted_read, reordered, unseen)
+
+
+# ---------------------------------------------------------------------- beside the findings
+
+
+def _sends_per_partition(h: History) -> dict[Partition, dict[str, int]]:
+    out: dict[Partition, dict[str, int]] = {}
+    for send in h.sends.values():
+        counts = out.setdefault((send.topic, send.partition), {"acked": 0, "failed": 0, "unknown": 0})
+        counts[_outcome(send)] += 1
+    return out
+
+
+def _outcome(send: Send) -> str:
+    """acked, failed, or unknown (in doubt)."""
+    return send.outcome if send.outcome in (OUTCOME_ACKED, OUTCOME_FAILED) else "unknown"
+
+
+def _logs(h: History) -> dict[Partition, dict[str, Any]]:
+    """Per partition of the final log: first and last offset, records, and density."""
+    out: dict[Partition, dict[str, Any]] = {}
+    for partition in {p[:2] for p in h.log}:
+        start, end = h.log_range(partition) or (0, -1)
+        records = sum(1 for p in h.log if p[:2] == partition)
+        out[partition] = {"start": start, "end": end, "records": records, "dense": records == end - start + 1}
+    return out
+
+
+def _availability(sends: Iterable[Send], bucket_seconds: float) -> dict[float, tuple[int, int, int]]:
+    """Send outcomes per bucket of floor(send_ts / bucket_seconds)."""
+    out: dict[float, list[int]] = {}
+    for send in sends:
+        counts = out.setdefault(math.floor(send.send_ts / bucket_seconds) * bucket_seconds, [0, 0, 0])
+        counts[("acked", "failed", "unknown").index(_outcome(send))] += 1
+    return {start: (c[0], c[1], c[2]) for start, c in out.items()}
+
+
+def check(path: str | os.PathLike[str], bucket_seconds: float = 1.0) -> Verdict:
+    """Judge the history at ``path`` by the doc's rules."""
+    h = History.read(path)
+    return Verdict(
+        findings=[f for rule in RULES for f in rule(h)],
+        sends=_sends_per_partition(h),
+        logs=_logs(h),
+        availability=_availability(h.sends.values(), bucket_seconds),
+        final_log_records=len(h.log),
+    )
