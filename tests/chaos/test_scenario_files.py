@@ -28,6 +28,19 @@ FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.to
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def run_file(path: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path, str]:
+    """``kafka-chaos run FILE`` as a user runs it, reports under ``tmp_path``; returns the
+    finished process, the reports folder and the run id."""
+    run_id = new_run_id()
+    reports = tmp_path / "reports"
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", str(path), "--run-id", run_id],
+        env=dict(os.environ, KAFKA_CHAOS_REPORTS=str(reports)), capture_output=True, text=True,
+        timeout=900,
+    )
+    return result, reports, run_id
+
+
 def test_builtin_scenario_file_runs_and_passes(
     path: Path, scenario: Callable[[ScenarioSpec], ScenarioRun]
 ) -> None:
@@ -63,13 +76,7 @@ def test_a_scenario_file_whose_fault_errors_fails_with_the_error_on_its_page(
     workload and the verdict are fine, so only the fault check can fail the run."""
     path = tmp_path / "fault_that_errors.toml"
     path.write_text(FAULT_FAILS)
-    run_id = new_run_id()
-    reports = tmp_path / "reports"
-    result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(path), "--run-id", run_id],
-        env=dict(os.environ, KAFKA_CHAOS_REPORTS=str(reports)), capture_output=True, text=True,
-        timeout=900,
-    )
+    result, reports, run_id = run_file(path, tmp_path)
     assert result.returncode == 1, result.stderr[-3000:]
     [record] = json.loads((reports / run_id / "run.json").read_text())["tests"]
     assert (record["kind"], record["outcome"]) == ("scenario-file", "failed"), record
@@ -132,13 +139,7 @@ def test_a_scenario_files_broker_settings_and_bounds_reach_the_cluster_and_the_r
     the file (exit 1) while the verdict and every other check pass."""
     path = tmp_path / "bounded.toml"
     path.write_text(BOUNDED)
-    run_id = new_run_id()
-    reports = tmp_path / "reports"
-    result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(path), "--run-id", run_id],
-        env=dict(os.environ, KAFKA_CHAOS_REPORTS=str(reports)), capture_output=True, text=True,
-        timeout=900,
-    )
+    result, reports, run_id = run_file(path, tmp_path)
     assert result.returncode == 1, result.stderr[-3000:]
     sdir = reports / run_id / "bounds-and-broker-settings"
     [record] = json.loads((reports / run_id / "run.json").read_text())["tests"]
