@@ -27,7 +27,6 @@ pytestmark = pytest.mark.chaos
 FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def run_file(path: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path, str]:
     """``kafka-chaos run FILE`` as a user runs it, reports under ``tmp_path``; returns the
     finished process, the reports folder and the run id."""
@@ -41,6 +40,7 @@ def run_file(path: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[st
     return result, reports, run_id
 
 
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_builtin_scenario_file_runs_and_passes(
     path: Path, scenario: Callable[[ScenarioSpec], ScenarioRun]
 ) -> None:
