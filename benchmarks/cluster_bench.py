@@ -14,11 +14,11 @@ import argparse
 import statistics
 import time
 
-from harness.cluster import Cluster
-from harness.engine import ensure_engine
-from harness.fabric import LinkKind
-from harness.images import ensure_images
-from harness.versions import DEFAULT_VERSION
+from harness.cluster.engine import ensure_engine
+from harness.cluster.fabric import LinkKind
+from harness.cluster.images import ensure_images
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.versions import DEFAULT_VERSION
 from topologies import load_topology
 
 

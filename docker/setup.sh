@@ -12,7 +12,7 @@ python=${PYTHON:-python3}
 cache="${KAFKA_CHAOS_CACHE:-$HOME/.cache/kafka-chaos}"
 mkdir -p "$cache"
 stamp="$cache/pip-$(cat pyproject.toml | sha256sum | cut -c1-16)-$(echo "$root" | sha256sum | cut -c1-8)"
-if [ ! -f "$stamp" ] || ! "$python" -c "import harness.cli, confluent_kafka, pyspark, kazoo" 2>/dev/null; then
+if [ ! -f "$stamp" ] || ! "$python" -c "import harness.compose.cli, confluent_kafka, pyspark, kazoo" 2>/dev/null; then
   echo "[kafka-chaos] installing Python dependencies" >&2
   "$python" -m pip install -q --disable-pip-version-check -e ".[dev]"
   touch "$stamp"
@@ -30,4 +30,4 @@ if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ] && [ "$(id -u)"
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
 fi
 "$python" -m spark_jobs.jvm >/dev/null
-exec "$python" -m harness.cli setup "$@"
+exec "$python" -m harness.compose.cli setup "$@"

@@ -20,7 +20,7 @@ from faults.events import EventLog, now, outcome_error, outcome_ok
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 
 class Fault(ABC):

@@ -31,7 +31,7 @@ from faults.targets import partition_state
 from faults.waiting import wait_until
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 SettingValue = str | int | float | bool
 

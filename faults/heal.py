@@ -25,7 +25,7 @@ from faults.nodes import ensure_running
 from faults.schedule import running_schedules
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 
 def heal_all(cluster: Cluster, log: EventLog | None = None, timeout_s: float = 120.0) -> float:

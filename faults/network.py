@@ -45,11 +45,11 @@ from faults.targets import (
     target_from,
 )
 from faults.toxics import Toxic, blackhole, toxic_from_spec, toxic_to_params
-from harness.fabric import LinkKind
+from harness.cluster.fabric import LinkKind
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 
 class CutMode(StrEnum):

@@ -17,7 +17,7 @@ from faults.errors import TargetError
 from faults.waiting import wait_until
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 SIGKILL = "SIGKILL"
 SIGTERM = "SIGTERM"

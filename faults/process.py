@@ -24,7 +24,7 @@ from faults.waiting import wait_until
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 EXIT_TIMEOUT_S = 20.0
 

@@ -28,7 +28,7 @@ from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault
 from faults.schedule import _TIMING_KEYS
 from faults.targets import TARGET_KINDS, parse_links
 from faults.toxics import _DEGRADATIONS, STREAMS
-from harness.fabric import LinkKind
+from harness.cluster.fabric import LinkKind
 
 TOPIC = "$topic"
 """How the examples name the scenario's topic (a scenario file replaces it at run time)."""

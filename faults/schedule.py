@@ -33,7 +33,7 @@ from faults.spec import as_mapping, non_negative, typed
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 SCHEDULE_VERSION = 1
 _TIMING_KEYS = ("start_s", "duration_s")

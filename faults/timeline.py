@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from harness.zkstate import ClusterState
+from harness.cluster.zkstate import ClusterState
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 Sample = tuple[float, ClusterState]
 

@@ -30,7 +30,7 @@ from faults.waiting import wait_until
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 REASSIGN_PATH = "/admin/reassign_partitions"
 

@@ -6,6 +6,9 @@ pytest plugin print that sentence instead of a traceback and exit non-zero.
 """
 
 
+from topologies.errors import TopologyError
+
+
 class ChaosError(Exception):
     """A failure with a one-line explanation meant for the user."""
 
@@ -22,9 +25,6 @@ class UnsupportedVersion(ChaosError):
     """The requested Kafka version is not one the harness supports."""
 
 
-class TopologyError(ChaosError):
-    """A topology declaration is malformed or inconsistent."""
-
 
 class PortInUse(ChaosError):
     """A port the run needs on 127.0.0.1 is already taken."""
@@ -32,3 +32,10 @@ class PortInUse(ChaosError):
 
 class ClusterUnhealthy(ChaosError):
     """The cluster did not reach (or return to) full health in time."""
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (ChaosError, TopologyError)
+"""Everything printed to the user as one sentence: the harness's errors and a bad topology."""
+
+__all__ = ["USER_ERRORS", "ChaosError", "ClusterUnhealthy", "EngineUnavailable", "ImageBuildError",
+           "PortInUse", "TopologyError", "UnsupportedVersion"]

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from harness.errors import TopologyError
+from topologies.errors import TopologyError
 from topologies.model import (
     BrokerNode,
     SettingValue,

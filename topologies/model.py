@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from harness.errors import TopologyError
+from topologies.errors import TopologyError
 
 SettingValue = str | int | float | bool
 

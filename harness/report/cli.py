@@ -1,6 +1,6 @@
 """``kafka-chaos report <run_dir>``: render a run directory's HTML report.
 
-Wiring in ``harness/cli.py``::
+Wiring in ``harness/compose/cli.py``::
 
     from harness.report import cli as report_cli
     report = sub.add_parser("report", help=report_cli.HELP)

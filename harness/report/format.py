@@ -112,7 +112,7 @@ SOURCE_WORDS = {
 
 
 def source(code: str) -> str:
-    """Who set a value, in words: "harness default" (harness/clients.py), "scenario", ..."""
+    """Who set a value, in words: "harness default" (harness/workload/clients.py), "scenario", ..."""
     return SOURCE_WORDS.get(code, code)
 
 

@@ -458,7 +458,7 @@ def _settings(raw: Any, what: str) -> list[Setting]:
 
 
 def _effective(data: Any) -> EffectiveConfig:
-    """config.json's effective_config (harness.scenario ScenarioRun._effective_config)."""
+    """config.json's effective_config (harness.compose.scenario ScenarioRun._effective_config)."""
     raw = _obj(data, "effective_config")
     topic = None
     if raw.get("topic") is not None:

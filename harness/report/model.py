@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 RUN_COMPLETE = "complete"
-ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.sampler
+ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.cluster.sampler
 ZK_READABLE = "zk_readable"
 
 

@@ -13,7 +13,7 @@ import time
 import docker
 import pytest
 
-from harness.resources import RUN_LABEL, new_run_id, reap_stale
+from harness.cluster.resources import RUN_LABEL, new_run_id, reap_stale
 
 pytestmark = pytest.mark.chaos
 
@@ -27,7 +27,7 @@ def _labelled(client: docker.DockerClient, run_id: str) -> int:
 
 def _start_up(run_id: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "up", "--run-id", run_id, *extra],
+        [sys.executable, "-m", "harness.compose.cli", "up", "--run-id", run_id, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
 
@@ -98,7 +98,7 @@ def test_a_port_already_in_use_is_refused_and_nothing_is_left_running(
         port = squatter.getsockname()[1]
         run_id = new_run_id()
         result = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "up", "--run-id", run_id, "--port-base", str(port)],
+            [sys.executable, "-m", "harness.compose.cli", "up", "--run-id", run_id, "--port-base", str(port)],
             capture_output=True, text=True, timeout=120,
         )
     assert result.returncode == 2

@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from harness.clients import can_produce, make_consumer, make_producer, read_values, send_batch
-from harness.cluster import Cluster
-from harness.fabric import LinkKind
+from harness.cluster.fabric import LinkKind
+from harness.cluster.lifecycle import Cluster
+from harness.workload.clients import can_produce, make_consumer, make_producer, read_values, send_batch
 
 pytestmark = pytest.mark.chaos
 

@@ -22,13 +22,13 @@ from faults import (
 from faults.timeline import StateRecorder
 from faults.toxics import latency
 from faults.waiting import wait_until
-from faults.workload import Trickle, unique_topic
-from harness.broker_metadata import broker_view
-from harness.cluster import Cluster
-from harness.fabric import LinkKind
+from harness.cluster.broker_metadata import broker_view
+from harness.cluster.fabric import LinkKind
+from harness.cluster.lifecycle import Cluster
+from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos
-pytest_plugins = ["faults.testing"]
+pytest_plugins = ["tests.support.fault_fixtures"]
 
 PROBE_TIMEOUT_S = 3.0
 

@@ -15,13 +15,13 @@ from faults import Bounce, ControlledShutdown, EventLog, FollowerOf, Kill, Leade
 from faults.nodes import broker_id, session_timeout_s
 from faults.timeline import StateRecorder
 from faults.waiting import wait_until
-from faults.workload import Trickle, unique_topic
-from harness.cluster import Cluster
-from harness.node_config import KAFKA_DATA_DIR
-from harness.zkstate import ClusterState
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.node_config import KAFKA_DATA_DIR
+from harness.cluster.zkstate import ClusterState
+from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos
-pytest_plugins = ["faults.testing"]
+pytest_plugins = ["tests.support.fault_fixtures"]
 
 
 def _broker(cluster: Cluster, node: str) -> int:

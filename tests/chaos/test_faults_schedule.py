@@ -25,11 +25,11 @@ from faults import (
     isolate_zone,
 )
 from faults.schedule import running_schedules
-from faults.workload import Trickle, unique_topic
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos
-pytest_plugins = ["faults.testing"]
+pytest_plugins = ["tests.support.fault_fixtures"]
 
 
 def _entries(topic: str) -> list[dict[str, object]]:

@@ -8,11 +8,11 @@ import pytest
 from faults import DeleteController, EventLog, ExpireSession, LeaderOf, PreferredLeaderElection, Reassign
 from faults.timeline import StateRecorder
 from faults.waiting import wait_until
-from faults.workload import unique_topic
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from tests.support.trickle import unique_topic
 
 pytestmark = pytest.mark.chaos
-pytest_plugins = ["faults.testing"]
+pytest_plugins = ["tests.support.fault_fixtures"]
 
 
 def test_deleting_the_controller_znode_produces_a_new_controller_epoch(

@@ -21,9 +21,9 @@ from pathlib import Path
 import docker
 import pytest
 
+from harness.cluster.resources import RUN_LABEL, new_run_id
 from harness.report import load_run
 from harness.report.model import Outcome
-from harness.resources import RUN_LABEL, new_run_id
 
 pytestmark = pytest.mark.chaos
 

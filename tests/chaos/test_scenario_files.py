@@ -16,11 +16,11 @@ import docker
 import pyarrow.parquet as pq
 import pytest
 
+from harness.cluster.resources import new_run_id
+from harness.compose.scenario import ScenarioRun, ScenarioSpec
+from harness.compose.scenario_file import load_scenario_file, run_scenario_file
 from harness.report import load_run
 from harness.report.model import Outcome
-from harness.resources import new_run_id
-from harness.scenario import ScenarioRun, ScenarioSpec
-from harness.scenario_file import load_scenario_file, run_scenario_file
 
 pytestmark = pytest.mark.chaos
 
@@ -33,7 +33,7 @@ def run_file(path: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[st
     run_id = new_run_id()
     reports = tmp_path / "reports"
     result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(path), "--run-id", run_id],
+        [sys.executable, "-m", "harness.compose.cli", "run", str(path), "--run-id", run_id],
         env=dict(os.environ, KAFKA_CHAOS_REPORTS=str(reports)), capture_output=True, text=True,
         timeout=900,
     )
@@ -94,7 +94,7 @@ def test_a_scenario_file_whose_fault_errors_fails_with_the_error_on_its_page(
     page = (reports / run_id / "fault-that-errors.html").read_text()
     assert html.escape(failed[0], quote=False) in page
     verdict = json.loads((reports / run_id / "fault-that-errors" / "verdict.json").read_text())
-    assert verdict["passed"], f"the verdict must pass here, so that the fault alone fails the run: {verdict['counts']}"
+    assert verdict["passed"], f"only the fault may fail the run, yet the verdict failed: {verdict['counts']}"
     assert load_run(reports / run_id).outcome is Outcome.FAILED
 
 

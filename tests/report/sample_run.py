@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
+from harness.compose.scenario import layered_settings
 from harness.history import ANOMALY_KINDS, Expectations, HistoryWriter
-from harness.scenario import layered_settings
+from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
@@ -310,7 +310,7 @@ SCENARIOS = (
                 "leader -1 -> 1 at epoch 3; broker 1 was not in the ISR",
             ),
             ("old leader truncated and rejoined the ISR", True, "isr [1, 0] at +33.0 s"),
-            # the scenario's [bounds], as harness.expectations words them
+            # the scenario's [bounds], as harness.compose.expectations words them
             (
                 "no partition without an acknowledgement for more than 20 s",
                 True,

@@ -1,4 +1,4 @@
-"""Per-attempt produce outcomes from librdkafka's debug lines (harness/attempts.py).
+"""Per-attempt produce outcomes from librdkafka's debug lines (harness/workload/attempts.py).
 
 The lines below are in the format librdkafka's rdkafka_request.c and
 rdkafka_msgset_writer.c print under the ``msg`` debug context."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.attempts import AttemptTracker, attempt_logging, error_name, parse_line
+from harness.workload.attempts import AttemptTracker, attempt_logging, error_name, parse_line
 
 # As confluent-kafka hands them over: thread and broker first.
 PREFIX = "[thrd:127.0.0.1:19092/0]: 127.0.0.1:19092/0: "

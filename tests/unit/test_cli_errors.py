@@ -12,7 +12,7 @@ import pytest
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "harness.compose.cli", *args],
         capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
     )
 

@@ -1,4 +1,4 @@
-"""Bounds beyond anomaly kinds (harness/expectations.py): parsing, measuring and judging,
+"""Bounds beyond anomaly kinds (harness/compose/expectations.py): parsing, measuring and judging,
 each bound shown passing at its limit and failing just past it, and their wiring into
 ScenarioRun with stand-in clusters (no Docker)."""
 
@@ -13,7 +13,9 @@ from typing import Any, ClassVar
 import pytest
 
 from harness import history as hist
-from harness.expectations import (
+from harness.cluster.sampler import ClusterEvent, ZkSampler, diff_states
+from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.compose.expectations import (
     Bounds,
     BoundsError,
     ControllerChanges,
@@ -30,9 +32,8 @@ from harness.expectations import (
     longest_gaps,
     send_outcomes,
 )
-from harness.rundir import RunDirectory
-from harness.sampler import ClusterEvent, ZkSampler, diff_states
-from harness.scenario import (
+from harness.compose.rundir import RunDirectory
+from harness.compose.scenario import (
     Judge,
     ScenarioError,
     ScenarioRun,
@@ -41,8 +42,7 @@ from harness.scenario import (
     layered_settings,
     shown,
 )
-from harness.workload import ConsumerSpec, ProducerSpec
-from harness.zkstate import ClusterState, PartitionState
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 TOPIC = "t"
 

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from harness.fabric import LinkKind, plan_fabric
-from harness.node_config import broker_properties, zoo_cfg
+from harness.cluster.fabric import LinkKind, plan_fabric
+from harness.cluster.node_config import broker_properties, zoo_cfg
 from topologies import load_topology
 
 

@@ -29,9 +29,9 @@ from faults.reference import (
 from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault
 from faults.schedule import Schedule
 from faults.targets import TARGET_KINDS, parse_target
-from harness.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
+from harness.compose.scenario_file import KNOWN_KEYS
 from harness.history import Expectations
-from harness.scenario_file import KNOWN_KEYS
+from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 from topologies import load_topology
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,8 +23,8 @@ from faults.targets import (
     parse_links,
     parse_target,
 )
-from harness.fabric import Fabric, LinkKind, plan_fabric
-from harness.zkstate import ClusterState, PartitionState
+from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
+from harness.cluster.zkstate import ClusterState, PartitionState
 from topologies import Topology, load_topology
 
 TOPOLOGY = load_topology("three_az")

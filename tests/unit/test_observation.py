@@ -9,12 +9,12 @@ import pytest
 from confluent_kafka import KafkaError
 
 from harness import history as hist
-from harness.broker_metadata import _parse, _request
+from harness.cluster.broker_metadata import _parse, _request
+from harness.cluster.resources import RunIdentity
+from harness.cluster.sampler import diff_states
+from harness.cluster.zkstate import ClusterState, PartitionState
 from harness.errors import ChaosError
-from harness.resources import RunIdentity
-from harness.sampler import diff_states
-from harness.workload import classify
-from harness.zkstate import ClusterState, PartitionState
+from harness.workload.driver import classify
 
 
 def _state(leader: int, epoch: int, isr: tuple[int, ...], controller: int = 0,

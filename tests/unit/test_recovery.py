@@ -1,4 +1,4 @@
-"""The escalation ladder of :class:`harness.recovery.ClusterKeeper`, with stand-in clusters.
+"""The escalation ladder of :class:`harness.cluster.recovery.ClusterKeeper`, with stand-in clusters.
 
 The real ladder runs in tests/chaos/test_recovery.py; here each rung is forced to fail
 or succeed so that every path (heal only, restart, replace, nothing works) is seen.
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.cluster import HealthReport
+from harness.cluster.lifecycle import HealthReport
+from harness.cluster.recovery import ClusterKeeper
 from harness.errors import ClusterUnhealthy
-from harness.recovery import ClusterKeeper
 
 
 @dataclass

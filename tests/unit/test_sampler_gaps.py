@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-from harness.sampler import ZK_READABLE, ZK_UNREADABLE, ClusterEvent, ZkSampler
-from harness.zkstate import ClusterState, PartitionState
+from harness.cluster.sampler import ZK_READABLE, ZK_UNREADABLE, ClusterEvent, ZkSampler
+from harness.cluster.zkstate import ClusterState, PartitionState
 
 
 def _state(leader: int = 0) -> ClusterState:

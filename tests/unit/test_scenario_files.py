@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.chaos_run import ChaosRun
-from harness.expectations import BOUND_KEYS, CountRange
-from harness.recovery import ClusterKeeper
-from harness.scenario_file import (
+from harness.cluster.recovery import ClusterKeeper
+from harness.compose.chaos_run import ChaosRun
+from harness.compose.expectations import BOUND_KEYS, CountRange
+from harness.compose.scenario_file import (
     HARNESS_BROKER_SETTINGS,
     ScenarioFile,
     ScenarioFileError,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from harness import history as hist
-from harness.scenario import ScenarioRun
+from harness.compose.scenario import ScenarioRun
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,11 @@ from confluent_kafka import Producer
 
 from faults import BrokerId, Degrade, DeleteController, EventLog, Links, Zone
 from faults.toxics import latency
-from harness.clients import PRODUCER_DEFAULTS, SendTally, send_batch
-from harness.cluster import Cluster
-from harness.fabric import LinkKind, client_name
-from harness.scenario import measure_until
-from harness.zkstate import PartitionState
+from harness.cluster.fabric import LinkKind, client_name
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.zkstate import PartitionState
+from harness.compose.scenario import measure_until
+from harness.workload.clients import PRODUCER_DEFAULTS, SendTally, send_batch
 
 # Latency added to the ZooKeeper links of the brokers that must NOT win a controller
 # election: the watch on /controller fires 2 x this later for them, so the chosen broker

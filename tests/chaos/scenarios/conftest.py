@@ -20,9 +20,9 @@ from collections.abc import Callable
 import pytest
 
 from faults.timeline import StateRecorder
-from harness.cluster import Cluster
-from harness.scenario import ScenarioRun
-from harness.zkstate import PartitionState
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.zkstate import PartitionState
+from harness.compose.scenario import ScenarioRun
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ import pytest
 
 from faults import BrokerId, Kill, Reassign
 from faults.timeline import StateRecorder
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
-from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.workload import ConsumerSpec, ProducerSpec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios.conftest import brief, warm_up
 

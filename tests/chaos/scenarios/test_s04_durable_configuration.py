@@ -9,11 +9,11 @@ from collections.abc import Callable
 import pytest
 
 from faults import BrokerId, Kill, LeaderOf, TopicConfig
-from harness.clients import make_consumer, read_values
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec, measure_until
 from harness.history import Rule
-from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec, measure_until
-from harness.workload import ConsumerSpec, ProducerSpec
+from harness.workload.clients import make_consumer, read_values
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios._network_helpers import Mark, partition_state, place_controller, wait_for
 
@@ -67,7 +67,7 @@ def test_s4_killing_the_leader_elects_from_the_isr_and_loses_nothing(
 
 
 # Long enough past the ISR shrink that sends made after it outlive the producer's
-# message.timeout.ms (15 s, harness.clients) while every attempt is refused.
+# message.timeout.ms (15 s, harness.workload.clients) while every attempt is refused.
 REFUSED_S = 22.0
 LOWERED_S = 8.0
 

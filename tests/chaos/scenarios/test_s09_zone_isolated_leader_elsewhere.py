@@ -19,9 +19,9 @@ from collections.abc import Callable
 import pytest
 
 from faults import isolate_zone
-from harness.cluster import Cluster
-from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.workload import ConsumerSpec, ProducerSpec
+from harness.cluster.lifecycle import Cluster
+from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios._network_helpers import (
     Mark,

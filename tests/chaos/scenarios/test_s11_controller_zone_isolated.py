@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import pytest
 
 from faults import isolate_zone
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
-from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.workload import ConsumerSpec, ProducerSpec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios._network_helpers import (
     Mark,

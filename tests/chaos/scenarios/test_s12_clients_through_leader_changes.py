@@ -30,11 +30,11 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from faults import Kill, LeaderOf, PreferredLeaderElection
-from harness.clients import make_consumer
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
-from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.workload import ConsumerSpec, ProducerSpec
+from harness.workload.clients import make_consumer
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._client_log import ClientLog
 from tests.chaos.scenarios._network_helpers import (
     Mark,

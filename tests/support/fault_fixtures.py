@@ -1,6 +1,6 @@
 """pytest glue for tests that inject faults, and the small workload they need.
 
-Load it from a test module with ``pytest_plugins = ["faults.testing"]``. The
+Load it from a test module with ``pytest_plugins = ["tests.support.fault_fixtures"]``. The
 ``fault_log`` fixture depends on the harness's ``cluster`` fixture (which restores
 health before the test) and calls :func:`faults.heal.heal_all` after the test, passed
 or failed, so the next test never inherits a cut link, a stopped broker or a running
@@ -16,7 +16,7 @@ import pytest
 
 from faults.events import EventLog
 from faults.heal import heal_all
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
 
 
 @pytest.fixture

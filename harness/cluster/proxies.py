@@ -14,7 +14,7 @@ from typing import Any
 from toxiproxy.api import APIConsumer
 from toxiproxy.server import Toxiproxy
 
-from harness.fabric import Link
+from harness.cluster.fabric import Link
 
 
 class ProxyControl:

@@ -1,7 +1,7 @@
 """Kafka clients placed in a zone: confluent-kafka producers, consumers and quick checks.
 
 A client in zone x bootstraps through zone x's proxies and so only ever learns zone x's
-advertised addresses (see :mod:`harness.fabric`); cutting a zone's client links cuts
+advertised addresses (see :mod:`harness.cluster.fabric`); cutting a zone's client links cuts
 exactly that zone's clients. Timeouts default short so a chaos test notices failure in
 seconds rather than in Kafka's default two minutes.
 """

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from harness.zkstate import ClusterState, PartitionState, ZkObserver
+from harness.cluster.zkstate import ClusterState, PartitionState, ZkObserver
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Pure functions: given where every proxy listens (and, for links published to the host,
 which 127.0.0.1 port Docker gave it), produce ``server.properties`` for a broker and
-``zoo.cfg`` for a ZooKeeper node. See :mod:`harness.fabric` for why each node's file
+``zoo.cfg`` for a ZooKeeper node. See :mod:`harness.cluster.fabric` for why each node's file
 names its own proxies.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.fabric import (
+from harness.cluster.fabric import (
     BROKER_LISTENER_PORT,
     OBSERVER,
     OBSERVER_LISTENER_PORT,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader
 
+from harness.cluster.versions import release
+from harness.compose.rundir import reports_root
 from harness.report.load import load_run, page_name
 from harness.report.model import Outcome
-from harness.rundir import reports_root
-from harness.versions import release
 
 CSS = {Outcome.PASSED: "passed", Outcome.FAILED: "failed", Outcome.NOT_JUDGED: "not-judged"}
 
@@ -41,7 +41,7 @@ def run_versions(versions: Sequence[str], matrix_id: str, pytest_args: Sequence[
     for version in versions:
         run_id = f"{matrix_id}-{version}"
         progress(f"Kafka {version}: images")
-        subprocess.run([sys.executable, "-m", "harness.cli", "setup", "--kafka-version", version],
+        subprocess.run([sys.executable, "-m", "harness.compose.cli", "setup", "--kafka-version", version],
                        check=True)
         progress(f"Kafka {version}: chaos suite (report {reports_root() / run_id})")
         started = time.monotonic()

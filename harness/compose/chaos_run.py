@@ -1,6 +1,6 @@
 """One run of the harness, whoever drives it: the pytest plugin or ``kafka-chaos run FILE``.
 
-A run owns the cluster (through a :class:`~harness.recovery.ClusterKeeper`, so a broken
+A run owns the cluster (through a :class:`~harness.cluster.recovery.ClusterKeeper`, so a broken
 cluster is restarted or replaced rather than failing every later test), the Spark judge,
 the run folder, and the record of every test and scenario file that ran with its outcome
 and error text. Its report is rendered from that record at the end, so the headline a
@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cluster import Cluster
-from harness.diagnostics import collect_diagnostics
-from harness.node_config import format_value
-from harness.recovery import ClusterKeeper, Escalation, Healer
-from harness.resources import RunIdentity
-from harness.rundir import STATUS_COMPLETE, RunDirectory
-from harness.scenario import Judge
+from harness.cluster.diagnostics import collect_diagnostics
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.node_config import format_value
+from harness.cluster.recovery import ClusterKeeper, Escalation, Healer
+from harness.cluster.resources import RunIdentity
+from harness.compose.rundir import STATUS_COMPLETE, RunDirectory
+from harness.compose.scenario import Judge
 from topologies import load_topology
 from topologies.model import SettingValue
 

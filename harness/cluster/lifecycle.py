@@ -2,7 +2,7 @@
 
 A :class:`Cluster` turns a :class:`~topologies.model.Topology` into running containers
 on a network of their own (testcontainers-python creates them; its reaper is switched
-off because its image cannot be pulled everywhere, and :mod:`harness.resources` owns
+off because its image cannot be pulled everywhere, and :mod:`harness.cluster.resources` owns
 cleanup instead). Start order follows the fabric: Toxiproxy first (so Docker assigns
 the 127.0.0.1 ports that brokers must advertise), then ZooKeeper, then brokers.
 
@@ -26,25 +26,21 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 from docker.models.containers import Container
 from kazoo.exceptions import NoNodeError
-from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
-from harness import resources
-from harness.broker_metadata import BrokerView, broker_view
-from harness.engine import ensure_engine
+from harness.cluster import resources
+from harness.cluster.broker_metadata import BrokerView, broker_view
+from harness.cluster.engine import ensure_engine, use_own_reaper
+from harness.cluster.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link, LinkKind, plan_fabric
+from harness.cluster.images import ImageSet, ensure_images
+from harness.cluster.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, format_value, zoo_cfg
+from harness.cluster.proxies import ProxyControl
+from harness.cluster.resources import RunIdentity
+from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.cluster.zkstate import ClusterState, ZkObserver, zookeeper_mode
 from harness.errors import ChaosError, ClusterUnhealthy, PortInUse
-from harness.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link, LinkKind, plan_fabric
-from harness.images import ImageSet, ensure_images
-from harness.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, format_value, zoo_cfg
-from harness.proxies import ProxyControl
-from harness.resources import RunIdentity
-from harness.versions import DEFAULT_VERSION, release
-from harness.zkstate import ClusterState, ZkObserver, zookeeper_mode
 from topologies.model import SettingValue, Topology
-
-# testcontainers' reaper (Ryuk) is an image we cannot pull; cleanup is ours.
-testcontainers_config.ryuk_disabled = True
 
 Progress = Callable[[str], None]
 JVM_FLAGS = [
@@ -129,6 +125,7 @@ class Cluster:
         if reaped:
             self.progress(f"reaped leftovers of killed run(s): {', '.join(reaped)}")
         self._check_ports_free()
+        use_own_reaper()
         self.images = ensure_images(self.docker, self.kafka_version, self.progress)
         started = time.monotonic()
         # A safety net for exits that skip our callers' finally blocks (a second Ctrl-C,

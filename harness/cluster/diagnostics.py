@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.fabric import TOXIPROXY_HOST
+from harness.cluster.fabric import TOXIPROXY_HOST
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
 
 LOG_TAIL_LINES = 20000  # per container; a run's logs are far shorter, a runaway one is cut
 MAX_ZNODES = 5000

@@ -6,7 +6,7 @@ that hands it over healthy and, after the test, restores full health - every nod
 running, every proxy clean, every ISR full. When healing is not enough, recovery
 escalates (restart the nodes that block health, then replace the cluster) and the test
 that left the damage errors at teardown with what it broke: only that test fails, and the
-next one starts on a healthy cluster (:mod:`harness.recovery`).
+next one starts on a healthy cluster (:mod:`harness.cluster.recovery`).
 
 Every test of the session is recorded with its outcome and error text in the run's
 ``run.json``, and the report is rendered when the session ends, so its headline agrees
@@ -24,14 +24,14 @@ from types import FrameType
 import docker
 import pytest
 
-from harness.chaos_run import ERROR, FAILED, SKIPPED, ChaosRun, TestRecord
-from harness.cluster import Cluster
-from harness.engine import ensure_engine
-from harness.errors import ChaosError, EngineUnavailable
-from harness.resources import new_run_id
-from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
-from harness.scenario import Judge, ScenarioRun, ScenarioSpec
-from harness.versions import DEFAULT_VERSION, release
+from harness.cluster.engine import ensure_engine
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.resources import new_run_id
+from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.compose.chaos_run import ERROR, FAILED, SKIPPED, ChaosRun, TestRecord
+from harness.compose.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
+from harness.compose.scenario import Judge, ScenarioRun, ScenarioSpec
+from harness.errors import USER_ERRORS, EngineUnavailable
 
 _CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
@@ -85,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
             keep=bool(config.getoption("--keep-cluster")),
             progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
         )
-    except ChaosError as err:
+    except USER_ERRORS as err:
         raise pytest.UsageError(str(err)) from err
     config.pluginmanager.register(_Recorder(config.stash[_CHAOS_RUN_KEY]), "kafka-chaos-recorder")
 

@@ -10,8 +10,8 @@ check per bound, whose detail gives the measured figure beside the bound, so a r
 reads both and a violated bound fails the scenario.
 
 Everything here is pure: the inputs are the rows of the history's sends table, the
-sampler's :class:`~harness.sampler.ClusterEvent` list and replica sets from a
-cluster-state snapshot. :class:`~harness.scenario.ScenarioRun` gathers them.
+sampler's :class:`~harness.cluster.sampler.ClusterEvent` list and replica sets from a
+cluster-state snapshot. :class:`~harness.compose.scenario.ScenarioRun` gathers them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import history as hist
-from harness.sampler import ClusterEvent
+from harness.cluster.sampler import ClusterEvent
 
 BOUND_KEYS = ("max_failed", "max_in_doubt", "max_unavailable_s", "unavailable_s",
               "controller_changes", "leader_epoch_changes", "isr_full_after_heal_s")
@@ -272,7 +272,7 @@ def longest_gap(times: Sequence[float], start: float, end: float) -> float:
     return max(b - a for a, b in itertools.pairwise(points))
 
 
-# The sampler's event texts (harness.sampler.diff_states); unit tests build events with
+# The sampler's event texts (harness.cluster.sampler.diff_states); unit tests build events with
 # diff_states itself, so a change of wording there fails here rather than miscounting.
 _CONTROLLER = re.compile(r"-> (?P<id>-?\d+|None) \(epoch (?P<epoch>\d+|None)\)")
 _LEADER = re.compile(r"-> (?P<leader>-?\d+) \(epoch (?P<epoch>\d+)\)")

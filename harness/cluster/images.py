@@ -24,10 +24,10 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, BuildError, ImageNotFound
 
+from harness.cluster.versions import release
 from harness.errors import ImageBuildError
-from harness.versions import release
 
-DOCKER_DIR = Path(__file__).resolve().parent.parent / "docker"
+DOCKER_DIR = Path(__file__).resolve().parents[2] / "docker"
 CACHE_DIR = Path(os.environ.get("KAFKA_CHAOS_CACHE", Path.home() / ".cache" / "kafka-chaos"))
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 TOXIPROXY_VERSION = "2.12.0"

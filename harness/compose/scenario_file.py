@@ -57,12 +57,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.cluster.node_config import format_value
+from harness.compose.expectations import Bounds, BoundsError
+from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.errors import ChaosError, TopologyError
-from harness.expectations import Bounds, BoundsError
 from harness.history import Expectations, HistoryError
-from harness.node_config import format_value
-from harness.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.workload import ConsumerSpec, ProducerSpec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from topologies.model import SettingValue, Topology
 
 TOPIC_PLACEHOLDER = "$topic"
@@ -70,7 +70,7 @@ KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "cooldown_s"
               "producers", "consumers", "expectations", "bounds", "brokers", "schedule"}
 # Broker settings the harness writes itself: listeners and addresses route every
 # connection through the fault proxies, so a scenario changing them would leave the
-# cluster unreachable or unbreakable (harness/node_config.py broker_properties).
+# cluster unreachable or unbreakable (harness/cluster/node_config.py broker_properties).
 HARNESS_BROKER_SETTINGS = frozenset({
     "broker.id", "broker.rack", "listeners", "advertised.listeners", "listener.security.protocol.map",
     "inter.broker.listener.name", "zookeeper.connect", "log.dirs",

@@ -24,8 +24,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from harness import history as hist
-from harness.attempts import AttemptTracker, attempt_logging
-from harness.clients import ZonePlacement, make_consumer, make_producer
+from harness.workload.attempts import AttemptTracker, attempt_logging
+from harness.workload.clients import ZonePlacement, make_consumer, make_producer
 
 # Errors after which the record is certainly not on the log: the broker rejected it
 # before appending, or the client never could send it anywhere.
@@ -43,7 +43,7 @@ def classify(error: KafkaError | None, retries_enabled: bool, *, possibly_writte
     """``acked``, ``failed`` (certainly not written) or ``unknown`` (in doubt).
 
     ``possibly_written`` comes from the producer's failed attempts
-    (:class:`~harness.attempts.AttemptTracker`); without that knowledge a send is assumed
+    (:class:`~harness.workload.attempts.AttemptTracker`); without that knowledge a send is assumed
     possibly written, so nothing is called failed on a guess. A send is failed only when
     no attempt may have appended it and its final error is a refusal, or it timed out in
     the producer's queue (every attempt refused, or never sent at all).

@@ -4,7 +4,7 @@ The order is Jepsen's: clients run against the cluster while a nemesis breaks it
 everything heals, a final read collects what survived, and the checker judges the
 history. Data flows one way - the run writes a history, the Spark job turns it into a
 verdict - and the test adds what ZooKeeper showed (checks and measured windows). All of
-it lands in the run's folder (:mod:`harness.rundir`) for the HTML report.
+it lands in the run's folder (:mod:`harness.compose.rundir`) for the HTML report.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness import history as hist
-from harness.errors import ChaosError
-from harness.expectations import (
+from harness.cluster.node_config import format_value
+from harness.cluster.sampler import ZkSampler
+from harness.compose.expectations import (
     Bounds,
     IsrAfterHeal,
     Measured,
@@ -37,17 +38,16 @@ from harness.expectations import (
     longest_gaps,
     send_outcomes,
 )
-from harness.node_config import format_value
-from harness.rundir import RunDirectory, write_json
-from harness.sampler import ZkSampler
-from harness.workload import ConsumerSpec, ProducerSpec, Workload, drain_final_log
+from harness.compose.rundir import RunDirectory, write_json
+from harness.errors import ChaosError
+from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload, drain_final_log
 from topologies.model import SettingValue
 
 if TYPE_CHECKING:
     from faults.base import Fault
     from faults.events import EventLog
     from faults.schedule import Schedule
-    from harness.cluster import Cluster
+    from harness.cluster.lifecycle import Cluster
     from spark_jobs.findings import Verdict
 
 
@@ -81,7 +81,7 @@ class ScenarioSpec:
     expectations: Mapping[str, hist.Rule] = field(default_factory=dict)
     schedule: Schedule | None = None
     # Bounds on failed and in-doubt sends, unavailability, elections and ISR recovery,
-    # each judged as one check when the scenario finishes (harness/expectations.py).
+    # each judged as one check when the scenario finishes (harness/compose/expectations.py).
     bounds: Bounds | None = None
     # Broker settings the scenario needs. The cluster must already run them: `kafka-chaos
     # run FILE` starts one per distinct set; a shared cluster without them is refused.
@@ -472,8 +472,8 @@ class ScenarioRun:
     def _effective_config(self) -> dict[str, Any]:
         """Every setting brokers, topic and clients ran with and where its value came from,
         so a page answers "was that the default?" without reading harness code."""
-        from harness.attempts import attempt_logging_shown
-        from harness.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
+        from harness.workload.attempts import attempt_logging_shown
+        from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 
         running = self.cluster.broker_settings()
         extra = self.cluster.release.extra_broker_settings

@@ -1,284 +1,34 @@
-"""The run history: what a chaos run recorded, in one versioned on-disk format.
-
-The harness writes a history while a run is in progress and the Spark reconciliation
-(``spark_jobs/reconcile.py``) judges it afterwards. The two sides only share this module,
-so the schema lives here and nowhere else; docs/HISTORY.md explains every column and
-the verdict JSON built from it.
-
-A history is a directory::
-
-    manifest.json            schema_version, run_id, status, times, scenario metadata
-    sends/part-NNNN.parquet  one row per send attempt, as the producer saw it
-    polls/part-NNNN.parquet  one row per record a live consumer polled
-    final_log/part-NNNN.parquet  every record from log start to high watermark, after healing
-    faults/part-NNNN.parquet fault inject/heal events
-    attempts/part-NNNN.parquet one row per produce attempt (a batch) that failed
-
-Tables are directories of part files so that a long run can flush as it goes instead of
-holding everything in memory; Spark and pyarrow read a directory of parts as one table.
-
-Bump ``SCHEMA_VERSION`` whenever a column is added, removed or changes meaning: the
-reconciliation refuses histories of another version instead of misreading them.
-"""
+"""Writing a history as it happens and reading it back: the manifest, Parquet part files,
+and validation of a history before anyone judges it."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 3
-MANIFEST = "manifest.json"
-
-# Manifest statuses. Only a "complete" history may be judged: a "running" one is still
-# being written (or its writer died without closing), an "aborted" one stopped on error.
-STATUS_RUNNING = "running"
-STATUS_COMPLETE = "complete"
-STATUS_ABORTED = "aborted"
-
-# Send outcomes as the producer client saw them. "failed" means a definitive error code
-# (the write did not happen, as far as the client was told); "unknown" means in doubt
-# (timed out, connection lost): the write may or may not be on the log.
-OUTCOME_ACKED = "acked"
-OUTCOME_FAILED = "failed"
-OUTCOME_UNKNOWN = "unknown"
-OUTCOMES = (OUTCOME_ACKED, OUTCOME_FAILED, OUTCOME_UNKNOWN)
-
-SENDS_SCHEMA = pa.schema(
-    [
-        pa.field("message_id", pa.string(), nullable=False),
-        pa.field("producer_id", pa.string(), nullable=False),
-        pa.field("seq", pa.int64(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("partition", pa.int32(), nullable=False),
-        pa.field("key", pa.string()),
-        pa.field("zone", pa.string()),
-        pa.field("send_ts", pa.float64(), nullable=False),
-        pa.field("ack_ts", pa.float64()),
-        pa.field("outcome", pa.string(), nullable=False),
-        pa.field("offset", pa.int64()),
-        pa.field("error", pa.string()),
-    ]
+from harness.history.rules import Expectations
+from harness.history.schema import (
+    MANIFEST,
+    SCHEMA_VERSION,
+    SCHEMAS,
+    SPLIT_ID_TABLES,
+    STATUS_ABORTED,
+    STATUS_COMPLETE,
+    STATUS_RUNNING,
+    TABLES,
+    HistoryError,
+    split_message_id,
+    with_split_ids,
 )
-
-POLLS_SCHEMA = pa.schema(
-    [
-        pa.field("consumer_id", pa.string(), nullable=False),
-        pa.field("zone", pa.string()),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("partition", pa.int32(), nullable=False),
-        pa.field("offset", pa.int64(), nullable=False),
-        pa.field("message_id", pa.string()),
-        pa.field("poll_ts", pa.float64(), nullable=False),
-        pa.field("id_producer", pa.string()),
-        pa.field("id_seq", pa.int64()),
-    ]
-)
-
-FINAL_LOG_SCHEMA = pa.schema(
-    [
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("partition", pa.int32(), nullable=False),
-        pa.field("offset", pa.int64(), nullable=False),
-        pa.field("message_id", pa.string()),
-        pa.field("id_producer", pa.string()),
-        pa.field("id_seq", pa.int64()),
-    ]
-)
-
-FAULTS_SCHEMA = pa.schema(
-    [
-        pa.field("ts", pa.float64(), nullable=False),
-        pa.field("mono", pa.float64(), nullable=False),
-        pa.field("fault", pa.string(), nullable=False),
-        pa.field("action", pa.string(), nullable=False),
-        pa.field("targets", pa.string()),
-        pa.field("outcome", pa.string()),
-    ]
-)
-
-# One row per failed produce attempt of a batch (librdkafka's per-batch errors, see
-# harness/attempts.py): the errors a final delivery report hides, and whether the attempt
-# may have appended its messages although they did not end acknowledged.
-ATTEMPTS_SCHEMA = pa.schema(
-    [
-        pa.field("producer_id", pa.string(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("partition", pa.int32(), nullable=False),
-        pa.field("ts", pa.float64(), nullable=False),
-        pa.field("messages", pa.int32(), nullable=False),
-        pa.field("error", pa.string(), nullable=False),
-        pa.field("actions", pa.string()),
-        pa.field("possibly_persisted", pa.bool_(), nullable=False),
-    ]
-)
-
-SCHEMAS: Mapping[str, pa.Schema] = {
-    "sends": SENDS_SCHEMA,
-    "polls": POLLS_SCHEMA,
-    "final_log": FINAL_LOG_SCHEMA,
-    "faults": FAULTS_SCHEMA,
-    "attempts": ATTEMPTS_SCHEMA,
-}
-TABLES = tuple(SCHEMAS)
-
-# ------------------------------------------------------------------------- message ids
-
-# A message id is "<producer_id>-<seq>": the producer id may contain "-", the seq follows
-# the last one, in canonical decimal (no sign, no leading zero, at most 18 digits so it
-# fits an int64). Polled and final-log records carry their id split this way in
-# id_producer / id_seq, written by HistoryWriter, so that the reconciliation matches
-# records to sends on (producer, seq) without parsing millions of strings itself.
-MESSAGE_ID_PATTERN = r"(?s)(?P<id_producer>.+)-(?P<id_seq>0|[1-9][0-9]{0,17})"
-_MESSAGE_ID = re.compile(MESSAGE_ID_PATTERN)
-SPLIT_ID_TABLES = ("polls", "final_log")
-
-
-def split_message_id(mid: str | None) -> tuple[str | None, int | None]:
-    """(id_producer, id_seq) of a record's message id: the producer and seq it names; an
-    id that names none is kept whole with seq None (it can only match itself); no id gives
-    (None, None)."""
-    if mid is None:
-        return None, None
-    m = _MESSAGE_ID.fullmatch(mid)
-    if m is None:
-        return mid, None
-    return m["id_producer"], int(m["id_seq"])
-
-
-def with_split_ids(data: pa.Table) -> pa.Table:
-    """``data`` with id_producer / id_seq (re)computed from message_id, columnar: the same
-    rule as ``split_message_id``, for bulk writers of millions of rows."""
-    mid = data.column("message_id")
-    parts = pc.extract_regex(mid, f"^(?:{MESSAGE_ID_PATTERN})$")  # RE2: $ is the very end
-    named = pc.is_valid(parts)
-    producer = pc.if_else(named, pc.struct_field(parts, "id_producer"), mid)
-    seq = pc.if_else(named, pc.cast(pc.struct_field(parts, "id_seq"), pa.int64()), None)
-    for name, column in (("id_producer", producer), ("id_seq", seq)):
-        if name in data.column_names:
-            data = data.drop_columns(name)
-        data = data.append_column(name, column)
-    return data
-
-
-class HistoryError(Exception):
-    """A history that cannot be judged. The message is one line, meant for a human."""
-
-
-# --------------------------------------------------------------------------- expectations
-
-# The anomaly kinds the reconciliation reports; the order is the report's order.
-ANOMALY_KINDS = (
-    "lost",
-    "duplicate",
-    "truncated",
-    "unexpected",
-    "aborted_read",
-    "reordered",
-    "unseen",
-)
-
-RuleWord = Literal["any", "at_least_one"]
-Rule = int | RuleWord
-
-
-@dataclass(frozen=True)
-class RuleResult:
-    """How one anomaly count fared against its rule, with a reason a reader can act on."""
-
-    kind: str
-    rule: Rule
-    count: int
-    passed: bool
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "rule": self.rule,
-            "count": self.count,
-            "passed": self.passed,
-            "reason": self.reason,
-        }
-
-
-def check_rule(kind: str, rule: Rule, count: int) -> RuleResult:
-    """Judge one count: an int is a maximum, "any" always passes, "at_least_one" demands
-    the anomaly be seen (the unsafe side of a scenario must be caught losing data, or the
-    checker is blind)."""
-    if rule == "any":
-        return RuleResult(kind, rule, count, True, f"{kind}={count}, any count accepted")
-    if rule == "at_least_one":
-        ok = count >= 1
-        why = "caught as required" if ok else "expected at least one, checker saw none"
-        return RuleResult(kind, rule, count, ok, f"{kind}={count}, {why}")
-    ok = count <= rule
-    why = f"within max {rule}" if ok else f"exceeds max {rule}"
-    return RuleResult(kind, rule, count, ok, f"{kind}={count} {why}")
-
-
-def _parse_rule(kind: str, value: object) -> Rule:
-    bad = f"expectation {kind!r}: {value!r} is not an int, 'any' or 'at_least_one'"
-    # bool is an int subclass; True read as "max 1" would be a silent misreading.
-    if isinstance(value, bool):
-        raise HistoryError(bad)
-    if isinstance(value, int):
-        if value < 0:
-            raise HistoryError(f"expectation {kind!r}: maximum {value} is negative")
-        return value
-    if value == "any":
-        return "any"
-    if value == "at_least_one":
-        return "at_least_one"
-    raise HistoryError(bad)
-
-
-@dataclass(frozen=True)
-class Expectations:
-    """A scenario's acceptance rules, one per anomaly kind.
-
-    Every kind defaults to 0 (none tolerated): a scenario has to say out loud which
-    anomalies it accepts, so forgetting a rule makes a run fail rather than pass.
-    """
-
-    lost: Rule = 0
-    duplicate: Rule = 0
-    truncated: Rule = 0
-    unexpected: Rule = 0
-    aborted_read: Rule = 0
-    reordered: Rule = 0
-    unseen: Rule = 0
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> Expectations:
-        unknown = sorted(set(data) - set(ANOMALY_KINDS))
-        if unknown:
-            raise HistoryError(f"unknown anomaly kind(s) in expectations: {', '.join(unknown)}")
-        return cls(**{k: _parse_rule(k, v) for k, v in data.items()})
-
-    def to_dict(self) -> dict[str, Rule]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def rule(self, kind: str) -> Rule:
-        if kind not in ANOMALY_KINDS:
-            raise KeyError(kind)
-        rule: Rule = getattr(self, kind)
-        return rule
-
-    def judge(self, counts: Mapping[str, int]) -> list[RuleResult]:
-        """One result per kind, in report order; a kind missing from counts counts 0."""
-        return [check_rule(k, self.rule(k), int(counts.get(k, 0))) for k in ANOMALY_KINDS]
-
 
 # ------------------------------------------------------------------------------ manifest
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
 from harness.errors import ClusterUnhealthy
 
 Healer = Callable[[Cluster], object]

@@ -21,7 +21,7 @@ How connections are steered into the right proxy, without DNS tricks:
 * The harness itself observes through ``observer`` links (an ``OBSERVER`` listener and
   the ZooKeeper client ports). Faults never touch them, so the judge keeps its view.
 
-This module is pure: it computes the plan; :mod:`harness.cluster` applies it.
+This module is pure: it computes the plan; :mod:`harness.cluster.lifecycle` applies it.
 """
 
 from __future__ import annotations

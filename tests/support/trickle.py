@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 import uuid
 
-from harness.clients import make_producer, send_batch
-from harness.cluster import Cluster
+from harness.cluster.lifecycle import Cluster
+from harness.workload.clients import make_producer, send_batch
 
 
 def unique_topic(prefix: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import docker
 from docker.errors import DockerException
+from testcontainers.core.config import testcontainers_config
 
 from harness.errors import EngineUnavailable
 
@@ -61,6 +62,14 @@ def _start_dockerd() -> None:
     )
 
 
+def use_own_reaper() -> None:
+    """Tell testcontainers not to start its reaper (Ryuk), whose image no local build
+    provides: the harness removes what it starts by the run's labels
+    (``harness.cluster.resources``). Called when a cluster starts, not at import, so
+    importing the harness changes nothing in the importing process."""
+    testcontainers_config.ryuk_disabled = True
+
+
 def ensure_engine(start_if_missing: bool = True) -> docker.DockerClient:
     """Return a client for a live engine, starting dockerd on a Debian root host."""
     client = _ping()
@@ -91,7 +100,7 @@ def engine_available() -> bool:
 
 
 def main() -> int:
-    """``python -m harness.engine``: make sure an engine runs, for setup scripts."""
+    """``python -m harness.cluster.engine``: make sure an engine runs, for setup scripts."""
     try:
         client = ensure_engine()
     except EngineUnavailable as err:

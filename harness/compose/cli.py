@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from harness.errors import ChaosError
-from harness.resources import new_run_id
-from harness.rundir import reports_root
-from harness.versions import DEFAULT_VERSION, release, supported_versions
+from harness.cluster.resources import new_run_id
+from harness.cluster.versions import DEFAULT_VERSION, release, supported_versions
+from harness.compose.rundir import reports_root
+from harness.errors import USER_ERRORS
 
 EXIT_USAGE = 2
 
@@ -32,8 +32,8 @@ def _progress(line: str) -> None:
 
 
 def _cmd_setup(args: argparse.Namespace) -> int:
-    from harness.engine import ensure_engine
-    from harness.images import ensure_images
+    from harness.cluster.engine import ensure_engine
+    from harness.cluster.images import ensure_images
 
     started = time.monotonic()
     client = ensure_engine()
@@ -49,8 +49,8 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from harness.cluster import Cluster
-    from harness.resources import RunIdentity, new_run_id
+    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.resources import RunIdentity, new_run_id
     from topologies import load_topology
 
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -101,11 +101,11 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     import traceback
 
     from faults.heal import heal_all
-    from harness.chaos_run import ERROR, FAILED, ChaosRun
-    from harness.engine import ensure_engine
-    from harness.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED
-    from harness.scenario import ScenarioRun, ScenarioSpec
-    from harness.scenario_file import (
+    from harness.cluster.engine import ensure_engine
+    from harness.compose.chaos_run import ERROR, FAILED, ChaosRun
+    from harness.compose.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED
+    from harness.compose.scenario import ScenarioRun, ScenarioSpec
+    from harness.compose.scenario_file import (
         check_against,
         check_broker_settings,
         check_targets,
@@ -185,9 +185,9 @@ def _failed_checks(scenario_dir: Path) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from harness.scenario_file import load_scenario_file
+    from harness.compose.scenario_file import load_scenario_file
 
-    root = Path(__file__).resolve().parent.parent / "tests"
+    root = Path(__file__).resolve().parents[2] / "tests"
     print("Scenario suite (pytest -m chaos):")
     for module in sorted((root / "chaos" / "scenarios").glob("test_s*.py")):
         doc = ast.get_docstring(ast.parse(module.read_text())) or ""
@@ -201,7 +201,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
     """The suite (or chosen scenarios) across versions in turn, then a summary grid."""
-    from harness.matrix import run_versions, write_summary
+    from harness.compose.matrix import run_versions, write_summary
 
     versions = [v.strip() for v in args.versions.split(",") if v.strip()]
     for version in versions:
@@ -215,8 +215,8 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
-    from harness.engine import ensure_engine
-    from harness.resources import reap_stale
+    from harness.cluster.engine import ensure_engine
+    from harness.cluster.resources import reap_stale
 
     reaped = reap_stale(ensure_engine(start_if_missing=False), include_kept=args.all)
     print(f"removed leftovers of {len(reaped)} run(s){': ' + ', '.join(reaped) if reaped else ''}")
@@ -308,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "kafka_version", None) is None and args.command == "setup":
             args.kafka_version = [DEFAULT_VERSION]
         return int(args.func(args))
-    except ChaosError as err:
+    except USER_ERRORS as err:
         print(f"kafka-chaos: {err}", file=sys.stderr)
         return EXIT_USAGE
     except argparse.ArgumentTypeError as err:

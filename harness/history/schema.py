@@ -1,0 +1,151 @@
+"""The history's on-disk schema: tables, columns, status and outcome words, message ids.
+
+Bump ``SCHEMA_VERSION`` whenever a column is added, removed or changes meaning: the
+reconciliation refuses histories of another version instead of misreading them.
+docs/HISTORY.md explains every column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+SCHEMA_VERSION = 3
+MANIFEST = "manifest.json"
+
+# Manifest statuses. Only a "complete" history may be judged: a "running" one is still
+# being written (or its writer died without closing), an "aborted" one stopped on error.
+STATUS_RUNNING = "running"
+STATUS_COMPLETE = "complete"
+STATUS_ABORTED = "aborted"
+
+# Send outcomes as the producer client saw them. "failed" means a definitive error code
+# (the write did not happen, as far as the client was told); "unknown" means in doubt
+# (timed out, connection lost): the write may or may not be on the log.
+OUTCOME_ACKED = "acked"
+OUTCOME_FAILED = "failed"
+OUTCOME_UNKNOWN = "unknown"
+OUTCOMES = (OUTCOME_ACKED, OUTCOME_FAILED, OUTCOME_UNKNOWN)
+
+SENDS_SCHEMA = pa.schema(
+    [
+        pa.field("message_id", pa.string(), nullable=False),
+        pa.field("producer_id", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("key", pa.string()),
+        pa.field("zone", pa.string()),
+        pa.field("send_ts", pa.float64(), nullable=False),
+        pa.field("ack_ts", pa.float64()),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("offset", pa.int64()),
+        pa.field("error", pa.string()),
+    ]
+)
+
+POLLS_SCHEMA = pa.schema(
+    [
+        pa.field("consumer_id", pa.string(), nullable=False),
+        pa.field("zone", pa.string()),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("offset", pa.int64(), nullable=False),
+        pa.field("message_id", pa.string()),
+        pa.field("poll_ts", pa.float64(), nullable=False),
+        pa.field("id_producer", pa.string()),
+        pa.field("id_seq", pa.int64()),
+    ]
+)
+
+FINAL_LOG_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("offset", pa.int64(), nullable=False),
+        pa.field("message_id", pa.string()),
+        pa.field("id_producer", pa.string()),
+        pa.field("id_seq", pa.int64()),
+    ]
+)
+
+FAULTS_SCHEMA = pa.schema(
+    [
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("mono", pa.float64(), nullable=False),
+        pa.field("fault", pa.string(), nullable=False),
+        pa.field("action", pa.string(), nullable=False),
+        pa.field("targets", pa.string()),
+        pa.field("outcome", pa.string()),
+    ]
+)
+
+# One row per failed produce attempt of a batch (librdkafka's per-batch errors, see
+# harness/workload/attempts.py): the errors a final delivery report hides, and whether the attempt
+# may have appended its messages although they did not end acknowledged.
+ATTEMPTS_SCHEMA = pa.schema(
+    [
+        pa.field("producer_id", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("messages", pa.int32(), nullable=False),
+        pa.field("error", pa.string(), nullable=False),
+        pa.field("actions", pa.string()),
+        pa.field("possibly_persisted", pa.bool_(), nullable=False),
+    ]
+)
+
+SCHEMAS: Mapping[str, pa.Schema] = {
+    "sends": SENDS_SCHEMA,
+    "polls": POLLS_SCHEMA,
+    "final_log": FINAL_LOG_SCHEMA,
+    "faults": FAULTS_SCHEMA,
+    "attempts": ATTEMPTS_SCHEMA,
+}
+TABLES = tuple(SCHEMAS)
+
+# ------------------------------------------------------------------------- message ids
+
+# A message id is "<producer_id>-<seq>": the producer id may contain "-", the seq follows
+# the last one, in canonical decimal (no sign, no leading zero, at most 18 digits so it
+# fits an int64). Polled and final-log records carry their id split this way in
+# id_producer / id_seq, written by HistoryWriter, so that the reconciliation matches
+# records to sends on (producer, seq) without parsing millions of strings itself.
+MESSAGE_ID_PATTERN = r"(?s)(?P<id_producer>.+)-(?P<id_seq>0|[1-9][0-9]{0,17})"
+_MESSAGE_ID = re.compile(MESSAGE_ID_PATTERN)
+SPLIT_ID_TABLES = ("polls", "final_log")
+
+
+def split_message_id(mid: str | None) -> tuple[str | None, int | None]:
+    """(id_producer, id_seq) of a record's message id: the producer and seq it names; an
+    id that names none is kept whole with seq None (it can only match itself); no id gives
+    (None, None)."""
+    if mid is None:
+        return None, None
+    m = _MESSAGE_ID.fullmatch(mid)
+    if m is None:
+        return mid, None
+    return m["id_producer"], int(m["id_seq"])
+
+
+def with_split_ids(data: pa.Table) -> pa.Table:
+    """``data`` with id_producer / id_seq (re)computed from message_id, columnar: the same
+    rule as ``split_message_id``, for bulk writers of millions of rows."""
+    mid = data.column("message_id")
+    parts = pc.extract_regex(mid, f"^(?:{MESSAGE_ID_PATTERN})$")  # RE2: $ is the very end
+    named = pc.is_valid(parts)
+    producer = pc.if_else(named, pc.struct_field(parts, "id_producer"), mid)
+    seq = pc.if_else(named, pc.cast(pc.struct_field(parts, "id_seq"), pa.int64()), None)
+    for name, column in (("id_producer", producer), ("id_seq", seq)):
+        if name in data.column_names:
+            data = data.drop_columns(name)
+        data = data.append_column(name, column)
+    return data
+
+
+class HistoryError(Exception):
+    """A history that cannot be judged. The message is one line, meant for a human."""

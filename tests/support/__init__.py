@@ -1,0 +1,1 @@
+"""Test support that is not part of the product: fault-test fixtures and a trickle workload."""
