@@ -11,9 +11,13 @@ far as a verdict.
 from __future__ import annotations
 
 import re
+import signal
+import time
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from harness.cluster.diagnostics import collect_diagnostics
@@ -21,17 +25,16 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.node_config import format_value
 from harness.cluster.recovery import ClusterKeeper, Escalation, Healer
 from harness.cluster.resources import RunIdentity
-from harness.compose.rundir import STATUS_COMPLETE, RunDirectory
+from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import Judge
+from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
 from topologies.model import SettingValue
 
 Progress = Callable[[str], None]
 
-PASSED = "passed"
-FAILED = "failed"
-ERROR = "error"
-SKIPPED = "skipped"
+PASSED, FAILED, ERROR, SKIPPED = (TestOutcome.PASSED.value, TestOutcome.FAILED.value,
+                                  TestOutcome.ERROR.value, TestOutcome.SKIPPED.value)
 
 
 @dataclass
@@ -53,6 +56,27 @@ class TestRecord:
 
 def _quiet(_: str) -> None:
     pass
+
+
+def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def unwind_on_sigterm() -> None:
+    """Make SIGTERM (a CI runner cancelling the job, ``timeout``) unwind like Ctrl-C, so
+    the run's ``finally`` blocks remove its containers and mark its report interrupted.
+
+    Installed by the entry points (the pytest plugin's configure hook, the CLI's
+    commands that start clusters), never at import time.
+    """
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+
+
+def escalation_text(escalation: Escalation) -> str:
+    """What a test left broken and what recovery did, as its error says it."""
+    return (f"this test left the cluster unhealthy ({'; '.join(escalation.problems[:5])}); "
+            f"recovery: {'; '.join(escalation.actions)}")
 
 
 def safe_name(text: str, limit: int = 120) -> str:
@@ -145,6 +169,53 @@ class ChaosRun:
             self.progress(f"diagnostics for {test_id} incomplete: {err}")
         record.diagnostics = str(dest.relative_to(self.directory.path))
 
+    # -- one test's lifecycle, the same under pytest and the CLI ------------------------------
+    def begin(self, test_id: str) -> Cluster:
+        """The cluster for ``test_id`` at full health (started on first use). When the test
+        before never ended (it was interrupted), health is restored first."""
+        if self.keeper.started and self.keeper.handed_out:
+            self.escalate_after(f"(before {test_id})")
+        cluster = self.keeper.current()
+        self.keeper.handed_out = True
+        return cluster
+
+    def end(self, test_id: str) -> Escalation | None:
+        """Restore full health after ``test_id``; the escalation, when healing was not enough,
+        is what fails the test at teardown (only that test: the next one gets a healthy
+        cluster)."""
+        escalation = self.escalate_after(test_id) if self.keeper.started else None
+        self.keeper.handed_out = False
+        return escalation
+
+    def run_case(self, test_id: str, kind: str, body: Callable[[Cluster], str | None],
+                 scenario: str | None = None) -> TestRecord:
+        """Run one test outside pytest with the lifecycle the plugin gives a pytest test:
+        :meth:`begin`, the body, diagnostics of a failure while the cluster still shows
+        it, :meth:`end`. ``body`` returns None when it passed, else why it failed; an
+        exception is an error with its traceback; Ctrl-C is recorded and re-raised."""
+        record = self.record(test_id, kind)
+        record.scenario = scenario
+        started = time.monotonic()
+        try:
+            failure = body(self.begin(test_id))
+            if failure is not None:
+                record.outcome, record.phase, record.error = FAILED, "call", failure
+        except KeyboardInterrupt:
+            record.outcome, record.phase, record.error = ERROR, "call", "interrupted"
+            raise
+        except Exception as err:
+            record.outcome, record.phase = ERROR, "call"
+            record.error = "".join(traceback.format_exception(err)).strip()
+        finally:
+            record.duration_s = round(time.monotonic() - started, 3)
+        if record.outcome != PASSED and self.keeper.started:
+            scenario_dir = self.directory.path / scenario if scenario else None
+            self.keep_diagnostics(test_id, self.keeper.current(), scenario_dir)
+        escalation = self.end(test_id)
+        if escalation is not None and record.outcome == PASSED:
+            record.outcome, record.phase, record.error = ERROR, "teardown", escalation_text(escalation)
+        return record
+
     # -- end ----------------------------------------------------------------------------------
     def close(self) -> None:
         """Judge and cluster gone; safe to call twice."""
@@ -153,7 +224,7 @@ class ChaosRun:
             self._judge = None
         self.keeper.close()
 
-    def finish(self, status: str = STATUS_COMPLETE) -> tuple[Path, str] | None:
+    def finish(self, status: RunStatus = RunStatus.COMPLETE) -> tuple[Path, str] | None:
         """Write the records, mark the run finished, render the report.
 
         Returns (index.html, outcome word) or None when the run wrote nothing.

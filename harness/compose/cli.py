@@ -11,18 +11,20 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
+from typing import TYPE_CHECKING
 
 from harness.cluster.resources import new_run_id
 from harness.cluster.versions import DEFAULT_VERSION, release, supported_versions
 from harness.compose.rundir import reports_root
 from harness.errors import USER_ERRORS
+
+if TYPE_CHECKING:
+    from harness.cluster.lifecycle import Cluster
 
 EXIT_USAGE = 2
 
@@ -44,16 +46,13 @@ def _cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def _cmd_up(args: argparse.Namespace) -> int:
     from harness.cluster.lifecycle import Cluster
     from harness.cluster.resources import RunIdentity, new_run_id
+    from harness.compose.chaos_run import unwind_on_sigterm
     from topologies import load_topology
 
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    unwind_on_sigterm()
     identity = RunIdentity(args.run_id or new_run_id(), keep=args.keep)
     cluster = Cluster(
         load_topology(args.topology), args.kafka_version, identity=identity,
@@ -94,18 +93,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _run_files(args: argparse.Namespace, run_id: str) -> int:
     """Scenario files in turn, each recorded like a test; exit = the report's outcome.
 
-    Files that share their ``[brokers]`` settings share a cluster: they run grouped by
-    settings (groups in the order their first file was given), and a group with other
-    settings gets a fresh cluster after the previous one is removed.
+    Each file goes through :meth:`ChaosRun.run_case`, the lifecycle the pytest plugin
+    gives a test: a healthy cluster before, diagnostics of a failure, health restored
+    (or escalated) after. Files that share their ``[brokers]`` settings share a cluster:
+    they run grouped by settings (groups in the order their first file was given), and a
+    group with other settings gets a fresh cluster after the previous one is removed.
     """
-    import traceback
-
     from faults.heal import heal_all
     from harness.cluster.engine import ensure_engine
-    from harness.compose.chaos_run import ERROR, FAILED, ChaosRun
-    from harness.compose.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED
+    from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
     from harness.compose.scenario import ScenarioRun, ScenarioSpec
     from harness.compose.scenario_file import (
+        ScenarioFile,
         check_against,
         check_broker_settings,
         check_targets,
@@ -113,6 +112,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         load_scenario_file,
         run_scenario_file,
     )
+    from harness.report.model import RunStatus
 
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
@@ -121,41 +121,28 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         check_targets(scenario, chaos.topology)
         check_broker_settings(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
     ensure_engine()
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    status = STATUS_INTERRUPTED
+    unwind_on_sigterm()
+
+    def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
+        def run(cluster: Cluster) -> str | None:
+            def start(spec: ScenarioSpec) -> ScenarioRun:
+                return ScenarioRun(cluster, spec, chaos.directory, chaos.judge, scenario_id=spec.id)
+
+            passed = run_scenario_file(scenario, start)
+            return None if passed else _failed_checks(chaos.directory.path / scenario.spec.id)
+        return run
+
+    status = RunStatus.INTERRUPTED
     try:
         ordered = [(settings, f) for settings, group in group_by_broker_settings(scenarios) for f in group]
         for settings, scenario in ordered:
             chaos.use_broker_settings(settings)  # a fresh cluster when the settings change
-            test_id = f"file:{scenario.path}"
-            record = chaos.record(test_id, kind="scenario-file")
-            record.scenario = scenario.spec.id
-            started = time.monotonic()
             _progress(f"scenario {scenario.spec.id}: workload and fault schedule")
-
-            def start(spec: ScenarioSpec, sid: str = scenario.spec.id) -> ScenarioRun:
-                return ScenarioRun(chaos.keeper.current(), spec, chaos.directory, chaos.judge,
-                                   scenario_id=sid)
-
-            try:
-                if chaos.keeper.started:
-                    chaos.escalate_after(f"(before {test_id})")
-                if not run_scenario_file(scenario, start):
-                    record.outcome, record.phase = FAILED, "call"
-                    record.error = _failed_checks(chaos.directory.path / scenario.spec.id)
-            except KeyboardInterrupt:
-                record.outcome, record.phase, record.error = ERROR, "call", "interrupted"
-                raise
-            except Exception as err:
-                record.outcome, record.phase = ERROR, "call"
-                record.error = "".join(traceback.format_exception(err)).strip()
-            if record.outcome != "passed" and chaos.keeper.started:
-                chaos.keep_diagnostics(test_id, chaos.keeper.current(),
-                                       chaos.directory.path / scenario.spec.id)
-            record.duration_s = round(time.monotonic() - started, 3)
+            record = chaos.run_case(f"file:{scenario.path}", "scenario-file", body(scenario),
+                                    scenario=scenario.spec.id)
             _progress(f"scenario {scenario.spec.id}: {record.outcome.upper()}"
                       + (f": {record.error.splitlines()[-1]}" if record.error else ""))
-        status = STATUS_COMPLETE
+        status = RunStatus.COMPLETE
     except KeyboardInterrupt:
         _progress("interrupted: removing the cluster; the report will say the run is incomplete")
     finally:

@@ -17,9 +17,7 @@ session with one error before any test runs: a run of skips is not a green run.
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Callable, Generator, Iterator
-from types import FrameType
 
 import docker
 import pytest
@@ -28,10 +26,19 @@ from harness.cluster.engine import ensure_engine
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.resources import new_run_id
 from harness.cluster.versions import DEFAULT_VERSION, release
-from harness.compose.chaos_run import ERROR, FAILED, SKIPPED, ChaosRun, TestRecord
-from harness.compose.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, RunDirectory
+from harness.compose.chaos_run import (
+    ERROR,
+    FAILED,
+    SKIPPED,
+    ChaosRun,
+    TestRecord,
+    escalation_text,
+    unwind_on_sigterm,
+)
+from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import Judge, ScenarioRun, ScenarioSpec
 from harness.errors import USER_ERRORS, EngineUnavailable
+from harness.report.model import RunStatus
 
 _CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
@@ -71,8 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     # SIGTERM (a CI runner cancelling the job) must unwind like Ctrl-C, so that fixture
     # finalizers remove the run's containers instead of leaving them behind.
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    unwind_on_sigterm()
     from faults.heal import heal_all
 
     try:
@@ -88,10 +94,6 @@ def pytest_configure(config: pytest.Config) -> None:
     except USER_ERRORS as err:
         raise pytest.UsageError(str(err)) from err
     config.pluginmanager.register(_Recorder(config.stash[_CHAOS_RUN_KEY]), "kafka-chaos-recorder")
-
-
-def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _needs_cluster(item: pytest.Item) -> bool:
@@ -142,22 +144,10 @@ def cluster(chaos_run: ChaosRun, request: pytest.FixtureRequest) -> Iterator[Clu
     A test that leaves damage healing cannot undo errors at teardown, naming what it
     left broken and what recovery did; the next test gets a healthy cluster either way.
     """
-    test_id = request.node.nodeid
-    keeper = chaos_run.keeper
-    if keeper.started and keeper.handed_out:
-        # The test before did not get its teardown (interrupted): heal before this one.
-        chaos_run.escalate_after(f"(before {test_id})")
-    current = keeper.current()
-    keeper.handed_out = True
-    yield current
-    escalation = chaos_run.escalate_after(test_id)
-    keeper.handed_out = False
+    yield chaos_run.begin(request.node.nodeid)
+    escalation = chaos_run.end(request.node.nodeid)
     if escalation is not None:
-        pytest.fail(
-            f"this test left the cluster unhealthy ({'; '.join(escalation.problems[:5])}); "
-            f"recovery: {'; '.join(escalation.actions)}",
-            pytrace=False,
-        )
+        pytest.fail(escalation_text(escalation), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -258,7 +248,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     try:
-        result = run.finish(STATUS_INTERRUPTED if interrupted else STATUS_COMPLETE)
+        result = run.finish(RunStatus.INTERRUPTED if interrupted else RunStatus.COMPLETE)
     except Exception as err:  # a broken report must not hide the test results
         session.config.stash[_REPORT_KEY] = f"(report failed: {err})"
         return

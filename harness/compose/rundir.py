@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.report.model import RunStatus
+
 REPORTS_ENV = "KAFKA_CHAOS_REPORTS"
-STATUS_RUNNING = "running"
-STATUS_COMPLETE = "complete"
-STATUS_INTERRUPTED = "interrupted"
 
 
 def reports_root() -> Path:
@@ -49,7 +48,7 @@ class RunDirectory:
         self.path = (root or reports_root()) / run_id
         self.header: dict[str, Any] = {
             "run_id": run_id, "kafka_version": kafka_version, "started": time.time(),
-            "finished": None, "status": STATUS_RUNNING, "scenarios": [],
+            "finished": None, "status": RunStatus.RUNNING.value, "scenarios": [],
         }
         self.path.mkdir(parents=True, exist_ok=True)
         self._save()
@@ -65,7 +64,7 @@ class RunDirectory:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def finish(self, status: str = STATUS_COMPLETE) -> None:
-        self.header["status"] = status
+    def finish(self, status: RunStatus = RunStatus.COMPLETE) -> None:
+        self.header["status"] = status.value
         self.header["finished"] = time.time()
         self._save()

@@ -16,7 +16,28 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-RUN_COMPLETE = "complete"
+
+class RunStatus(StrEnum):
+    """``run.json``'s status: "running" until the run ends, so an interrupted run's report
+    is never passed off as complete. Written by harness.compose, read here."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+
+
+class TestOutcome(StrEnum):
+    """What became of one test or scenario file of a run, as ``run.json`` lists it."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+RUN_COMPLETE = RunStatus.COMPLETE
 ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.cluster.sampler
 ZK_READABLE = "zk_readable"
 
@@ -389,7 +410,7 @@ class Scenario:
 # ---------------------------------------------------------------------------------- run
 
 
-TEST_OUTCOMES = ("passed", "failed", "error", "skipped")
+TEST_OUTCOMES = tuple(TestOutcome)
 
 
 @dataclass(frozen=True)
