@@ -17,9 +17,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.report.load import load_run
 from harness.report.model import Outcome
-from harness.report.render import write_report
+from harness.report.render import render_run_with_outcome
 
 HELP = "write the HTML report of a run directory (reports/<run_id>)"
 EXIT_PASSED, EXIT_NOT_PASSED = 0, 1
@@ -35,8 +34,8 @@ def command(args: argparse.Namespace) -> int:
 
 
 def report(run_dir: Path) -> int:
-    run = load_run(run_dir)
-    index = write_report(run_dir, run)
-    outcome = run.outcome
-    print(f"report: {outcome.value.upper()}: {index}")
-    return EXIT_PASSED if outcome is Outcome.PASSED else EXIT_NOT_PASSED
+    """The same rendering a run does when it ends (``ChaosRun.finish``), so a report
+    rendered again later is the one the run wrote."""
+    index, outcome = render_run_with_outcome(run_dir)
+    print(f"report: {outcome.upper()}: {index}")
+    return EXIT_PASSED if outcome == Outcome.PASSED else EXIT_NOT_PASSED
