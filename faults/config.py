@@ -28,7 +28,7 @@ from faults.base import Fault
 from faults.errors import FaultError, FaultSpecError
 from faults.spec import as_mapping, check_keys, optional, positive, required
 from faults.targets import partition_state
-from faults.waiting import wait_until
+from faults.waiting import wait_until_clear
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
@@ -91,7 +91,7 @@ class TopicConfig(Fault):
         wanted = {k: _text(v) for k, v in self.settings.items()}
         self._alter(admin, [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
                             for k, v in wanted.items()])
-        waited = self._wait_for(admin, wanted)
+        waited = self._wait_in_force(admin, wanted)
         was = ", ".join(f"{k} was {v if v is not None else 'the broker default'}"
                         for k, v in sorted(self._before.items()))
         return f"in force after {waited:.2f} s ({was})"
@@ -104,7 +104,8 @@ class TopicConfig(Fault):
         if entries:
             self._alter(admin, entries)
         restored = {k: v for k, v in self._before.items() if v is not None}
-        waited = self._wait_for(admin, restored, defaults=[k for k, v in self._before.items() if v is None])
+        inherited = [k for k, v in self._before.items() if v is None]
+        waited = self._wait_in_force(admin, restored, defaults=inherited)
         return f"restored after {waited:.2f} s"
 
     # -- admin calls ---------------------------------------------------------------------
@@ -119,16 +120,18 @@ class TopicConfig(Fault):
         for future in admin.incremental_alter_configs([resource]).values():
             future.result(timeout=self.timeout_s)
 
-    def _wait_for(self, admin: AdminClient, values: Mapping[str, str],
-                  defaults: list[str] | None = None) -> float:
+    def _wait_in_force(self, admin: AdminClient, values: Mapping[str, str],
+                       defaults: list[str] | None = None) -> float:
+        """Until DescribeConfigs shows ``values`` and the broker default for ``defaults``."""
         inherited = defaults or []
 
-        def in_force() -> bool:
+        def not_in_force() -> list[str]:
             current = self._describe(admin)
-            return (all(current[k].value == v for k, v in values.items())
-                    and not any(_set_on_topic(current[k]) for k in inherited))
+            wrong = [f"{k}={current[k].value}, not {v}" for k, v in values.items() if current[k].value != v]
+            return wrong + [f"{k}={current[k].value} still set on the topic"
+                            for k in inherited if _set_on_topic(current[k])]
 
-        return wait_until(in_force, self.timeout_s, f"topic {self.topic}'s settings changing")
+        return wait_until_clear(not_in_force, self.timeout_s, f"topic {self.topic}'s settings changing")
 
 
 def _set_on_topic(entry: ConfigEntry) -> bool:

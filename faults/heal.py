@@ -46,7 +46,8 @@ def heal_all(cluster: Cluster, log: EventLog | None = None, timeout_s: float = 1
 def undo_damage(cluster: Cluster) -> None:
     """Every proxy clean and every node process running, without waiting for recovery."""
     cluster.proxies.reset()
-    # ZooKeeper first: a broker is only started once ZooKeeper has dropped its old session.
+    # ZooKeeper first: a stopped broker is only started once ZooKeeper has expired its
+    # old session (Cluster.start_node), which needs a serving ensemble.
     for node in cluster.topology.node_names:
         with contextlib.suppress(Exception):  # restore_health reports what stays broken
             ensure_running(cluster, node)

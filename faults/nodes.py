@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from faults.errors import TargetError
-from faults.waiting import wait_until
+from faults.waiting import wait_until_clear
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
@@ -31,10 +31,7 @@ START_TIMEOUT_S = 90.0
 
 def broker_id(cluster: Cluster, node: str) -> int | None:
     """The broker id of ``node``, or None when it is a ZooKeeper node."""
-    for broker in cluster.topology.brokers:
-        if broker.name == node:
-            return broker.broker_id
-    return None
+    return cluster.broker_id_of(node)
 
 
 def process_nodes(cluster: Cluster, endpoints: tuple[str, ...], fault: str) -> tuple[str, ...]:
@@ -67,27 +64,17 @@ def serving(cluster: Cluster, node: str) -> bool:
 def ensure_running(cluster: Cluster, node: str) -> bool:
     """Start (or thaw) ``node`` if it is not running; True when something was done.
 
-    A stopped broker is started only once its old registration has expired.
+    The restart policy is the cluster's (:meth:`Cluster.start_node`): a stopped broker is
+    started only once ZooKeeper has expired its dead predecessor's session.
     """
-    container = cluster.container(node)
-    if container.status == "paused":
-        container.unpause()
-        return True
-    if container.status != "running":
-        if broker_id(cluster, node) is not None:
-            # A broker started while ZooKeeper still holds its dead predecessor's session
-            # finds /brokers/ids/<id> taken, fails to register and exits; Kafka's own
-            # hard-bounce test waits for the deregistration for the same reason.
-            wait_deregistered(cluster, node, session_timeout_s(cluster) + 15)
-        container.start()
-        return True
-    # A SIGSTOPped JVM still shows as running; SIGCONT to a running process is harmless.
-    container.kill(signal=SIGCONT)
-    return False
+    return cluster.start_node(node, START_TIMEOUT_S)
 
 
 def wait_exited(cluster: Cluster, node: str, timeout_s: float) -> float:
-    return wait_until(lambda: not is_running(cluster, node), timeout_s, f"{node} exiting")
+    """Until Docker reports ``node``'s process gone."""
+    return wait_until_clear(
+        lambda: f"{node} still running" if is_running(cluster, node) else None, timeout_s, f"{node} exiting"
+    )
 
 
 def wait_deregistered(cluster: Cluster, node: str, timeout_s: float) -> float:
@@ -95,17 +82,25 @@ def wait_deregistered(cluster: Cluster, node: str, timeout_s: float) -> float:
     broker = broker_id(cluster, node)
     if broker is None:
         return 0.0
-    return wait_until(lambda: not registered(cluster, broker), timeout_s, f"{node} leaving /brokers/ids")
+    return wait_until_clear(
+        lambda: f"{node} still registered" if registered(cluster, broker) else None,
+        timeout_s,
+        f"{node} leaving /brokers/ids",
+    )
 
 
 def wait_back(cluster: Cluster, node: str, timeout_s: float = START_TIMEOUT_S) -> float:
     """Until a broker is in ``/brokers/ids`` again, or a ZooKeeper node serves again."""
     broker = broker_id(cluster, node)
-    if broker is None:
-        return wait_until(lambda: serving(cluster, node), timeout_s, f"{node} serving again")
-    return wait_until(lambda: registered(cluster, broker), timeout_s, f"{node} registering in /brokers/ids")
+
+    def not_back() -> str | None:
+        back = serving(cluster, node) if broker is None else registered(cluster, broker)
+        return None if back else f"{node} is {cluster.node_status(node)} but not back"
+
+    what = "serving again" if broker is None else "registering in /brokers/ids"
+    return wait_until_clear(not_back, timeout_s, f"{node} {what}")
 
 
 def session_timeout_s(cluster: Cluster) -> float:
-    """The brokers' ZooKeeper session timeout (Kafka's default when the topology is silent)."""
-    return int(cluster.broker_settings().get("zookeeper.session.timeout.ms", 18000)) / 1000
+    """The brokers' ZooKeeper session timeout (see :attr:`Cluster.session_timeout_s`)."""
+    return cluster.session_timeout_s

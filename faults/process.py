@@ -20,7 +20,7 @@ from faults import nodes
 from faults.base import Fault
 from faults.spec import check_keys, non_negative, optional, positive
 from faults.targets import FollowerOf, LeaderOf, Target, partition_state, target_from
-from faults.waiting import wait_until
+from faults.waiting import wait_until_clear
 from topologies.model import Topology
 
 if TYPE_CHECKING:
@@ -236,20 +236,24 @@ class Bounce(NodeFault):
         return "bounced " + ", ".join(rounds)
 
     def _wait_role_moved(self, cluster: Cluster, node: str) -> None:
-        def moved() -> bool:
-            return self._resolve(cluster)[0] != node
+        def still_on_node() -> str | None:
+            return f"still on {node}" if self._resolve(cluster)[0] == node else None
 
-        wait_until(moved, nodes.session_timeout_s(cluster) + 30, f"{self.target} moving off {node}")
+        timeout_s = nodes.session_timeout_s(cluster) + 30
+        wait_until_clear(still_on_node, timeout_s, f"{self.target} moving off {node}")
 
     def _wait_in_sync(self, cluster: Cluster, node: str) -> None:
         if not isinstance(self.target, LeaderOf | FollowerOf):
             return
         broker = nodes.broker_id(cluster, node)
         topic, partition = self.target.topic, self.target.partition
-        wait_until(
-            lambda: broker in partition_state(cluster, topic, partition).isr,
-            nodes.START_TIMEOUT_S,
-            f"{node} rejoining the ISR of {topic}-{partition}",
+
+        def out_of_isr() -> str | None:
+            isr = partition_state(cluster, topic, partition).isr
+            return None if broker in isr else f"isr {list(isr)}"
+
+        wait_until_clear(
+            out_of_isr, nodes.START_TIMEOUT_S, f"{node} rejoining the ISR of {topic}-{partition}"
         )
 
 

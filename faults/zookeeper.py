@@ -26,7 +26,7 @@ from faults.base import Fault
 from faults.errors import FaultError, FaultSpecError, TargetError
 from faults.spec import check_keys, optional, positive, required, typed
 from faults.targets import Controller, Target, partition_state, target_from
-from faults.waiting import wait_until
+from faults.waiting import wait_until, wait_until_clear
 from topologies.model import Topology
 
 if TYPE_CHECKING:
@@ -99,8 +99,10 @@ class ExpireSession(Fault):
 
 
 def _wait_session_ended(cluster: Cluster, node: str, session: int, timeout_s: float) -> None:
-    wait_until(
-        lambda: _session_of(cluster, node) != session, timeout_s, f"session 0x{session:x} of {node} ending"
+    wait_until_clear(
+        lambda: "/brokers/ids still held by it" if _session_of(cluster, node) == session else None,
+        timeout_s,
+        f"session 0x{session:x} of {node} ending",
     )
 
 

@@ -38,8 +38,9 @@ from harness.cluster.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properti
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
 from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.cluster.waiting import CLUSTER_SETTLING, Problems, wait_until_clear
 from harness.cluster.zkstate import ClusterState, ZkObserver, zookeeper_mode
-from harness.errors import ChaosError, ClusterUnhealthy, PortInUse
+from harness.errors import ChaosError, PortInUse
 from topologies.model import SettingValue, Topology
 
 Progress = Callable[[str], None]
@@ -49,6 +50,12 @@ JVM_FLAGS = [
     "-XX:-UsePerfData",
     "-Dlog4j.configuration=file:/opt/kafka/config/log4j.properties",
 ]
+# Kafka's zookeeper.session.timeout.ms when the topology does not set it (2.5 and later).
+DEFAULT_SESSION_TIMEOUT_MS = 18000
+# Beyond the session timeout, a dead broker's session can outlive it by ZooKeeper's tick
+# (sessions expire in tick-sized buckets), by a leader election (a new ZooKeeper leader
+# gives every session a fresh timeout), and by a loaded two-core machine.
+SESSION_EXPIRY_MARGIN_S = 15.0
 
 
 def _quiet(_: str) -> None:
@@ -141,7 +148,7 @@ class Cluster:
                 self._start_zookeeper(zk.name)
             # Brokers give up if ZooKeeper does not answer within their connection
             # timeout, so the ensemble must serve before any broker starts.
-            self._wait_for(self._zookeeper_serving, timeout_s, "ZooKeeper quorum")
+            wait_until_clear(self._zookeeper_serving, timeout_s, "a ZooKeeper quorum")
             for broker in self.topology.brokers:
                 self._start_broker(broker.broker_id)
             self.wait_healthy(timeout_s)
@@ -225,16 +232,11 @@ class Cluster:
             port = TOXIPROXY_API_PORT if link is None else link.listen_port
             host_port = int(container.get_exposed_port(port))
             self.host_ports["toxiproxy-api" if link is None else link.name] = host_port
-        self._proxies = ProxyControl("127.0.0.1", self.host_ports["toxiproxy-api"])
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                self._proxies.populate(self.fabric.links)
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        proxies = self._proxies = ProxyControl("127.0.0.1", self.host_ports["toxiproxy-api"])
+        # The API answers a moment after the container starts: connections are refused until
+        # then. populate returns None, which is "nothing wrong" once it went through.
+        wait_until_clear(lambda: proxies.populate(self.fabric.links), 20,
+                         "the Toxiproxy API to take the fabric's proxies", transient=(OSError,))
 
     def _java(self, heap_mb: int, main_class: str, config: str) -> list[str]:
         return [
@@ -269,6 +271,12 @@ class Cluster:
     def broker_settings(self) -> dict[str, SettingValue]:
         """The broker settings in force: the topology's plus the release's own."""
         return {**self.topology.broker_settings, **self.release.extra_broker_settings}
+
+    @property
+    def session_timeout_s(self) -> float:
+        """The brokers' ZooKeeper session timeout: how long a dead broker stays registered."""
+        settings = self.broker_settings()
+        return int(settings.get("zookeeper.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS)) / 1000
 
     def _start_broker(self, broker_id: int) -> None:
         assert self.images is not None
@@ -409,72 +417,74 @@ class Cluster:
         modes = self.zookeeper_modes()
         return [f"{n} not serving" for n, m in modes.items() if m not in ("leader", "follower")]
 
-    def _wait_for(self, problems: Callable[[], list[str]], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        found = ["not checked"]
-        while time.monotonic() < deadline:
-            found = problems()
-            if not found:
-                return
-            time.sleep(0.2)
-        raise ClusterUnhealthy(f"{what} not reached after {timeout_s:.0f} s: {'; '.join(found[:5])}")
+    def wait_healthy(self, timeout_s: float = 60.0) -> float:
+        """Until :meth:`health` finds nothing wrong; the seconds waited.
 
-    def wait_healthy(self, timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        report = HealthReport(["not checked"])
-        while time.monotonic() < deadline:
-            report = self.health()
-            if report.healthy:
-                return
-            time.sleep(0.25)
-        raise ClusterUnhealthy(
-            f"cluster {self.run_id} not healthy after {timeout_s:.0f} s: "
-            + "; ".join(report.problems[:5])
-        )
+        Raises ClusterUnhealthy (a :class:`~harness.cluster.waiting.WaitTimeout`) listing
+        what was still wrong at the last look.
+        """
+        return wait_until_clear(lambda: self.health().problems, timeout_s,
+                                f"cluster {self.run_id} to be healthy", interval_s=0.25,
+                                transient=CLUSTER_SETTLING)
 
     def restore_health(self, timeout_s: float = 90.0) -> float:
         """Undo every fault: nodes running, links clean, ISRs full. Returns seconds taken.
 
-        Nodes are started again each round until the cluster is healthy: a broker can
-        still exit at start-up when its old registration reappears in a race, and a
-        SIGSTOPped JVM looks "running" to Docker, so it gets a SIGCONT every round.
+        Every look starts whatever node is down before checking health: a broker can
+        exit at start-up (its old registration was still there, ZooKeeper had no quorum
+        yet), and a SIGSTOPped JVM looks "running" to Docker, so it gets a SIGCONT each
+        time. ZooKeeper comes first: a broker can only register once the ensemble serves.
         """
         started = time.monotonic()
-        deadline = started + timeout_s
         self.proxies.reset()
-        # ZooKeeper first: a broker can only re-register once the ensemble serves.
         order = ["toxiproxy", *(z.name for z in self.topology.zookeepers),
                  *(b.name for b in self.topology.brokers)]
-        while True:
-            for name in order:
-                self.start_node(name, timeout_s=max(1.0, deadline - time.monotonic()))
-            try:
-                self.wait_healthy(min(15.0, max(1.0, deadline - time.monotonic())))
-                return time.monotonic() - started
-            except ClusterUnhealthy:
-                if time.monotonic() >= deadline:
-                    raise
 
-    def start_node(self, node: str, timeout_s: float = 60.0) -> None:
+        def started_then_checked() -> list[str]:
+            left = max(1.0, timeout_s - (time.monotonic() - started))
+            for name in order:
+                self.start_node(name, timeout_s=left)
+            return self.health().problems
+
+        # Not every 0.25 s like wait_healthy: each look also asks Docker about every node.
+        return wait_until_clear(started_then_checked, timeout_s, f"cluster {self.run_id} to recover",
+                                interval_s=0.5, transient=CLUSTER_SETTLING)
+
+    # -- node control --------------------------------------------------------------------
+    def start_node(self, node: str, timeout_s: float = 60.0) -> bool:
         """Bring a stopped or paused node back, with its identity, address and data.
 
-        A broker killed with SIGKILL leaves its ephemeral ``/brokers/ids/<id>`` behind
-        until ZooKeeper expires its session, and a broker started before that finds its
-        id taken and exits ("node already exists and owner does not match"). The process
-        is known dead here, so healing removes the stale registration itself - which the
-        controller handles exactly like the session expiring - instead of waiting out the
-        session timeout.
+        Returns True when the node was down (stopped or paused) and has been started;
+        a running node only gets a SIGCONT (a SIGSTOPped JVM still looks "running").
+
+        The one broker-restart policy of the project - faults, healing and recovery all
+        start brokers here - is to *wait until ZooKeeper has expired the dead broker's
+        session, then start it*. A broker killed with SIGKILL leaves its ephemeral
+        ``/brokers/ids/<id>`` behind until its session times out; a broker started before
+        that finds the id held by a session that is not its own, retries for up to its
+        session timeout, and exits with NodeExistsException ("node already exists and
+        owner ... does not match current session"). Deleting the znode instead would be
+        faster, but it deletes a node that a ZooKeeper session owns, which no operator
+        and no Kafka tool does, and it hides what a real restart of a crashed broker
+        goes through: the controller seeing the death only when the session expires.
+        Kafka's own hard-bounce system test waits for the deregistration for the same
+        reason. The wait is bounded by ``zookeeper.session.timeout.ms`` plus
+        :data:`SESSION_EXPIRY_MARGIN_S` (and by ``timeout_s``); past that the session is
+        not expiring, the broker would not register, and ClusterUnhealthy says which
+        session still holds the id.
         """
         container = self.container(node)
         if container.status == "paused":
             container.unpause()
-            return
+            return True
         if container.status == "running":
             container.kill(signal="SIGCONT")  # harmless when not stopped
-            return
-        if node.startswith("kafka-"):
-            self._drop_stale_registration(int(node.removeprefix("kafka-")), timeout_s)
+            return False
+        broker = self.broker_id_of(node)
+        if broker is not None:
+            self.wait_registration_expired(broker, timeout_s)
         container.start()
+        return True
 
     def restart_node(self, node: str, timeout_s: float = 60.0) -> None:
         """Kill a node's process and start it again, with its identity and data.
@@ -483,6 +493,8 @@ class Cluster:
         never rejoins the ISR, a broker that does not re-register): a fresh JVM re-reads
         its log and ZooKeeper state where the old one got stuck. SIGKILL, not SIGTERM,
         because a controlled shutdown can itself wait on the cluster that is unhealthy.
+        Like every start, it waits for ZooKeeper to expire the killed broker's session
+        (:meth:`start_node`), so restarting a registered broker takes a session timeout.
         """
         container = self.container(node)
         if container.status == "paused":
@@ -492,26 +504,32 @@ class Cluster:
             container.wait(timeout=max(1, int(timeout_s)))
         self.start_node(node, timeout_s)
 
-    def _drop_stale_registration(self, broker_id: int, timeout_s: float) -> None:
-        path = f"/brokers/ids/{broker_id}"
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                if self.zk.client.exists(path) is not None:
-                    self.zk.client.delete(path)
-                return
-            except NoNodeError:
-                return
-            except Exception:  # ZooKeeper may itself be coming back after a fault
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+    def wait_registration_expired(self, broker_id: int, timeout_s: float) -> float:
+        """Until no ZooKeeper session holds ``/brokers/ids/<broker_id>``; the seconds waited.
 
-    def _live_brokers_or_none(self) -> tuple[int, ...]:
+        Bounded by the session timeout plus :data:`SESSION_EXPIRY_MARGIN_S` as well as by
+        ``timeout_s``: a registration that outlives that is not going to expire.
+        """
+        bound = min(timeout_s, self.session_timeout_s + SESSION_EXPIRY_MARGIN_S)
+        return wait_until_clear(lambda: self._registration(broker_id), bound,
+                                f"ZooKeeper to expire broker {broker_id}'s session",
+                                transient=CLUSTER_SETTLING)
+
+    def _registration(self, broker_id: int) -> str | None:
+        """Which session holds ``/brokers/ids/<broker_id>``, or None when nobody does."""
+        path = f"/brokers/ids/{broker_id}"
         try:
-            return self.zk.live_brokers()
-        except Exception:  # ZooKeeper itself may still be coming back
-            return tuple(b.broker_id for b in self.topology.brokers)
+            _, stat = self.zk.client.get(path)
+        except NoNodeError:
+            return None
+        return f"{path} still held by session 0x{stat.ephemeralOwner:x}"
+
+    def broker_id_of(self, node: str) -> int | None:
+        """The broker id of ``node``, or None when it is not a broker."""
+        for broker in self.topology.brokers:
+            if broker.name == node:
+                return broker.broker_id
+        return None
 
     # -- topics --------------------------------------------------------------------------
     def create_topic(
@@ -554,13 +572,16 @@ class Cluster:
                 # its periodic refresh; a metadata request brings the new controller.
                 time.sleep(0.5)
                 self.admin.list_topics(timeout=10)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+
+        def short_partitions() -> Problems:
             states = self.zk.topic_state(name)
-            if states and all(s.online and s.isr_full for s in states):
-                return
-            time.sleep(0.2)
-        raise ClusterUnhealthy(f"topic {name} has no full ISR after {timeout_s:.0f} s")
+            if not states:
+                return f"{name} not in ZooKeeper yet"
+            return [f"{name}-{s.partition} leader {s.leader} isr {list(s.isr)} replicas {list(s.replicas)}"
+                    for s in states if not (s.online and s.isr_full)]
+
+        wait_until_clear(short_partitions, timeout_s, f"topic {name} to have leaders and full ISRs",
+                         transient=CLUSTER_SETTLING)
 
     def describe(self) -> dict[str, Any]:
         """What ran: version, topology, settings and addresses, for the run record."""

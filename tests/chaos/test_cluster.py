@@ -10,6 +10,7 @@ import pytest
 
 from harness.cluster.fabric import LinkKind
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.waiting import wait_until
 from harness.workload.clients import can_produce, make_consumer, make_producer, read_values, send_batch
 
 pytestmark = pytest.mark.chaos
@@ -17,16 +18,6 @@ pytestmark = pytest.mark.chaos
 
 def _topic(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def _wait_until(predicate, timeout_s: float, interval_s: float = 0.25) -> float:  # type: ignore[no-untyped-def]
-    """Poll ``predicate`` until true; return seconds waited, or fail the test."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout_s:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(interval_s)
-    pytest.fail(f"condition not reached within {timeout_s} s")
 
 
 @pytest.mark.smoke
@@ -75,7 +66,8 @@ def test_cutting_one_directed_link_drops_only_that_follower_from_only_that_leade
         state = {p.partition: p for p in cluster.state([topic]).topic(topic)}
         return all(1 not in state[p].isr for p in led_by_0)
 
-    waited = _wait_until(broker_1_left_isrs_of_broker_0, timeout_s=lag_ms / 1000 * 4 + 10)
+    waited = wait_until(broker_1_left_isrs_of_broker_0, lag_ms / 1000 * 4 + 10,
+                        "broker 1 leaving the ISRs broker 0 leads", interval_s=0.25)
     print(f"broker 1 left broker 0's ISRs {waited:.1f} s after the cut (lag time {lag_ms} ms)")
     after = {p.partition: p for p in cluster.state([topic]).topic(topic)}
     for partition, state in after.items():
@@ -88,9 +80,11 @@ def test_cutting_one_directed_link_drops_only_that_follower_from_only_that_leade
         assert can_produce(cluster, zone, topic), f"a client in zone {zone} stopped working"
 
     cluster.proxies.set_enabled(link.name, True)
-    _wait_until(
+    wait_until(
         lambda: all(set(p.isr) == {0, 1, 2} for p in cluster.state([topic]).topic(topic)),
-        timeout_s=30,
+        30,
+        "broker 1 rejoining every ISR",
+        interval_s=0.25,
     )
 
 

@@ -29,8 +29,8 @@ from faults import BrokerId, Degrade, DeleteController, EventLog, Links, Zone
 from faults.toxics import latency
 from harness.cluster.fabric import LinkKind, client_name
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.waiting import CLUSTER_SETTLING, WaitTimeout, wait_until
 from harness.cluster.zkstate import PartitionState
-from harness.compose.scenario import measure_until
 from harness.workload.clients import PRODUCER_DEFAULTS, SendTally, send_batch
 
 # Latency added to the ZooKeeper links of the brokers that must NOT win a controller
@@ -98,18 +98,14 @@ def partition_state(cluster: Cluster, topic: str, partition: int) -> PartitionSt
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str) -> float:
-    """Seconds until ``predicate`` holds (reads that raise count as "not yet"); fails the test
-    with ``what`` when it never does. A kazoo read can fail while ZooKeeper loses quorum."""
-
-    def safe() -> bool:
-        try:
-            return predicate()
-        except Exception:
-            return False
-
-    waited = measure_until(safe, timeout_s)
-    assert waited is not None, f"{what} not reached within {timeout_s:.0f} s"
-    return waited
+    """Seconds until ``predicate`` holds; fails the test (an AssertionError, since a state
+    Kafka never reached is a finding, not a harness error) with ``what`` and the last
+    error when it never does. Reads that fail while the cluster settles (a kazoo read while
+    ZooKeeper has lost quorum, a broker that does not answer) count as "not yet"."""
+    try:
+        return wait_until(predicate, timeout_s, what, interval_s=0.1, transient=CLUSTER_SETTLING)
+    except WaitTimeout as err:
+        raise AssertionError(str(err)) from err
 
 
 def leader_seen_by(cluster: Cluster, broker: int, topic: str, partition: int) -> int | None:

@@ -1,0 +1,148 @@
+"""The one way to wait for the cluster: poll, with a deadline and a failure that says why.
+
+Almost everything a chaos test does ends in a wait: a quorum forming, a broker leaving
+``/brokers/ids``, a replica rejoining an ISR, a setting taking effect. Every such wait
+in the project goes through :func:`wait_until_clear` (or :func:`wait_until`, its form for
+a plain predicate), so that each one
+
+- polls at least once, even with a zero timeout, and never sleeps past its deadline;
+- returns the seconds it waited, which tests and fault outcomes report;
+- fails with :class:`WaitTimeout` naming what was awaited *and what was still wrong at
+  the last look* ("kafka-2 is exited", "/brokers/ids/1 still held by session 0x..."):
+  a timeout that only says "not within 30 s" sends the reader to the logs for what a
+  probe already knew;
+- treats an exception from the probe as "not yet" only when the caller names its type
+  as transient. ZooKeeper reads fail while the ensemble elects a leader and Docker calls
+  fail while a container restarts, so those callers pass :data:`CLUSTER_SETTLING`; a bug
+  in a probe (a KeyError, a TypeError) still fails at once instead of being retried
+  until the deadline and reported as a timeout.
+
+The cluster layer owns this (faults, tests and scenarios sit above it and may import
+it; it imports nothing of theirs). :class:`WaitTimeout` is a
+:class:`~harness.errors.ClusterUnhealthy`, because at this level a wait that times out
+is the cluster not reaching a state in time; ``faults.waiting`` turns it into the
+faults' own ``FaultTimeout``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import docker.errors
+from confluent_kafka import KafkaException
+from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
+
+from harness.errors import ClusterUnhealthy
+
+Problems = Sequence[str] | str | None
+"""What a probe still finds wrong: ``None``, ``""`` or an empty sequence means nothing."""
+
+Transient = tuple[type[BaseException], ...]
+
+CLUSTER_SETTLING: Transient = (
+    KazooException,  # ZooKeeper: connection loss, session moved, no quorum yet
+    KazooTimeoutError,  # kazoo's own request timeout is not a KazooException
+    docker.errors.DockerException,  # a container between states
+    KafkaException,  # an admin call to a broker that is restarting
+    OSError,  # sockets: four-letter words, broker metadata, the Docker API's HTTP; TimeoutError
+)
+"""Errors the cluster's own observation raises while nodes churn: "not yet", not a bug."""
+
+SHOWN_PROBLEMS = 5
+
+
+class WaitTimeout(ClusterUnhealthy):
+    """A wait ran out of time; carries what was awaited and what was wrong at the last look."""
+
+    def __init__(
+        self, what: str, timeout_s: float, last_problems: Sequence[str], last_error: BaseException | None
+    ) -> None:
+        self.what = what
+        self.timeout_s = timeout_s
+        self.last_problems = tuple(last_problems)
+        self.last_error = last_error
+        super().__init__(self._sentence())
+
+    def _sentence(self) -> str:
+        shown = "; ".join(self.last_problems[:SHOWN_PROBLEMS])
+        hidden = len(self.last_problems) - SHOWN_PROBLEMS
+        if hidden > 0:
+            shown += f" (and {hidden} more)"
+        text = f"gave up waiting for {self.what} after {self.timeout_s:.0f} s; last seen: {shown}"
+        error = _describe(self.last_error) if self.last_error is not None else None
+        if error is not None and error not in self.last_problems:
+            text += f" (last error: {error})"
+        return text
+
+
+def wait_until_clear(
+    probe: Callable[[], Problems],
+    timeout_s: float,
+    what: str,
+    *,
+    interval_s: float = 0.2,
+    transient: Transient = (),
+) -> float:
+    """Poll ``probe`` until it reports no problems; return the seconds waited.
+
+    ``probe`` returns what is still wrong (see :data:`Problems`). An exception of a type
+    in ``transient`` counts as one more "not yet", its text becoming the last problem;
+    any other exception propagates at once. Raises :class:`WaitTimeout` with ``what`` and
+    the last problems seen once ``timeout_s`` has passed.
+    """
+    started = time.monotonic()
+    last: tuple[str, ...] = ()
+    last_error: BaseException | None = None
+    while True:
+        try:
+            last = _as_problems(probe())
+        except transient as err:
+            last_error = err
+            last = (_describe(err),)
+        else:
+            if not last:
+                return time.monotonic() - started
+        left = timeout_s - (time.monotonic() - started)
+        if left <= 0:
+            raise WaitTimeout(what, timeout_s, last, last_error)
+        time.sleep(min(interval_s, left))
+
+
+def wait_until(
+    predicate: Callable[[], bool],
+    timeout_s: float,
+    what: str,
+    *,
+    interval_s: float = 0.2,
+    transient: Transient = (),
+) -> float:
+    """:func:`wait_until_clear` for a yes/no condition; the seconds until ``predicate`` holds.
+
+    A predicate cannot say what is wrong, so its timeout reports "still false" (and the
+    last transient error, if any); write a probe when the failure should explain itself.
+    """
+    return wait_until_clear(
+        lambda: None if predicate() else "still false",
+        timeout_s,
+        what,
+        interval_s=interval_s,
+        transient=transient,
+    )
+
+
+def _as_problems(found: Problems) -> tuple[str, ...]:
+    if found is None:
+        return ()
+    if isinstance(found, str):
+        return (found,) if found else ()
+    return tuple(found)
+
+
+def _describe(err: BaseException) -> str:
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+__all__ = ["CLUSTER_SETTLING", "Problems", "Transient", "WaitTimeout", "wait_until", "wait_until_clear"]
