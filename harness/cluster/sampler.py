@@ -1,23 +1,48 @@
-"""Sampling ZooKeeper during a run, so the report can mark leader, ISR and controller
-changes on the timeline and tests can measure unavailability windows.
+"""Sampling ZooKeeper during a run: one record of the cluster state over time, for the
+history, the report's timeline, the scenario bounds and the tests' "when" questions.
 
-A background thread snapshots the cluster state every ``interval_s`` and keeps only
-changes. Sampling goes through the harness's observer links, which faults never cut; a
-read that fails (ZooKeeper itself losing quorum) is retried at the next tick. Such a gap
-is recorded, not hidden: one ``zk_unreadable`` event (with the error) when reads start
-failing and one ``zk_readable`` event when they succeed again, because "no leader change
-seen" means nothing for a stretch in which ZooKeeper could not be read at all.
+A background thread snapshots the cluster state (live brokers, controller and its epoch,
+leader, leader epoch, ISR and replicas of every partition of ``topics``) every
+``interval_s`` through the harness's observer links, which faults never cut, and keeps
+every *distinct* snapshot with both clocks: wall time (``ts``, comparable with the
+history's send and acknowledgement times) and monotonic time (``mono``, comparable with
+the ``mono`` of fault events). A snapshot equal to the previous one only extends how
+long that state is known to have held (``last_mono``), so a long quiet run stays small.
+
+A read that fails (ZooKeeper itself losing quorum, a reconnect) is retried at the next
+tick. Such a gap is recorded, not hidden: one unreadable record (with the error) when
+reads start failing, ended by the next successful read, because "no leader change seen"
+means nothing for a stretch in which ZooKeeper could not be read at all.
+
+Everything else is derived from these records, so there is one truth:
+
+* :meth:`ZkSampler.rows` - the rows of the history's ``cluster_state`` table (one per
+  sample and partition, see docs/HISTORY.md); the composition layer writes them, this
+  layer does not import the history;
+* :meth:`ZkSampler.events` - the :class:`ClusterEvent` list of the report's timeline
+  markers, by :func:`diff_states` between consecutive samples plus the gap events;
+* :meth:`ZkSampler.first`, :meth:`ZkSampler.wait_for`, :meth:`ZkSampler.between` - when
+  a predicate on the state first held, for tests measuring failover times.
+
+ZooKeeper server modes (leader / follower / none) need one TCP round trip per ZooKeeper
+node, and a frozen node answers only at the timeout; they are therefore read by a second
+thread every ``modes_interval_s`` (1 s by default, not every tick) and attached to the
+next snapshot, so a slow node never delays the state sampling.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.cluster.zkstate import ClusterState, PartitionState, ZkObserver
+from harness.cluster.zkstate import ClusterState, PartitionState, ZkObserver, zookeeper_mode
+
+if TYPE_CHECKING:
+    from harness.cluster.lifecycle import Cluster
 
 
 @dataclass(frozen=True)
@@ -63,6 +88,81 @@ def diff_states(before: ClusterState | None, after: ClusterState, ts: float) -> 
 ZK_UNREADABLE = "zk_unreadable"
 ZK_READABLE = "zk_readable"
 
+# The columns of one cluster_state row, in the order of the history's CLUSTER_STATE_SCHEMA
+# (harness/history/schema.py; this layer may not import it, a unit test holds them equal).
+ROW_COLUMNS = ("sample", "ts", "mono", "readable", "error", "controller", "controller_epoch",
+               "live_brokers", "zk_modes", "topic", "partition", "leader", "leader_epoch", "isr",
+               "replicas")
+
+ZkModes = Mapping[str, str | None]
+Sample = tuple[float, ClusterState]  # (monotonic time, state): what the "when" questions answer
+
+
+@dataclass(frozen=True)
+class StateRecord:
+    """One entry of the sampler's record: a distinct snapshot, or the start of a stretch
+    during which ZooKeeper could not be read (``state`` None, ``error`` set).
+
+    ``last_mono`` is the last read that still returned this state: the state is known to
+    have held from ``mono`` to ``last_mono``.
+    """
+
+    index: int
+    ts: float
+    mono: float
+    state: ClusterState | None
+    zk_modes: ZkModes | None = None
+    error: str | None = None
+    last_mono: float | None = None
+
+    @property
+    def readable(self) -> bool:
+        return self.state is not None
+
+    def held_until(self) -> float:
+        return self.mono if self.last_mono is None else self.last_mono
+
+    def rows(self) -> list[dict[str, Any]]:
+        """This record as cluster_state rows: one per partition (one without a partition
+        when the snapshot has none), or one unreadable row with the error."""
+        base: dict[str, Any] = dict.fromkeys(ROW_COLUMNS)
+        base.update(sample=self.index, ts=self.ts, mono=self.mono, readable=self.readable,
+                    error=self.error)
+        state = self.state
+        if state is None:
+            return [base]
+        modes = None if self.zk_modes is None else json.dumps(dict(self.zk_modes), sort_keys=True)
+        base.update(controller=state.controller, controller_epoch=state.controller_epoch,
+                    live_brokers=list(state.live_brokers), zk_modes=modes)
+        parts = [p for _, p in sorted(state.partitions.items())]
+        if not parts:
+            return [base]
+        return [{**base, "topic": p.topic, "partition": p.partition, "leader": p.leader,
+                 "leader_epoch": p.leader_epoch, "isr": list(p.isr), "replicas": list(p.replicas)}
+                for p in parts]
+
+
+def events_of(records: Sequence[StateRecord]) -> list[ClusterEvent]:
+    """The report's change events, derived from the records: :func:`diff_states` between
+    consecutive readable snapshots (across gaps), one event when a gap opens (with its
+    error) and one when the next read closes it."""
+    events: list[ClusterEvent] = []
+    last: ClusterState | None = None
+    gap: StateRecord | None = None
+    for record in records:
+        if record.state is None:
+            gap = record
+            events.append(ClusterEvent(record.ts, ZK_UNREADABLE, None, None,
+                                       f"ZooKeeper state unreadable: {record.error}"))
+            continue
+        if gap is not None:
+            events.append(ClusterEvent(record.ts, ZK_READABLE, None, None,
+                                       f"ZooKeeper state readable again after {record.ts - gap.ts:.1f} s"))
+            gap = None
+        events += diff_states(last, record.state, record.ts)
+        last = record.state
+    return events
+
 
 class _Snapshotter(Protocol):
     """What the sampler needs of an observer; ZkObserver is one, tests pass fakes."""
@@ -73,6 +173,13 @@ class _Snapshotter(Protocol):
 
 
 ObserverFactory = Callable[[str], _Snapshotter]
+ModeReader = Callable[[str], str | None]  # observer address -> leader | follower | None
+
+MODE_TIMEOUT_S = 0.5  # a frozen ZooKeeper node costs the mode thread this much, never the state thread
+
+
+def _read_mode(address: str) -> str | None:
+    return zookeeper_mode(address, timeout_s=MODE_TIMEOUT_S)
 
 
 def _describe(exc: BaseException) -> str:
@@ -81,11 +188,14 @@ def _describe(exc: BaseException) -> str:
 
 
 class ZkSampler(threading.Thread):
-    """Records every change of live brokers, controller, leaders and ISRs of ``topics``,
-    and every stretch during which ZooKeeper could not be read.
+    """Records every distinct cluster state of ``topics``, and every stretch during which
+    ZooKeeper could not be read; answers when a predicate on the state first held.
 
     ``observer_factory`` (hosts -> observer) exists so tests can drive the sampling
-    without ZooKeeper; it defaults to :class:`ZkObserver`.
+    without ZooKeeper; it defaults to :class:`ZkObserver`. ``zk_nodes`` (name ->
+    observer address) turns on reading ZooKeeper server modes with ``mode_reader``.
+    Use :meth:`for_cluster` to sample a running cluster, and the sampler as a context
+    manager (started on entry, stopped on exit) in tests.
     """
 
     def __init__(
@@ -94,28 +204,60 @@ class ZkSampler(threading.Thread):
         topics: list[str],
         interval_s: float = 0.25,
         observer_factory: ObserverFactory | None = None,
+        zk_nodes: Mapping[str, str] | None = None,
+        modes_interval_s: float = 1.0,
+        mode_reader: ModeReader | None = None,
     ) -> None:
         super().__init__(name="zk-sampler", daemon=True)
         self._hosts = hosts
         self._topics = topics
-        self._interval_s = interval_s
+        self.interval_s = interval_s
         self._factory: ObserverFactory = observer_factory or ZkObserver
+        self._zk_nodes = dict(zk_nodes or {})
+        self._modes_interval_s = modes_interval_s
+        self._mode_reader: ModeReader = mode_reader or _read_mode
+        self._modes: ZkModes | None = None
         self._stop_event = threading.Event()
         self._lock = threading.Lock()
-        self._events: list[ClusterEvent] = []
-        self._last: ClusterState | None = None
-        self._readable: bool | None = None  # None: no read attempted yet
-        self._gap_started: float | None = None
+        self._records: list[StateRecord] = []
+        self._modes_thread: threading.Thread | None = None
+
+    @classmethod
+    def for_cluster(cls, cluster: Cluster, topics: list[str], interval_s: float = 0.05,
+                    modes: bool = True) -> ZkSampler:
+        """A sampler of ``cluster`` through its observer links, with ZooKeeper modes unless
+        ``modes`` is False. The default interval is the one failover tests time with."""
+        nodes = ({z.name: cluster.observer_address(z.name) for z in cluster.topology.zookeepers}
+                 if modes else None)
+        return cls(cluster.zookeeper_hosts(), topics, interval_s, zk_nodes=nodes)
+
+    # -- sampling ----------------------------------------------------------------------
+    def start(self) -> None:
+        if self._zk_nodes:
+            self._modes_thread = threading.Thread(target=self._read_modes, name="zk-modes", daemon=True)
+            self._modes_thread.start()
+        super().start()
 
     def run(self) -> None:
         observer: _Snapshotter | None = None
         try:
             while not self._stop_event.is_set():
                 observer = self._sample_with(observer)
-                self._stop_event.wait(self._interval_s)
+                self._stop_event.wait(self.interval_s)
         finally:
             if observer is not None:
                 observer.close()
+
+    def _read_modes(self) -> None:
+        """Refresh the ZooKeeper modes at their own pace; the next snapshot carries them."""
+        while not self._stop_event.is_set():
+            self.set_modes({name: self._mode_reader(address) for name, address in self._zk_nodes.items()})
+            self._stop_event.wait(self._modes_interval_s)
+
+    def set_modes(self, modes: ZkModes) -> None:
+        """The modes the next snapshot is recorded with (the mode thread, or a test)."""
+        with self._lock:
+            self._modes = dict(modes)
 
     def _sample_with(self, observer: _Snapshotter | None) -> _Snapshotter | None:
         """One tick; connecting is part of reading, so a failed connect is a gap too and
@@ -124,51 +266,109 @@ class ZkSampler(threading.Thread):
             try:
                 observer = self._factory(self._hosts)
             except Exception as exc:  # ZooKeeper unreachable at start
-                self.record_failure(exc, time.time())
+                self.record_failure(exc, time.time(), time.monotonic())
                 return None
         self.sample(observer.snapshot)
         return observer
 
     def sample(
-        self, snapshot: Callable[[list[str]], ClusterState], now: Callable[[], float] = time.time
+        self,
+        snapshot: Callable[[list[str]], ClusterState],
+        now: Callable[[], float] = time.time,
+        mono: Callable[[], float] | None = None,
     ) -> None:
-        """Take one snapshot and record what changed, or the start or end of a gap."""
+        """Take one snapshot and record it if it differs from the last record, or the
+        start of a gap. Both clocks are read when the read starts: the state was seen
+        no earlier than that. ``mono`` defaults to the monotonic clock, or to ``now``
+        when a test scripts ``now`` alone (one scripted clock for both)."""
+        ts = now()
+        taken = (time.monotonic if now is time.time else now)() if mono is None else mono()
         try:
             state = snapshot(self._topics)
         except Exception as exc:  # quorum loss or a reconnect: try again next tick
-            self.record_failure(exc, now())
+            self.record_failure(exc, ts, taken)
             return
-        ts = now()
         with self._lock:
-            self._events.extend(self._gap_closed(ts) + diff_states(self._last, state, ts))
-            self._last = state
-            self._readable = True
-
-    def record_failure(self, exc: BaseException, ts: float) -> None:
-        """Open a gap unless one is already open: one event per gap, not one per tick."""
-        with self._lock:
-            if self._readable is False:
+            last = self._records[-1] if self._records else None
+            if last is not None and last.state == state and last.zk_modes == self._modes:
+                self._records[-1] = StateRecord(last.index, last.ts, last.mono, last.state,
+                                                last.zk_modes, None, taken)
                 return
-            self._readable = False
-            self._gap_started = ts
-            self._events.append(
-                ClusterEvent(ts, ZK_UNREADABLE, None, None, f"ZooKeeper state unreadable: {_describe(exc)}")
-            )
+            self._records.append(StateRecord(len(self._records), ts, taken, state, self._modes,
+                                             None, taken))
 
-    def _gap_closed(self, ts: float) -> list[ClusterEvent]:
-        """The event ending an open gap, if one is open (called holding the lock)."""
-        if self._readable is not False:
-            return []
-        since = self._gap_started
-        lasted = f" after {ts - since:.1f} s" if since is not None else ""
-        self._gap_started = None
-        return [ClusterEvent(ts, ZK_READABLE, None, None, f"ZooKeeper state readable again{lasted}")]
+    def record_failure(self, exc: BaseException, ts: float, mono: float | None = None) -> None:
+        """Open a gap unless one is already open: one record per gap, not one per tick."""
+        with self._lock:
+            if self._records and self._records[-1].state is None:
+                return
+            self._records.append(StateRecord(len(self._records), ts, ts if mono is None else mono,
+                                             None, None, _describe(exc)))
 
     def stop(self) -> list[ClusterEvent]:
+        """Stop both threads (idempotent) and return the derived events."""
         self._stop_event.set()
-        self.join(timeout=10)
+        if self.is_alive():
+            self.join(timeout=10)
+        if self._modes_thread is not None and self._modes_thread.is_alive():
+            self._modes_thread.join(timeout=10)
         return self.events()
 
-    def events(self) -> list[ClusterEvent]:
+    def __enter__(self) -> ZkSampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- what was recorded -------------------------------------------------------------
+    def records(self) -> list[StateRecord]:
         with self._lock:
-            return list(self._events)
+            return list(self._records)
+
+    def events(self) -> list[ClusterEvent]:
+        return events_of(self.records())
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The history's cluster_state rows (docs/HISTORY.md), in sample order."""
+        return [row for record in self.records() for row in record.rows()]
+
+    @property
+    def samples(self) -> list[Sample]:
+        """Every distinct readable snapshot as (monotonic time first seen, state)."""
+        return [(r.mono, r.state) for r in self.records() if r.state is not None]
+
+    def between(self, start: float, end: float | None = None) -> list[Sample]:
+        """The states seen from ``start`` to ``end`` (monotonic): the state in force at
+        ``start``, if a read confirmed it there, dated ``start``, then every later one
+        first seen by ``end``."""
+        found: list[Sample] = []
+        for record in self.records():
+            if record.state is None or (end is not None and record.mono > end):
+                continue
+            if record.mono >= start:
+                found.append((record.mono, record.state))
+            elif record.held_until() >= start:
+                found.append((start, record.state))
+        return found
+
+    def first(self, predicate: Callable[[ClusterState], bool], after: float = 0.0) -> Sample | None:
+        """The first state at or after ``after`` (monotonic) for which ``predicate`` holds:
+        (when first seen, state), or (``after``, state) if it already held then."""
+        for taken, state in self.between(after):
+            if predicate(state):
+                return taken, state
+        return None
+
+    def wait_for(
+        self, predicate: Callable[[ClusterState], bool], timeout_s: float, after: float = 0.0
+    ) -> Sample | None:
+        """Block until a state satisfies ``predicate`` (or the timeout); return it as
+        :meth:`first` does."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            found = self.first(predicate, after)
+            if found is not None:
+                return found
+            time.sleep(self.interval_s)
+        return self.first(predicate, after)

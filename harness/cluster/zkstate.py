@@ -176,10 +176,13 @@ def four_letter_word(address: str, word: str = "srvr", timeout_s: float = 2.0) -
     return b"".join(chunks).decode(errors="replace")
 
 
-def zookeeper_mode(address: str) -> str | None:
-    """``leader``, ``follower`` or None when the node does not serve (no quorum, down)."""
+def zookeeper_mode(address: str, timeout_s: float = 2.0) -> str | None:
+    """``leader``, ``follower`` or None when the node does not serve (no quorum, down).
+
+    ``timeout_s`` bounds a frozen node's silence: a background sampler reading modes
+    every second passes less than the default so one paused node cannot stall it."""
     try:
-        answer = four_letter_word(address)
+        answer = four_letter_word(address, timeout_s=timeout_s)
     except OSError:
         return None
     for line in answer.splitlines():

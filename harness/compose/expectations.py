@@ -9,9 +9,10 @@ A :class:`Bounds` declares those (scenario files under ``[bounds]``, Python scen
 check per bound, whose detail gives the measured figure beside the bound, so a reviewer
 reads both and a violated bound fails the scenario.
 
-Everything here is pure: the inputs are the rows of the history's sends table, the
-sampler's :class:`~harness.cluster.sampler.ClusterEvent` list and replica sets from a
-cluster-state snapshot. :class:`~harness.compose.scenario.ScenarioRun` gathers them.
+Everything here is pure: the inputs are rows of the history's sends and cluster_state
+tables (the latter as :meth:`~harness.cluster.sampler.ZkSampler.rows` hands them over,
+or read back from Parquet: the same dicts) and replica sets from a cluster-state
+snapshot. :class:`~harness.compose.scenario.ScenarioRun` gathers them.
 """
 
 from __future__ import annotations
@@ -19,13 +20,11 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness import history as hist
-from harness.cluster.sampler import ClusterEvent
 
 BOUND_KEYS = ("max_failed", "max_in_doubt", "max_unavailable_s", "unavailable_s",
               "controller_changes", "leader_epoch_changes", "isr_full_after_heal_s")
@@ -272,13 +271,6 @@ def longest_gap(times: Sequence[float], start: float, end: float) -> float:
     return max(b - a for a, b in itertools.pairwise(points))
 
 
-# The sampler's event texts (harness.cluster.sampler.diff_states); unit tests build events with
-# diff_states itself, so a change of wording there fails here rather than miscounting.
-_CONTROLLER = re.compile(r"-> (?P<id>-?\d+|None) \(epoch (?P<epoch>\d+|None)\)")
-_LEADER = re.compile(r"-> (?P<leader>-?\d+) \(epoch (?P<epoch>\d+)\)")
-_ISR = re.compile(r"-> \[(?P<isr>[-\d, ]*)\]\s*$")
-
-
 @dataclass(frozen=True)
 class ControllerChanges:
     """Controller elections during a run: increases of the controller epoch from the
@@ -290,59 +282,59 @@ class ControllerChanges:
     controllers: tuple[str, ...]
 
 
-def controller_changes(events: Iterable[ClusterEvent]) -> ControllerChanges:
-    """Counted by controller epoch, not by events: an election the sampler missed between
-    two reads (or during a stretch ZooKeeper was unreadable) still raised the epoch, and
-    a moment with no /controller znode between two controllers is not a change."""
+def _readable(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows of readable snapshots, in sample order: a cluster_state table read back
+    from Parquet in any order, or the sampler's rows, give the same figures."""
+    return sorted((r for r in rows if r["readable"]), key=lambda r: (r["ts"], r["sample"]))
+
+
+def controller_changes(rows: Iterable[Mapping[str, Any]]) -> ControllerChanges:
+    """From cluster_state rows (harness/cluster/sampler.py). Counted by controller epoch,
+    not by changes seen: an election the sampler missed between two reads (or during a
+    stretch ZooKeeper was unreadable) still raised the epoch, and a moment with no
+    /controller znode between two controllers is not a change."""
     epochs: list[int] = []
     seen: list[str] = []
-    for event in sorted((e for e in events if e.kind == "controller"), key=lambda e: e.ts):
-        match = _CONTROLLER.search(event.detail)
-        if match is None:
-            raise BoundsError(f"cannot read the controller event {event.detail!r}")
-        if match["epoch"] != "None":
-            epochs.append(int(match["epoch"]))
-        if match["id"] != "None" and (not seen or seen[-1] != match["id"]):
-            seen.append(match["id"])
+    for row in _readable(rows):
+        if row["controller_epoch"] is not None:
+            epochs.append(int(row["controller_epoch"]))
+        controller = row["controller"]
+        if controller is not None and (not seen or seen[-1] != str(controller)):
+            seen.append(str(controller))
     if not epochs:
         return ControllerChanges(0, None, None, tuple(seen))
     return ControllerChanges(max(epochs) - epochs[0], epochs[0], max(epochs), tuple(seen))
 
 
-def leader_epoch_changes(events: Iterable[ClusterEvent], topic: str) -> dict[int, int]:
+def _partition_rows(rows: Iterable[Mapping[str, Any]], topic: str) -> list[Mapping[str, Any]]:
+    return [r for r in _readable(rows) if r["topic"] == topic and r["partition"] is not None]
+
+
+def leader_epoch_changes(rows: Iterable[Mapping[str, Any]], topic: str) -> dict[int, int]:
     """Per partition of ``topic`` the sampler saw, how far its leader epoch rose from the
     first observation: every election (a leader going offline included) raises it once."""
     first: dict[int, int] = {}
     highest: dict[int, int] = {}
-    for event in sorted(events, key=lambda e: e.ts):
-        if event.kind != "leader" or event.topic != topic or event.partition is None:
-            continue
-        match = _LEADER.search(event.detail)
-        if match is None:
-            raise BoundsError(f"cannot read the leader event {event.detail!r}")
-        epoch = int(match["epoch"])
-        first.setdefault(event.partition, epoch)
-        highest[event.partition] = max(epoch, highest.get(event.partition, epoch))
+    for row in _partition_rows(rows, topic):
+        partition, epoch = int(row["partition"]), int(row["leader_epoch"])
+        first.setdefault(partition, epoch)
+        highest[partition] = max(epoch, highest.get(partition, epoch))
     return {p: highest[p] - first[p] for p in sorted(first)}
 
 
-def isr_full_since(events: Iterable[ClusterEvent], topic: str,
+def isr_full_since(rows: Iterable[Mapping[str, Any]], topic: str,
                    replicas: Mapping[int, Sequence[int]]) -> dict[int, float | None]:
     """Per partition, when its ISR last became equal to its replica set and stayed so to
-    the end of the events; None when it was not full at the end (or never seen)."""
+    the last sample; None when it was not full then (or never seen)."""
     since: dict[int, float | None] = dict.fromkeys(replicas)
-    for event in sorted(events, key=lambda e: e.ts):
-        partition = event.partition
-        if event.kind != "isr" or event.topic != topic or partition is None or partition not in replicas:
+    for row in _partition_rows(rows, topic):
+        partition = int(row["partition"])
+        if partition not in replicas:
             continue
-        match = _ISR.search(event.detail)
-        if match is None:
-            raise BoundsError(f"cannot read the ISR event {event.detail!r}")
-        isr = {int(b) for b in match["isr"].replace(" ", "").split(",") if b}
-        if isr != set(replicas[partition]):
+        if set(row["isr"] or ()) != set(replicas[partition]):
             since[partition] = None
         elif since[partition] is None:
-            since[partition] = event.ts
+            since[partition] = float(row["ts"])
     return since
 
 
@@ -360,7 +352,7 @@ def isr_full_after(healed_at: float, since: Mapping[int, float | None],
                    polled_full_at: float | None, waiting: Sequence[str] = ()) -> IsrAfterHeal:
     """Seconds from ``healed_at`` until the last partition's ISR was full.
 
-    ``since`` comes from the sampler's events (precise to its interval); a partition they
+    ``since`` comes from the sampler's samples (precise to its interval); a partition they
     do not show full is taken as full at ``polled_full_at``, when a poll of ZooKeeper saw
     every ISR full, if one did. A partition full before the heal counts 0 s.
     """

@@ -159,6 +159,7 @@ class ScenarioRun:
         self.log: EventLog = EventLog(sink=self._record_fault)
         self._writer_lock = threading.Lock()
         self.sampler: ZkSampler | None = None
+        self._sampler_recorded = False
         self.workload: Workload | None = None
         self._finished = False
         self._error: str | None = None
@@ -205,7 +206,7 @@ class ScenarioRun:
                                   dict(topic.config), assignment=assignment)
         self._write_config()
         self._check_broker_settings()
-        self.sampler = ZkSampler(self.cluster.zookeeper_hosts(), [self.topic])
+        self.sampler = ZkSampler.for_cluster(self.cluster, [self.topic], interval_s=0.25)
         self.sampler.start()
         if workload:
             self.start_workload()
@@ -268,6 +269,7 @@ class ScenarioRun:
         heal_all(self.cluster, self.log)
         self._check_fault_events()
         isr = self._poll_isr_after_heal(heal_started)
+        self._stop_sampler()
         drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer)
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)
@@ -400,14 +402,14 @@ class ScenarioRun:
             problems.setdefault("gaps", "the first fault was injected after the workload stopped")
         else:
             window = (start, end)
-        events = self.sampler.events() if self.sampler is not None else []
+        states = self.sampler.rows() if self.sampler is not None else []
         measured: dict[str, Any] = {}
-        for key, measure in (("controller_changes", lambda: controller_changes(events)),
-                             ("leader_epoch_changes", lambda: leader_epoch_changes(events, self.topic)),
-                             ("isr_full_after_heal_s", lambda: self._isr_after_heal(events, isr))):
+        for key, measure in (("controller_changes", lambda: controller_changes(states)),
+                             ("leader_epoch_changes", lambda: leader_epoch_changes(states, self.topic)),
+                             ("isr_full_after_heal_s", lambda: self._isr_after_heal(states, isr))):
             try:
                 measured[key] = measure()
-            except ValueError as err:  # a sampler event that cannot be read
+            except ValueError as err:  # a sampled row that cannot be read
                 problems[key] = str(err)
         if self.sampler is None:
             for key in ("controller_changes", "leader_epoch_changes"):
@@ -423,16 +425,25 @@ class ScenarioRun:
             problems=problems,
         )
 
-    def _isr_after_heal(self, events: Sequence[Any], isr: _IsrPoll | None) -> IsrAfterHeal | None:
+    def _isr_after_heal(self, states: Sequence[Any], isr: _IsrPoll | None) -> IsrAfterHeal | None:
         if isr is None:
             return None
-        since = isr_full_since(events, self.topic, isr.replicas)
+        since = isr_full_since(states, self.topic, isr.replicas)
         return isr_full_after(isr.healed_at, since, isr.full_at, isr.waiting)
 
+    def _stop_sampler(self) -> None:
+        """Stop sampling ZooKeeper, once, and record what it saw: its samples as the
+        history's cluster_state rows, and the changes derived from them for the report."""
+        if self.sampler is None or self._sampler_recorded:
+            return
+        self._sampler_recorded = True
+        events = self.sampler.stop()
+        for row in self.sampler.rows():
+            self.writer.append("cluster_state", row)
+        write_json(self.dir / "cluster_events.json", [e.to_dict() for e in events])
+
     def _close(self, status: str) -> None:
-        if self.sampler is not None:
-            events = self.sampler.stop()
-            write_json(self.dir / "cluster_events.json", [e.to_dict() for e in events])
+        self._stop_sampler()
         self.writer.close(status)
 
     def _write_assertions(self) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -99,12 +99,39 @@ ATTEMPTS_SCHEMA = pa.schema(
     ]
 )
 
+# What ZooKeeper showed during the run (harness/cluster/sampler.py): one row per distinct
+# sampled snapshot and partition of the scenario topic (one row without a partition when a
+# snapshot has none), and one unreadable row (readable false, error set, state columns null)
+# where a stretch of failed reads began. Rows of one snapshot share ``sample`` and both
+# clocks; the state a row shows holds until the next sample. The judge does not read it.
+_BROKER_IDS = pa.list_(pa.int32())
+CLUSTER_STATE_SCHEMA = pa.schema(
+    [
+        pa.field("sample", pa.int64(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("mono", pa.float64(), nullable=False),
+        pa.field("readable", pa.bool_(), nullable=False),
+        pa.field("error", pa.string()),
+        pa.field("controller", pa.int32()),
+        pa.field("controller_epoch", pa.int32()),
+        pa.field("live_brokers", _BROKER_IDS),
+        pa.field("zk_modes", pa.string()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("leader", pa.int32()),
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("isr", _BROKER_IDS),
+        pa.field("replicas", _BROKER_IDS),
+    ]
+)
+
 SCHEMAS: Mapping[str, pa.Schema] = {
     "sends": SENDS_SCHEMA,
     "polls": POLLS_SCHEMA,
     "final_log": FINAL_LOG_SCHEMA,
     "faults": FAULTS_SCHEMA,
     "attempts": ATTEMPTS_SCHEMA,
+    "cluster_state": CLUSTER_STATE_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
 

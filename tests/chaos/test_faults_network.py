@@ -19,12 +19,12 @@ from faults import (
     isolate_controller,
     isolate_zone,
 )
-from faults.timeline import StateRecorder
 from faults.toxics import latency
 from faults.waiting import wait_until
 from harness.cluster.broker_metadata import broker_view
 from harness.cluster.fabric import LinkKind
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos
@@ -127,7 +127,7 @@ def test_latency_of_twice_the_lag_time_on_a_fetch_link_drops_the_follower_until_
     slow = Degrade(
         Links(FollowerOf(topic, 0), LeaderOf(topic, 0), LinkKind.REPLICATION), latency(2 * lag_ms, 100)
     )
-    with Trickle(cluster, topic), StateRecorder(cluster, [topic]) as recorder:
+    with Trickle(cluster, topic), ZkSampler.for_cluster(cluster, [topic]) as recorder:
         (link,) = slow.inject(cluster, fault_log)
         injected = fault_log.events[-1].mono
         follower = int(link.split("->")[0].removeprefix("kafka-"))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from faults import DeleteController, EventLog, ExpireSession, LeaderOf, PreferredLeaderElection, Reassign
-from faults.timeline import StateRecorder
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from tests.support.trickle import unique_topic
 
 pytestmark = pytest.mark.chaos
@@ -53,7 +53,7 @@ def test_an_expired_session_deregisters_the_broker_which_registers_again_and_lea
     before = cluster.state([topic]).topic(topic)[0]
     assert before.leader == before.replicas[0], "a new topic's leader is its preferred replica"
     expire = ExpireSession(LeaderOf(topic, 0))
-    with StateRecorder(cluster, [topic]) as recorder:
+    with ZkSampler.for_cluster(cluster, [topic]) as recorder:
         (node,) = expire.inject(cluster, fault_log)
         expired_at = fault_log.events[-1].mono
         expire.heal(cluster, fault_log)

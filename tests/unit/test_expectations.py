@@ -4,6 +4,7 @@ ScenarioRun with stand-in clusters (no Docker)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -13,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from harness import history as hist
-from harness.cluster.sampler import ClusterEvent, ZkSampler, diff_states
+from harness.cluster.sampler import ZkSampler
 from harness.cluster.zkstate import ClusterState, PartitionState
 from harness.compose.expectations import (
     Bounds,
@@ -167,57 +168,68 @@ def _cluster_state(controller: int | None, epoch: int | None, *parts: PartitionS
     return ClusterState((0, 1, 2), controller, epoch, {(p.topic, p.partition): p for p in parts})
 
 
-def _events(*states: tuple[float, ClusterState]) -> list[ClusterEvent]:
-    """What the sampler records for these snapshots, through its own diff."""
-    events: list[ClusterEvent] = []
-    before: ClusterState | None = None
+def _rows(*states: tuple[float, ClusterState | Exception]) -> list[dict[str, Any]]:
+    """The cluster_state rows the sampler records for these reads (an exception: a read
+    that failed), through its own recording."""
+    sampler = ZkSampler("zk", [TOPIC])
     for ts, state in states:
-        events += diff_states(before, state, ts)
-        before = state
-    return events
+        def snapshot(topics: list[str], state: ClusterState | Exception = state) -> ClusterState:
+            if isinstance(state, Exception):
+                raise state
+            return state
+        sampler.sample(snapshot, now=lambda ts=ts: ts)
+    return sampler.rows()
 
 
 def test_controller_changes_are_epoch_increases_after_the_first_observation() -> None:
-    events = _events(
+    rows = _rows(
         (0.0, _cluster_state(2, 5)),
         (1.0, _cluster_state(None, 5)),  # /controller gone for a moment: not a change by itself
         (2.0, _cluster_state(0, 6)),
         (3.0, _cluster_state(1, 8)),  # two elections between two reads: both count
     )
-    found = controller_changes(events)
+    found = controller_changes(rows)
     assert found == ControllerChanges(3, 5, 8, ("2", "0", "1"))
-    assert controller_changes(_events((0.0, _cluster_state(2, 5)))).count == 0
+    assert controller_changes(_rows((0.0, _cluster_state(2, 5)))).count == 0
 
 
 def test_leader_epoch_changes_per_partition_of_the_topic() -> None:
-    events = _events(
+    rows = _rows(
         (0.0, _cluster_state(2, 1, _partition(0, 0, 3, (0, 1, 2)), _partition(1, 1, 7, (0, 1, 2)))),
         (1.0, _cluster_state(2, 1, _partition(0, -1, 4, (0,)), _partition(1, 1, 7, (1, 2)))),
         (2.0, _cluster_state(2, 1, _partition(0, 1, 5, (1, 2)), _partition(1, 1, 7, (1, 2)))),
     )
-    events.append(ClusterEvent(2.5, "leader", "other-topic", 0, "leader 0 -> 1 (epoch 99)"))
-    assert leader_epoch_changes(events, TOPIC) == {0: 2, 1: 0}
+    rows.append({**rows[-1], "sample": 9, "ts": 2.5, "topic": "other-topic", "leader_epoch": 99})
+    assert leader_epoch_changes(rows, TOPIC) == {0: 2, 1: 0}
 
 
-def test_an_event_text_that_cannot_be_read_is_an_error_not_a_zero() -> None:
-    with pytest.raises(BoundsError, match="cannot read the leader event"):
-        leader_epoch_changes([ClusterEvent(1.0, "leader", TOPIC, 0, "leader moved")], TOPIC)
-    with pytest.raises(BoundsError, match="cannot read the controller event"):
-        controller_changes([ClusterEvent(1.0, "controller", None, None, "controller moved")])
+def test_bounds_read_the_samples_in_time_order_and_skip_unreadable_rows() -> None:
+    """The table read back from Parquet need not be in sample order, and a gap row has no
+    state: neither may change a figure."""
+    rows = _rows(
+        (0.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)))),
+        (1.0, OSError("no quorum")),
+        (2.0, _cluster_state(1, 5, _partition(0, 1, 2, (0, 1, 2)))),
+    )
+    assert [r["readable"] for r in rows] == [True, False, True]
+    for order in (rows, rows[::-1]):
+        assert controller_changes(order) == ControllerChanges(1, 4, 5, ("0", "1"))
+        assert leader_epoch_changes(order, TOPIC) == {0: 1}
+        assert isr_full_since(order, TOPIC, {0: (0, 1, 2)}) == {0: 0.0}
 
 
 def test_isr_full_since_is_the_last_time_it_became_full() -> None:
     replicas = {0: (0, 1, 2), 1: (0, 1, 2)}
-    events = _events(
+    reads: list[tuple[float, ClusterState | Exception]] = [
         (0.0, _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 1, 1, (0, 1, 2)))),
         (5.0, _cluster_state(2, 1, _partition(0, 0, 1, (0, 2)), _partition(1, 1, 1, (0, 1, 2)))),
         (9.0, _cluster_state(2, 1, _partition(0, 0, 1, (2, 0, 1)), _partition(1, 1, 1, (0, 1, 2)))),
-    )
-    assert isr_full_since(events, TOPIC, replicas) == {0: 9.0, 1: 0.0}
-    shrunk = events + diff_states(
-        _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 1, 1, (0, 1, 2))),
-        _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 1, 1, (1,))), 12.0)
+    ]
+    assert isr_full_since(_rows(*reads), TOPIC, replicas) == {0: 9.0, 1: 0.0}
+    shrunk = _rows(*reads, (12.0, _cluster_state(2, 1, _partition(0, 0, 1, (0, 1, 2)),
+                                                 _partition(1, 1, 1, (1,)))))
     assert isr_full_since(shrunk, TOPIC, replicas) == {0: 9.0, 1: None}
+    assert isr_full_since(shrunk, TOPIC, {**replicas, 3: (0, 1)})[3] is None  # never seen
 
 
 def test_isr_after_heal_uses_the_poll_where_the_events_do_not_show_full() -> None:
@@ -527,3 +539,24 @@ def test_a_failure_while_judging_bounds_is_a_failed_check_not_a_lost_verdict(
     run._check_bounds(None)
     [check] = run.checks
     assert (check.name, check.passed) == ("bounds judged", False) and "boom" in check.detail
+
+
+def test_the_scenario_records_the_samples_as_the_cluster_state_table(tmp_path: Path) -> None:
+    """Stopping the sampler writes its rows into the history and the events derived from
+    them for the report; bounds computed from the table read back equal the in-memory ones."""
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded"))
+    run.sampler = ZkSampler("zk", [run.topic])
+    for ts, state in ((100.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)))),
+                      (101.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)))),
+                      (105.0, _cluster_state(1, 5, _partition(0, 1, 2, (1, 2))))):
+        renamed = _rename(state, run.topic)
+        run.sampler.sample(lambda topics, s=renamed: s, now=lambda ts=ts: ts)
+    run._close(hist.STATUS_COMPLETE)
+    run._stop_sampler()  # finish stops it before the drain, _close again: rows go in once
+    table = dict(hist.iter_tables(run.dir / "history"))["cluster_state"].to_pylist()
+    assert table == run.sampler.rows() and len(table) == 2
+    assert controller_changes(table) == ControllerChanges(1, 4, 5, ("0", "1"))
+    assert leader_epoch_changes(table, run.topic) == {0: 1}
+    events = json.loads((run.dir / "cluster_events.json").read_text())
+    assert events == [e.to_dict() for e in run.sampler.events()]
+    assert [e["kind"] for e in events if e["ts"] == 105.0] == ["controller", "leader", "isr"]

@@ -244,3 +244,23 @@ def test_older_schema_version_is_refused(tmp_path: Path) -> None:
     expected = f"schema_version 1, this reconciliation reads version {SCHEMA_VERSION}"
     with pytest.raises(HistoryError, match=expected):
         validate_history(root)
+
+
+def test_cluster_state_rows_round_trip_with_list_columns_and_gap_rows(tmp_path: Path) -> None:
+    """The sampler's table: broker lists stay lists, a gap row keeps its nulls, and a
+    history whose writer recorded no sample still validates with an empty table."""
+    state = {"sample": 0, "ts": 10.0, "mono": 1.0, "readable": True, "error": None, "controller": 1,
+             "controller_epoch": 3, "live_brokers": [0, 1, 2], "zk_modes": '{"zookeeper-0": "leader"}',
+             "topic": "t", "partition": 0, "leader": 1, "leader_epoch": 4, "isr": [1, 2],
+             "replicas": [0, 1, 2]}
+    gap = {**dict.fromkeys(state), "sample": 1, "ts": 11.0, "mono": 2.0, "readable": False,
+           "error": "ConnectionLoss"}
+    with HistoryWriter(tmp_path / "h", run_id="r1") as w:
+        w.append("cluster_state", state)
+        w.append("cluster_state", gap)
+    validate_history(tmp_path / "h")
+    assert dict(iter_tables(tmp_path / "h"))["cluster_state"].to_pylist() == [state, gap]
+    empty = _write(tmp_path / "e")
+    validate_history(empty)
+    assert dict(iter_tables(empty))["cluster_state"].num_rows == 0
+    assert SCHEMA_VERSION == 4

@@ -3,7 +3,9 @@ metadata decoding, and run identity rules."""
 
 from __future__ import annotations
 
+import socket
 import struct
+import time
 
 import pytest
 from confluent_kafka import KafkaError
@@ -12,7 +14,7 @@ from harness import history as hist
 from harness.cluster.broker_metadata import _parse, _request
 from harness.cluster.resources import RunIdentity
 from harness.cluster.sampler import diff_states
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.zkstate import ClusterState, PartitionState, zookeeper_mode
 from harness.errors import ChaosError
 from harness.workload.driver import classify
 
@@ -93,3 +95,14 @@ def test_metadata_v1_response_is_decoded_into_one_brokers_view() -> None:
 def test_run_ids_that_cannot_name_containers_are_refused(bad: str) -> None:
     with pytest.raises(ChaosError, match="run id"):
         RunIdentity(bad)
+
+
+def test_a_silent_zookeeper_node_costs_the_mode_read_only_its_timeout() -> None:
+    """A frozen ZooKeeper accepts the connection (the kernel does) and never answers: the
+    sampler's mode thread must get None after its short timeout, not the default 2 s."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        started = time.monotonic()
+        assert zookeeper_mode(f"127.0.0.1:{server.getsockname()[1]}", timeout_s=0.2) is None
+        assert time.monotonic() - started < 1.0

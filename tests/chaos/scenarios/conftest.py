@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import pytest
 
-from faults.timeline import StateRecorder
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from harness.cluster.zkstate import PartitionState
 from harness.compose.scenario import ScenarioRun
 
@@ -34,7 +34,7 @@ def spare_brokers(cluster: Cluster) -> tuple[int, ...]:
     return spare
 
 
-def await_partition(recorder: StateRecorder, topic: str, partition: int,
+def await_partition(recorder: ZkSampler, topic: str, partition: int,
                     predicate: Callable[[PartitionState], bool], timeout_s: float, after: float,
                     what: str) -> tuple[float, PartitionState]:
     """The first sampled (monotonic time, state) at or after ``after`` where ``predicate``
@@ -51,15 +51,13 @@ def await_partition(recorder: StateRecorder, topic: str, partition: int,
     return found[0], found[1].partitions[(topic, partition)]
 
 
-def offline_span(recorder: StateRecorder, topic: str, partition: int,
+def offline_span(recorder: ZkSampler, topic: str, partition: int,
                  after: float) -> tuple[float, float] | None:
     """(start, end) monotonic times of the first stretch after ``after`` during which
     ZooKeeper showed the partition without a leader (leader -1); end is the first sample
     with a leader again. None if it never went offline, or never came back."""
     start = None
-    for taken, state in recorder.samples:
-        if taken < after:
-            continue
+    for taken, state in recorder.between(after):
         leader = state.partitions[(topic, partition)].leader
         if start is None and leader == -1:
             start = taken

@@ -21,8 +21,8 @@ import pytest
 
 from faults import BrokerId, Kill
 from faults.nodes import session_timeout_s
-from faults.timeline import StateRecorder
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -69,7 +69,7 @@ def test_s1_killing_a_broker_takes_exactly_its_single_replica_partitions_offline
         consumers=(ConsumerSpec("cb", "b"),),
         expectations=ACCEPT,
     )
-    with scenario(spec) as run, StateRecorder(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
         topic = run.topic
         warm_up(run)
         run.settle(1)
@@ -83,7 +83,7 @@ def test_s1_killing_a_broker_takes_exactly_its_single_replica_partitions_offline
             assert run.check(f"p{p} offline: leader -1, ISR only the dead broker {victim}",
                              offline.isr == (victim,), brief(offline))
         run.settle(DOWN_AFTER_OFFLINE_S)
-        moved = [(p, s.partitions[(topic, p)]) for t, s in zk.samples if t >= killed.mono for p in live]
+        moved = [(p, s.partitions[(topic, p)]) for _, s in zk.between(killed.mono) for p in live]
         assert run.check(f"partitions {live} of the other brokers kept their leader throughout",
                          bool(moved) and all(state.leader == assignment[p][0] for p, state in moved),
                          f"{len(moved)} samples")

@@ -19,8 +19,8 @@ from collections.abc import Callable
 import pytest
 
 from faults import BrokerId, Kill, Reassign
-from faults.timeline import StateRecorder
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -62,7 +62,7 @@ def test_s2_partitions_moved_off_a_broker_survive_its_kill_without_a_failed_send
         consumers=(ConsumerSpec("cb", "b"),),
         expectations=ACCEPT,
     )
-    with scenario(spec) as run, StateRecorder(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
         topic = run.topic
         warm_up(run)
         run.settle(1)
@@ -88,7 +88,7 @@ def test_s2_partitions_moved_off_a_broker_survive_its_kill_without_a_failed_send
         gone = zk.wait_for(lambda s: victim not in s.live_brokers, DEREGISTER_TIMEOUT_S, stopped.mono)
         assert gone is not None, f"broker {victim} never left /brokers/ids"
         run.settle(2)  # past the session expiry: the controller has handled the death
-        during = [s for t, s in zk.samples if t >= stopped.mono]
+        during = [s for _, s in zk.between(stopped.mono)]
         unchanged = all(s.partitions == settled.partitions for s in during)
         assert run.check(f"after broker {victim}'s death (session expired after "
                          f"{gone[0] - stopped.mono:.1f} s) no leader, epoch or ISR changed",

@@ -19,8 +19,8 @@ import pytest
 
 from faults import BrokerId, ControlledShutdown, Kill, PreferredLeaderElection
 from faults.nodes import session_timeout_s
-from faults.timeline import StateRecorder
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from harness.cluster.zkstate import ClusterState
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
@@ -78,7 +78,7 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
         expectations=ACCEPT,
     )
     session_s = session_timeout_s(cluster)
-    with scenario(spec) as run, StateRecorder(cluster, [run.topic], interval_s=0.05) as zk:
+    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.05) as zk:
         topic = run.topic
         warm_up(run)
         run.settle(1)

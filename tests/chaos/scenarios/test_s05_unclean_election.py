@@ -20,8 +20,8 @@ from collections.abc import Callable
 import pytest
 
 from faults import BrokerId, Kill
-from faults.timeline import StateRecorder
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -66,7 +66,7 @@ def test_s5_stale_follower_first_back_after_the_leader_dies(
         consumers=(ConsumerSpec("cc", "c"),),
         expectations=UNSAFE if unclean else SAFE,
     )
-    with scenario(spec) as run, StateRecorder(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
         assert run.workload is not None
         topic = run.topic
         warm_up(run)
@@ -104,7 +104,7 @@ def test_s5_stale_follower_first_back_after_the_leader_dies(
                              f"{brief(offline)} -> {brief(elected)}")
         else:
             run.settle(HOLD_OFFLINE_S)
-            seen = [s.partitions[(topic, 0)] for taken, s in zk.samples if taken >= registered]
+            seen = [s.partitions[(topic, 0)] for _, s in zk.between(registered)]
             assert run.check(f"stale follower back: partition stays offline for {HOLD_OFFLINE_S:.0f} s",
                              bool(seen) and all(p.leader == -1 and p.isr == (leader,) for p in seen),
                              f"{len(seen)} samples, last {brief(seen[-1]) if seen else None}")

@@ -23,9 +23,9 @@ from collections.abc import Callable
 import pytest
 
 from faults import BrokerId, Kill, cut_link
-from faults.timeline import StateRecorder
 from harness.cluster.fabric import LinkKind
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -68,7 +68,7 @@ def test_s6_follower_held_back_then_both_crash_and_the_follower_returns_first(
         consumers=(ConsumerSpec("cc", "c"),),
         expectations=UNSAFE if unsafe else SAFE,
     )
-    with scenario(spec) as run, StateRecorder(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
         topic = run.topic
         warm_up(run)
         run.settle(1)
@@ -80,7 +80,7 @@ def test_s6_follower_held_back_then_both_crash_and_the_follower_returns_first(
         leader_stop = Kill(BrokerId(leader))
         run.inject(leader_stop)
         leader_down = run.log.events[-1]
-        during = [s.partitions[(topic, 0)] for t, s in zk.samples if held.mono <= t <= leader_down.mono]
+        during = [s.partitions[(topic, 0)] for _, s in zk.between(held.mono, leader_down.mono)]
         assert run.check("held-back follower still in the ISR when the leader died",
                          bool(during) and all(p.leader == leader and follower in p.isr for p in during),
                          f"{len(during)} samples, last {brief(during[-1]) if during else None}")
