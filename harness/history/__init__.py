@@ -17,6 +17,7 @@ A history is a directory::
     final_log/part-NNNN.parquet  every record from log start to high watermark, after healing
     faults/part-NNNN.parquet fault inject/heal events
     attempts/part-NNNN.parquet one row per produce attempt (a batch) that failed
+    cluster_state/part-NNNN.parquet  every distinct ZooKeeper snapshot, one row per partition
 
 Tables are directories of part files so that a long run can flush as it goes instead of
 holding everything in memory; Spark and pyarrow read a directory of parts as one table.
