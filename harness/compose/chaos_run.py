@@ -25,7 +25,7 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.node_config import format_value
 from harness.cluster.recovery import ClusterKeeper, Escalation, Healer
 from harness.cluster.resources import RunIdentity
-from harness.compose.rundir import RunDirectory
+from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
 from harness.compose.scenario import Judge
 from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
@@ -88,12 +88,17 @@ class ChaosRun:
     """The lifecycle of one run: cluster, judge, folder, records, report."""
 
     def __init__(self, run_id: str, kafka_version: str, topology: str, healer: Healer,
-                 keep: bool = False, progress: Progress = _quiet) -> None:
+                 keep: bool = False, progress: Progress = _quiet, worker: str | None = None) -> None:
+        """``worker`` names a pytest-xdist worker: each worker runs its own cluster (its
+        containers labelled ``<run id>-<worker>``, so no worker removes another's) and
+        writes its records to ``workers/<worker>.json`` in the shared run folder; the
+        controller merges them into one report (:meth:`absorb_workers`)."""
         self.run_id = run_id
+        self.worker = worker
         self.kafka_version = kafka_version
         self.base_topology = load_topology(topology)
         self.topology = self.base_topology  # what the next cluster is made from
-        self.identity = RunIdentity(run_id, keep=keep)
+        self.identity = RunIdentity(f"{run_id}-{worker}" if worker else run_id, keep=keep)
         self.progress = progress
         self.keeper = ClusterKeeper(self._new_cluster, healer, progress)
         self.records: dict[str, TestRecord] = {}
@@ -125,7 +130,8 @@ class ChaosRun:
     @property
     def directory(self) -> RunDirectory:
         if self._directory is None:
-            self._directory = RunDirectory(self.run_id, self.kafka_version)
+            header = f"{WORKERS_DIR}/{self.worker}.json" if self.worker else "run.json"
+            self._directory = RunDirectory(self.run_id, self.kafka_version, header=header)
         return self._directory
 
     @property
@@ -216,6 +222,28 @@ class ChaosRun:
             record.outcome, record.phase, record.error = ERROR, "teardown", escalation_text(escalation)
         return record
 
+    # -- pytest-xdist: one report from several workers -----------------------------------------
+    def absorb_workers(self) -> bool:
+        """On the controller of a pytest-xdist session: take in what each worker wrote -
+        the scenario folders, the escalations, and each test's scenario and diagnostics
+        links - beside the controller's own records (every worker's test reports reach
+        the controller, so outcomes and errors are already here, even from a worker that
+        crashed). False when no worker wrote anything (no chaos test ran)."""
+        headers = worker_headers(reports_root() / self.run_id)
+        if not headers:
+            return False
+        run = self.directory
+        for header in headers:
+            for scenario in header.get("scenarios", []):
+                if scenario not in run.header["scenarios"]:
+                    run.header["scenarios"].append(scenario)
+            run.header.setdefault("escalations", []).extend(header.get("escalations", []))
+            for test in header.get("tests", []):
+                record = self.records.get(test.get("id")) or self.record(str(test.get("id")))
+                record.scenario = record.scenario or test.get("scenario")
+                record.diagnostics = record.diagnostics or test.get("diagnostics")
+        return True
+
     # -- end ----------------------------------------------------------------------------------
     def close(self) -> None:
         """Judge and cluster gone; safe to call twice."""
@@ -233,8 +261,11 @@ class ChaosRun:
             return None
         run = self.directory
         run.header["tests"] = [r.to_dict() for r in self.records.values()]
-        run.header["escalations"] = [e.to_dict() for e in self.keeper.escalations]
+        run.header["escalations"] = [*run.header.get("escalations", []),
+                                     *(e.to_dict() for e in self.keeper.escalations)]
         run.finish(status)
+        if self.worker is not None:
+            return None  # the controller renders the one report
         from harness.report import render_run_with_outcome
 
         return render_run_with_outcome(run.path)

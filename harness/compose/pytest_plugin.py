@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Iterator
+from typing import Any
 
 import docker
 import pytest
@@ -81,19 +82,30 @@ def pytest_configure(config: pytest.Config) -> None:
     unwind_on_sigterm()
     from faults.heal import heal_all
 
+    # Under pytest-xdist each worker runs its own cluster; all share the controller's run id,
+    # so their scenario pages land in one run folder and one report.
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput["kafka_chaos_run_id"] if workerinput else config.getoption("--run-id")
     try:
         release(config.getoption("--kafka-version"))
         config.stash[_CHAOS_RUN_KEY] = ChaosRun(
-            config.getoption("--run-id") or new_run_id(),
+            run_id or new_run_id(),
             config.getoption("--kafka-version"),
             config.getoption("--topology"),
             healer=heal_all,
             keep=bool(config.getoption("--keep-cluster")),
             progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
+            worker=workerinput["workerid"] if workerinput else None,
         )
     except USER_ERRORS as err:
         raise pytest.UsageError(str(err)) from err
     config.pluginmanager.register(_Recorder(config.stash[_CHAOS_RUN_KEY]), "kafka-chaos-recorder")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, on the controller: hand each worker the run id it reports into."""
+    node.workerinput["kafka_chaos_run_id"] = chaos_run_of(node.config).run_id
 
 
 def _needs_cluster(item: pytest.Item) -> bool:
@@ -244,7 +256,11 @@ class _Recorder:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write every test's record into run.json and render the report."""
     run = session.config.stash.get(_CHAOS_RUN_KEY, None)
-    if run is None or not run.opened:
+    if run is None:
+        return
+    if run.worker is None and not hasattr(session.config, "workerinput"):
+        run.absorb_workers()  # the controller of an xdist session; a no-op otherwise
+    if not run.opened:
         return
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     try:

@@ -28,6 +28,9 @@ from harness.report.model import RunStatus
 REPORTS_ENV = "KAFKA_CHAOS_REPORTS"
 
 
+WORKERS_DIR = "workers"
+
+
 def reports_root() -> Path:
     return Path(os.environ.get(REPORTS_ENV, "reports")).absolute()
 
@@ -43,9 +46,14 @@ def write_json(path: Path, data: Any) -> None:
 class RunDirectory:
     """The folder of one run and its ``run.json`` header."""
 
-    def __init__(self, run_id: str, kafka_version: str, root: Path | None = None) -> None:
+    def __init__(self, run_id: str, kafka_version: str, root: Path | None = None,
+                 header: str = "run.json") -> None:
+        """``header`` is the file this process writes: ``run.json`` for the run, or a
+        worker's own file under ``workers/`` when pytest-xdist runs several clusters side
+        by side (the controller merges them into ``run.json``, see :func:`worker_headers`)."""
         self.run_id = run_id
         self.path = (root or reports_root()) / run_id
+        self.header_path = self.path / header
         self.header: dict[str, Any] = {
             "run_id": run_id, "kafka_version": kafka_version, "started": time.time(),
             "finished": None, "status": RunStatus.RUNNING.value, "scenarios": [],
@@ -54,7 +62,7 @@ class RunDirectory:
         self._save()
 
     def _save(self) -> None:
-        write_json(self.path / "run.json", self.header)
+        write_json(self.header_path, self.header)
 
     def scenario_dir(self, scenario_id: str) -> Path:
         if scenario_id not in self.header["scenarios"]:
@@ -68,3 +76,16 @@ class RunDirectory:
         self.header["status"] = status.value
         self.header["finished"] = time.time()
         self._save()
+
+
+def worker_headers(run_path: Path) -> list[dict[str, Any]]:
+    """The headers the pytest-xdist workers of a run wrote, in worker order; a file that
+    cannot be read is skipped here, and its tests still come from the controller's own
+    records."""
+    headers = []
+    for path in sorted((run_path / WORKERS_DIR).glob("*.json")):
+        try:
+            headers.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return headers

@@ -86,6 +86,9 @@ class ScenarioSpec:
     # Broker settings the scenario needs. The cluster must already run them: `kafka-chaos
     # run FILE` starts one per distinct set; a shared cluster without them is refused.
     broker_settings: Mapping[str, SettingValue] = field(default_factory=dict)
+    # How often the run's one ZooKeeper sampler looks (seconds); a scenario that times a
+    # failover asks for finer samples, and reads them from ``run.cluster_state``.
+    sample_interval_s: float = 0.25
 
 
 class ScenarioError(ChaosError):
@@ -206,11 +209,20 @@ class ScenarioRun:
                                   dict(topic.config), assignment=assignment)
         self._write_config()
         self._check_broker_settings()
-        self.sampler = ZkSampler.for_cluster(self.cluster, [self.topic], interval_s=0.25)
+        self.sampler = ZkSampler.for_cluster(self.cluster, [self.topic],
+                                             interval_s=self.spec.sample_interval_s)
         self.sampler.start()
         if workload:
             self.start_workload()
         return self
+
+    @property
+    def cluster_state(self) -> ZkSampler:
+        """The run's one ZooKeeper sampler, for checks that ask when something changed;
+        what it saw becomes the history's ``cluster_state`` table."""
+        if self.sampler is None:
+            raise ScenarioError("the scenario has not started: no cluster state is being sampled")
+        return self.sampler
 
     def start_workload(self) -> Workload:
         self._workload_started = time.time()

@@ -105,3 +105,38 @@ def test_ctrl_c_is_recorded_and_re_raised(run: Any) -> None:
     record = chaos.records["file:f.toml"]
     assert (record.outcome, record.phase, record.error) == ("error", "call", "interrupted")
     assert chaos.keeper.handed_out, "the next case must restore health before it starts"
+
+
+def test_an_xdist_run_merges_every_workers_record_into_one_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers, each with its own cluster label and header file; the controller's
+    records (forwarded by xdist) gain the workers' scenario links, and one report says
+    FAILED because one worker's test failed."""
+    monkeypatch.setenv("KAFKA_CHAOS_REPORTS", str(tmp_path))
+    heal = lambda c: None  # noqa: E731
+    workers = [ChaosRun("r2", "3.7.2", "three_az", healer=heal, worker=w) for w in ("gw0", "gw1")]
+    assert [w.identity.run_id for w in workers] == ["r2-gw0", "r2-gw1"], "each worker labels its own cluster"
+    for worker, (test, outcome) in zip(workers, [("t::a", "passed"), ("t::b", "failed")], strict=True):
+        record = worker.record(test)
+        record.outcome, record.scenario = outcome, test.replace("t::", "s-")
+        worker.directory.scenario_dir(record.scenario)
+        assert worker.finish() is None, "a worker never renders"
+    assert not (tmp_path / "r2" / "run.json").exists()
+
+    controller = ChaosRun("r2", "3.7.2", "three_az", healer=heal)
+    controller.record("t::a").outcome = "passed"
+    controller.record("t::b").outcome = "failed"
+    assert controller.absorb_workers()
+    result = controller.finish()
+    assert result is not None and result[1] == "failed"
+    import json
+    header = json.loads((tmp_path / "r2" / "run.json").read_text())
+    assert header["scenarios"] == ["s-a", "s-b"]
+    assert {t["id"]: (t["outcome"], t["scenario"]) for t in header["tests"]} == {
+        "t::a": ("passed", "s-a"), "t::b": ("failed", "s-b")}
+
+
+def test_a_controller_without_workers_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAFKA_CHAOS_REPORTS", str(tmp_path))
+    controller = ChaosRun("r3", "3.7.2", "three_az", healer=lambda c: None)
+    assert not controller.absorb_workers() and not controller.opened

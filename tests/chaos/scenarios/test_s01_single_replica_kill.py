@@ -22,7 +22,6 @@ import pytest
 from faults import BrokerId, Kill
 from faults.nodes import session_timeout_s
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -57,6 +56,7 @@ def test_s1_killing_a_broker_takes_exactly_its_single_replica_partitions_offline
     dead = [p for p, replicas in assignment.items() if replicas == [victim]]
     live = [p for p in assignment if p not in dead]
     spec = ScenarioSpec(
+        sample_interval_s=0.1,
         id="s1-single-replica-kill", title="S1 single-replica topic, broker killed",
         description=f"RF 1, {PARTITIONS} partitions spread over all brokers; kill -9 broker {victim} "
                     f"(not the controller), which holds partitions {dead}; restart it.",
@@ -69,7 +69,8 @@ def test_s1_killing_a_broker_takes_exactly_its_single_replica_partitions_offline
         consumers=(ConsumerSpec("cb", "b"),),
         expectations=ACCEPT,
     )
-    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run:
+        zk = run.cluster_state
         topic = run.topic
         warm_up(run)
         run.settle(1)

@@ -20,7 +20,6 @@ import pytest
 
 from faults import BrokerId, Kill, Reassign
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -51,6 +50,7 @@ def test_s2_partitions_moved_off_a_broker_survive_its_kill_without_a_failed_send
     targets = {p: others[i % len(others)] for i, p in enumerate(moving)}
     staying = [p for p in assignment if p not in moving]
     spec = ScenarioSpec(
+        sample_interval_s=0.1,
         id="s2-move-before-maintenance", title="S2 moving single-replica partitions before maintenance",
         description=f"RF 1, {PARTITIONS} partitions spread over all brokers. Reassign broker {victim}'s "
                     f"partitions {moving} to brokers {[targets[p] for p in moving]} and await the moves; "
@@ -62,7 +62,8 @@ def test_s2_partitions_moved_off_a_broker_survive_its_kill_without_a_failed_send
         consumers=(ConsumerSpec("cb", "b"),),
         expectations=ACCEPT,
     )
-    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run:
+        zk = run.cluster_state
         topic = run.topic
         warm_up(run)
         run.settle(1)

@@ -20,7 +20,6 @@ import pytest
 from faults import BrokerId, ControlledShutdown, Kill, PreferredLeaderElection
 from faults.nodes import session_timeout_s
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
 from harness.cluster.zkstate import ClusterState
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
@@ -63,6 +62,7 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
     assignment = rotated(brokers)
     led = [p for p, replicas in assignment.items() if replicas[0] == victim]
     spec = ScenarioSpec(
+        sample_interval_s=0.05,
         id="s3-controlled-vs-kill", title="S3 controlled shutdown versus hard kill",
         description=f"RF 3, min.insync.replicas=2, acks=all; broker {victim} (not the controller) leads "
                     f"partitions {led}. SIGTERM it, restart it, give it its leaderships back "
@@ -78,7 +78,8 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
         expectations=ACCEPT,
     )
     session_s = session_timeout_s(cluster)
-    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.05) as zk:
+    with scenario(spec) as run:
+        zk = run.cluster_state
         topic = run.topic
         warm_up(run)
         run.settle(1)

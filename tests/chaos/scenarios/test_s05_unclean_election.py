@@ -21,7 +21,6 @@ import pytest
 
 from faults import BrokerId, Kill
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -51,6 +50,7 @@ def test_s5_stale_follower_first_back_after_the_leader_dies(
     """Follower down, leader alone acknowledges, leader down, stale follower back first."""
     leader, follower = spare_brokers[:2]
     spec = ScenarioSpec(
+        sample_interval_s=0.1,
         id="s5-unclean-election", title=f"S5 unclean leader election {'enabled' if unclean else 'disabled'}",
         description=f"RF 2 (leader {leader}, follower {follower}, neither the controller), "
                     "min.insync.replicas=1, acks=all. Kill the follower; once ZooKeeper shows the "
@@ -66,7 +66,8 @@ def test_s5_stale_follower_first_back_after_the_leader_dies(
         consumers=(ConsumerSpec("cc", "c"),),
         expectations=UNSAFE if unclean else SAFE,
     )
-    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run:
+        zk = run.cluster_state
         assert run.workload is not None
         topic = run.topic
         warm_up(run)

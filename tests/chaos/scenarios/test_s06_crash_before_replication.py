@@ -25,7 +25,6 @@ import pytest
 from faults import BrokerId, Kill, cut_link
 from harness.cluster.fabric import LinkKind
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -53,6 +52,7 @@ def test_s6_follower_held_back_then_both_crash_and_the_follower_returns_first(
     leader, follower = spare_brokers[:2]
     unsafe = acks == "1"
     spec = ScenarioSpec(
+        sample_interval_s=0.1,
         id="s6-crash-before-replication", title=f"S6 crash before replication, acks={acks}",
         description=f"RF 2 (leader {leader}, follower {follower}, neither the controller), "
                     f"min.insync.replicas=1, acks={acks}. Cut the follower's fetch link for "
@@ -68,7 +68,8 @@ def test_s6_follower_held_back_then_both_crash_and_the_follower_returns_first(
         consumers=(ConsumerSpec("cc", "c"),),
         expectations=UNSAFE if unsafe else SAFE,
     )
-    with scenario(spec) as run, ZkSampler.for_cluster(cluster, [run.topic], interval_s=0.1) as zk:
+    with scenario(spec) as run:
+        zk = run.cluster_state
         topic = run.topic
         warm_up(run)
         run.settle(1)
