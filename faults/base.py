@@ -20,7 +20,7 @@ from faults.events import EventLog, now, outcome_error, outcome_ok
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 
 class Fault(ABC):
@@ -44,20 +44,20 @@ class Fault(ABC):
         """Refuse targets the topology cannot have; runs before anything is injected."""
         return None
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         """:meth:`check` plus what only the live cluster knows (topics, partitions)."""
         self.check(cluster.topology)
 
     @abstractmethod
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         """The concrete nodes, links or partitions this fault hits now."""
 
     @abstractmethod
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         """Do the damage; return a short detail for the event's outcome."""
 
     @abstractmethod
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         """Undo the damage (must tolerate partial application); return a detail."""
 
     # -- the template ----------------------------------------------------------------------
@@ -70,7 +70,7 @@ class Fault(ABC):
         """What the live inject hit (None when not injected)."""
         return self._resolved
 
-    def inject(self, cluster: Cluster, log: EventLog) -> tuple[str, ...]:
+    def inject(self, cluster: ClusterControl, log: EventLog) -> tuple[str, ...]:
         """Resolve the targets now, do the damage, record the event; return the targets.
 
         Resolution errors (no such topic, no leader now) are raised before anything is
@@ -97,7 +97,7 @@ class Fault(ABC):
             log.record(self.describe(), "inject", resolved, outcome_ok(detail), started)
             return resolved
 
-    def heal(self, cluster: Cluster, log: EventLog | None = None) -> bool:
+    def heal(self, cluster: ClusterControl, log: EventLog | None = None) -> bool:
         """Undo the damage; a no-op (returning False) when nothing is injected.
 
         The event goes to ``log``, or to the log the fault was injected with. A failed
@@ -148,6 +148,6 @@ class _ActiveFaults:
 _ACTIVE = _ActiveFaults()
 
 
-def active_faults(cluster: Cluster) -> list[Fault]:
+def active_faults(cluster: ClusterControl) -> list[Fault]:
     """Faults injected on ``cluster`` and not healed yet, oldest first."""
     return _ACTIVE.of(cluster.run_id)

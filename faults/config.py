@@ -31,7 +31,7 @@ from faults.targets import partition_state
 from faults.waiting import wait_until_clear
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 SettingValue = str | int | float | bool
 
@@ -74,13 +74,13 @@ class TopicConfig(Fault):
         return {"fault": self.kind, "topic": self.topic, "settings": dict(self.settings),
                 "timeout_s": self.timeout_s}
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         partition_state(cluster, self.topic, 0)
 
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         return (self.topic,)
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         admin = _admin(cluster)
         current = self._describe(admin)
         self._before = {key: (entry.value if _set_on_topic(entry) else None)
@@ -96,7 +96,7 @@ class TopicConfig(Fault):
                         for k, v in sorted(self._before.items()))
         return f"in force after {waited:.2f} s ({was})"
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         admin = _admin(cluster)
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) if v is not None
                    else ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE)
@@ -140,5 +140,5 @@ def _set_on_topic(entry: ConfigEntry) -> bool:
     return bool(source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
 
 
-def _admin(cluster: Cluster) -> AdminClient:
+def _admin(cluster: ClusterControl) -> AdminClient:
     return AdminClient({"bootstrap.servers": cluster.observer_bootstrap(), "log_level": 3})

@@ -25,10 +25,10 @@ from faults.nodes import ensure_running
 from faults.schedule import running_schedules
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 
-def heal_all(cluster: Cluster, log: EventLog | None = None, timeout_s: float = 120.0) -> float:
+def heal_all(cluster: ClusterControl, log: EventLog | None = None, timeout_s: float = 120.0) -> float:
     """Undo every fault on ``cluster`` and wait for full health; return seconds taken.
 
     A fault whose heal fails has the error in its heal event and does not stop the
@@ -43,7 +43,7 @@ def heal_all(cluster: Cluster, log: EventLog | None = None, timeout_s: float = 1
     return cluster.restore_health(timeout_s)
 
 
-def undo_damage(cluster: Cluster) -> None:
+def undo_damage(cluster: ClusterControl) -> None:
     """Every proxy clean and every node process running, without waiting for recovery."""
     cluster.proxies.reset()
     # ZooKeeper first: a stopped broker is only started once ZooKeeper has expired its

@@ -49,7 +49,7 @@ from harness.cluster.fabric import LinkKind
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 
 class CutMode(StrEnum):
@@ -77,18 +77,18 @@ class LinkFault(Fault):
     def check(self, topology: Topology) -> None:
         self.links.check(topology)
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         self.links.check_exists(cluster)
 
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         return self.links.resolve(cluster)
 
-    def _add_toxic(self, cluster: Cluster, link: str, toxic: Toxic) -> None:
+    def _add_toxic(self, cluster: ClusterControl, link: str, toxic: Toxic) -> None:
         for stream in toxic.streams:
             name = f"{self._toxic_prefix}-{toxic.type}-{stream}"
             cluster.proxies.add_toxic(link, toxic.type, stream, dict(toxic.attributes), name)
 
-    def _remove_toxic(self, cluster: Cluster, link: str, toxic: Toxic) -> None:
+    def _remove_toxic(self, cluster: ClusterControl, link: str, toxic: Toxic) -> None:
         for stream in toxic.streams:
             # Never added (a half-applied inject) or already removed: heal is idempotent.
             with contextlib.suppress(NotFound):
@@ -124,7 +124,7 @@ class Cut(LinkFault):
     def to_spec(self) -> dict[str, Any]:
         return {"fault": self.kind, "links": self.links.to_spec(), "mode": str(self.mode)}
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for link in resolved:
             if self.mode is CutMode.REFUSE:
                 cluster.proxies.set_enabled(link, False)
@@ -132,7 +132,7 @@ class Cut(LinkFault):
                 self._add_toxic(cluster, link, blackhole())
         return f"{len(resolved)} link(s)"
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for link in resolved:
             if self.mode is CutMode.BLACKHOLE:
                 self._remove_toxic(cluster, link, blackhole())
@@ -164,12 +164,12 @@ class Degrade(LinkFault):
     def to_spec(self) -> dict[str, Any]:
         return {"fault": self.toxic.type, "links": self.links.to_spec(), **toxic_to_params(self.toxic)}
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for link in resolved:
             self._add_toxic(cluster, link, self.toxic)
         return f"{len(resolved)} link(s)"
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for link in resolved:
             self._remove_toxic(cluster, link, self.toxic)
         return ""

@@ -17,7 +17,7 @@ from faults.errors import TargetError
 from faults.waiting import wait_until_clear
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 SIGKILL = "SIGKILL"
 SIGTERM = "SIGTERM"
@@ -29,12 +29,12 @@ SIGCONT = "SIGCONT"
 START_TIMEOUT_S = 90.0
 
 
-def broker_id(cluster: Cluster, node: str) -> int | None:
+def broker_id(cluster: ClusterControl, node: str) -> int | None:
     """The broker id of ``node``, or None when it is a ZooKeeper node."""
     return cluster.broker_id_of(node)
 
 
-def process_nodes(cluster: Cluster, endpoints: tuple[str, ...], fault: str) -> tuple[str, ...]:
+def process_nodes(cluster: ClusterControl, endpoints: tuple[str, ...], fault: str) -> tuple[str, ...]:
     """The endpoints that are processes (a zone's clients are not); refuse if none are."""
     nodes = tuple(e for e in endpoints if e in cluster.topology.node_names)
     if not nodes:
@@ -44,24 +44,24 @@ def process_nodes(cluster: Cluster, endpoints: tuple[str, ...], fault: str) -> t
     return nodes
 
 
-def signal(cluster: Cluster, node: str, sig: str) -> None:
-    cluster.container(node).kill(signal=sig)
+def signal(cluster: ClusterControl, node: str, sig: str) -> None:
+    cluster.signal_node(node, sig)
 
 
-def is_running(cluster: Cluster, node: str) -> bool:
+def is_running(cluster: ClusterControl, node: str) -> bool:
     return cluster.node_status(node) == "running"
 
 
-def registered(cluster: Cluster, broker: int) -> bool:
+def registered(cluster: ClusterControl, broker: int) -> bool:
     return broker in cluster.zk.live_brokers()
 
 
-def serving(cluster: Cluster, node: str) -> bool:
+def serving(cluster: ClusterControl, node: str) -> bool:
     """A ZooKeeper node that answers as leader or follower (it is in a quorum)."""
     return cluster.zookeeper_modes().get(node) in ("leader", "follower")
 
 
-def ensure_running(cluster: Cluster, node: str) -> bool:
+def ensure_running(cluster: ClusterControl, node: str) -> bool:
     """Start (or thaw) ``node`` if it is not running; True when something was done.
 
     The restart policy is the cluster's (:meth:`Cluster.start_node`): a stopped broker is
@@ -70,14 +70,14 @@ def ensure_running(cluster: Cluster, node: str) -> bool:
     return cluster.start_node(node, START_TIMEOUT_S)
 
 
-def wait_exited(cluster: Cluster, node: str, timeout_s: float) -> float:
+def wait_exited(cluster: ClusterControl, node: str, timeout_s: float) -> float:
     """Until Docker reports ``node``'s process gone."""
     return wait_until_clear(
         lambda: f"{node} still running" if is_running(cluster, node) else None, timeout_s, f"{node} exiting"
     )
 
 
-def wait_deregistered(cluster: Cluster, node: str, timeout_s: float) -> float:
+def wait_deregistered(cluster: ClusterControl, node: str, timeout_s: float) -> float:
     """Until ``/brokers/ids/<id>`` is gone (no-op for ZooKeeper nodes)."""
     broker = broker_id(cluster, node)
     if broker is None:
@@ -89,7 +89,7 @@ def wait_deregistered(cluster: Cluster, node: str, timeout_s: float) -> float:
     )
 
 
-def wait_back(cluster: Cluster, node: str, timeout_s: float = START_TIMEOUT_S) -> float:
+def wait_back(cluster: ClusterControl, node: str, timeout_s: float = START_TIMEOUT_S) -> float:
     """Until a broker is in ``/brokers/ids`` again, or a ZooKeeper node serves again."""
     broker = broker_id(cluster, node)
 
@@ -101,6 +101,6 @@ def wait_back(cluster: Cluster, node: str, timeout_s: float = START_TIMEOUT_S) -
     return wait_until_clear(not_back, timeout_s, f"{node} {what}")
 
 
-def session_timeout_s(cluster: Cluster) -> float:
+def session_timeout_s(cluster: ClusterControl) -> float:
     """The brokers' ZooKeeper session timeout (see :attr:`Cluster.session_timeout_s`)."""
     return cluster.session_timeout_s

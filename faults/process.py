@@ -24,7 +24,7 @@ from faults.waiting import wait_until_clear
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 EXIT_TIMEOUT_S = 20.0
 
@@ -41,10 +41,10 @@ class NodeFault(Fault):
     def check(self, topology: Topology) -> None:
         self.target.check(topology)
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         self.target.check_exists(cluster)
 
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         return nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
 
     def describe(self) -> str:
@@ -56,7 +56,7 @@ class NodeFault(Fault):
     def to_spec(self) -> dict[str, Any]:
         return {"fault": self.kind, "target": self.target.to_spec(), **self._params()}
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         """Start every node that is down and wait until each serves again."""
         back = []
         for node in resolved:
@@ -77,7 +77,7 @@ class Kill(NodeFault):
         check_keys(spec, ["fault", "target"], "fault 'kill'")
         return cls(target_from(spec, "target", "fault 'kill'"))
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for node in resolved:
             nodes.signal(cluster, node, nodes.SIGKILL)
         for node in resolved:
@@ -111,7 +111,7 @@ class ControlledShutdown(NodeFault):
     def _params(self) -> dict[str, Any]:
         return {"timeout_s": self.timeout_s}
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         details = []
         for node in resolved:
             signalled = time.monotonic()
@@ -138,12 +138,12 @@ class Pause(NodeFault):
         check_keys(spec, ["fault", "target"], "fault 'pause'")
         return cls(target_from(spec, "target", "fault 'pause'"))
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for node in resolved:
             nodes.signal(cluster, node, nodes.SIGSTOP)
         return ""
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for node in resolved:
             nodes.ensure_running(cluster, node)
         return ""
@@ -175,7 +175,7 @@ class Restart(NodeFault):
     def describe(self) -> str:
         return f"{self.kind}[{'clean' if self.clean else 'hard'}] {self.target.describe()}"
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for node in resolved:
             stop(cluster, node, self.clean)
         time.sleep(self.downtime_s)
@@ -217,7 +217,7 @@ class Bounce(NodeFault):
         how = "clean" if self.clean else "hard"
         return f"{self.kind}[{how} x{self.times}] {self.target.describe()}"
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         self.bounced = []
         rounds = []
         for round_ in range(self.times):
@@ -235,14 +235,14 @@ class Bounce(NodeFault):
             rounds.append(f"{node} {time.monotonic() - started:.1f} s")
         return "bounced " + ", ".join(rounds)
 
-    def _wait_role_moved(self, cluster: Cluster, node: str) -> None:
+    def _wait_role_moved(self, cluster: ClusterControl, node: str) -> None:
         def still_on_node() -> str | None:
             return f"still on {node}" if self._resolve(cluster)[0] == node else None
 
         timeout_s = nodes.session_timeout_s(cluster) + 30
         wait_until_clear(still_on_node, timeout_s, f"{self.target} moving off {node}")
 
-    def _wait_in_sync(self, cluster: Cluster, node: str) -> None:
+    def _wait_in_sync(self, cluster: ClusterControl, node: str) -> None:
         if not isinstance(self.target, LeaderOf | FollowerOf):
             return
         broker = nodes.broker_id(cluster, node)
@@ -257,7 +257,7 @@ class Bounce(NodeFault):
         )
 
 
-def stop(cluster: Cluster, node: str, clean: bool, timeout_s: float = 60.0) -> None:
+def stop(cluster: ClusterControl, node: str, clean: bool, timeout_s: float = 60.0) -> None:
     """Stop one node: SIGTERM and wait for deregistration and exit, or SIGKILL."""
     if clean:
         nodes.signal(cluster, node, nodes.SIGTERM)

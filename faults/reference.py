@@ -25,7 +25,7 @@ from typing import Any
 from faults.errors import FaultSpecError
 from faults.network import CutMode
 from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault
-from faults.schedule import _TIMING_KEYS
+from faults.schedule import ENTRY_KEYS
 from faults.targets import TARGET_KINDS, parse_links
 from faults.toxics import _DEGRADATIONS, STREAMS
 from harness.cluster.fabric import LinkKind
@@ -102,9 +102,21 @@ STREAM_DOCS: dict[str, str] = {
 }
 
 SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
-    "start_s": ("float", "required", "Seconds after the schedule starts at which the fault is injected."),
+    "start_s": ("float", "required (0 with `after`)", "Seconds after the schedule starts (or after entry "
+                "`after` was healed) at which the fault is injected."),
     "duration_s": ("float", "0", "Seconds the fault lasts: it is healed at start_s + duration_s "
                    "(0 heals it right after the inject)."),
+    "after": ("int", "none", "Number of an earlier entry; start_s then counts from the moment that entry "
+              "was healed. If that entry is never healed, this one is not injected and the schedule "
+              "fails."),
+    "when": ("condition", "none", "Once the start has come, inject at the first look at which this holds "
+             "on ZooKeeper's state: `\"isr_full\"`, `\"controller_changed\"`, "
+             "`{ leaves_isr = { broker, topic, partition } }` (or `joins_isr`), "
+             "`{ leader_changed = { topic, partition } }`, `{ broker_gone = B }` (or "
+             "`broker_registered`)."),
+    "when_timeout_s": ("float", "120", "Longest wait for `when`; if it never holds the entry is not "
+                       "injected and the schedule fails, naming the condition and the state at the "
+                       "last look."),
 }
 
 _PROBE_KEY = "zz_reference_probe"
@@ -175,7 +187,7 @@ def problems() -> list[str]:
     compare("link kinds", [k.value for k in LinkKind if k is not LinkKind.OBSERVER], LINK_KIND_DOCS)
     compare("cut modes", [m.value for m in CutMode], CUT_MODE_DOCS)
     compare("toxic streams", STREAMS, STREAM_DOCS)
-    compare("schedule entry keys", _TIMING_KEYS, SCHEDULE_KEY_DOCS)
+    compare("schedule entry keys", ENTRY_KEYS, SCHEDULE_KEY_DOCS)
     return found
 
 
@@ -265,7 +277,7 @@ def render_markdown() -> str:
         "| key | type | default | meaning |",
         "|---|---|---|---|",
     ]
-    for key in _TIMING_KEYS:
+    for key in ENTRY_KEYS:
         kind, default, meaning = SCHEDULE_KEY_DOCS[key]
         out.append(f"| `{key}` | {kind} | {default} | {meaning} |")
     out += [
@@ -276,6 +288,12 @@ def render_markdown() -> str:
         "ones after it rather than overlapping them. A fault whose inject or heal fails is recorded in",
         "the event log and the schedule goes on; every fault still active when the schedule stops is",
         "healed.",
+        "",
+        "An entry can wait for the cluster instead of a guessed time: `after = N` counts its `start_s`",
+        "from the heal of entry N, and `when` injects it at the first moment its condition holds on",
+        "ZooKeeper's state. A rolling restart is three `controlled_shutdown` entries, the second and",
+        "third with `after` naming the one before and `when = \"isr_full\"`, so each broker goes only",
+        "once every replica is back in sync.",
         "",
         "## Fault kinds",
         "",

@@ -30,7 +30,7 @@ from faults.waiting import wait_until, wait_until_clear
 from topologies.model import Topology
 
 if TYPE_CHECKING:
-    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.control import ClusterControl
 
 REASSIGN_PATH = "/admin/reassign_partitions"
 
@@ -65,17 +65,17 @@ class ExpireSession(Fault):
     def check(self, topology: Topology) -> None:
         self.target.check(topology)
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         self.target.check_exists(cluster)
 
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         resolved = self.target.resolve(cluster)
         brokers = tuple(n for n in resolved if nodes.broker_id(cluster, n) is not None)
         if not brokers:
             raise TargetError(f"expire_session needs a broker, but the target is {', '.join(resolved)}")
         return brokers
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         details = []
         for node in resolved:
             old = _session_of(cluster, node)
@@ -87,7 +87,7 @@ class ExpireSession(Fault):
             details.append(f"{node} session 0x{old:x} closed")
         return "; ".join(details)
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         details = []
         for node in resolved:
             nodes.wait_back(cluster, node, self.timeout_s + nodes.session_timeout_s(cluster))
@@ -98,7 +98,7 @@ class ExpireSession(Fault):
         return "; ".join(details)
 
 
-def _wait_session_ended(cluster: Cluster, node: str, session: int, timeout_s: float) -> None:
+def _wait_session_ended(cluster: ClusterControl, node: str, session: int, timeout_s: float) -> None:
     wait_until_clear(
         lambda: "/brokers/ids still held by it" if _session_of(cluster, node) == session else None,
         timeout_s,
@@ -106,14 +106,9 @@ def _wait_session_ended(cluster: Cluster, node: str, session: int, timeout_s: fl
     )
 
 
-def _session_of(cluster: Cluster, node: str) -> int | None:
+def _session_of(cluster: ClusterControl, node: str) -> int | None:
     """The session that owns ``/brokers/ids/<id>`` now, or None when it is absent."""
-    broker = nodes.broker_id(cluster, node)
-    try:
-        _, stat = cluster.zk.client.get(f"/brokers/ids/{broker}")
-    except NoNodeError:
-        return None
-    return int(stat.ephemeralOwner)
+    return cluster.zk.ephemeral_owner(f"/brokers/ids/{nodes.broker_id(cluster, node)}")
 
 
 class DeleteController(Fault):
@@ -138,14 +133,14 @@ class DeleteController(Fault):
     def to_spec(self) -> dict[str, Any]:
         return {"fault": self.kind, "timeout_s": self.timeout_s}
 
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         return Controller().resolve(cluster)
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         before = cluster.zk.controller_epoch()
         # Already gone means an election is under way anyway.
         with contextlib.suppress(NoNodeError):
-            cluster.zk.client.delete("/controller")
+            cluster.delete_znode("/controller")
         wait_until(
             lambda: (
                 cluster.zk.controller() is not None and (cluster.zk.controller_epoch() or 0) > (before or 0)
@@ -157,7 +152,7 @@ class DeleteController(Fault):
         self.epochs = (before, after)
         return f"controller {resolved[0]} -> kafka-{cluster.zk.controller()}, epoch {before} -> {after}"
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         return "nothing to undo"
 
 
@@ -170,11 +165,11 @@ class PartitionFault(Fault):
         self.partitions = partitions
         self.timeout_s = positive(timeout_s, "timeout_s")
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         for partition in self.partitions or [0]:
             partition_state(cluster, self.topic, partition)
 
-    def _resolve(self, cluster: Cluster) -> tuple[str, ...]:
+    def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         states = cluster.state([self.topic]).topic(self.topic)
         chosen = self.partitions if self.partitions is not None else [s.partition for s in states]
         return tuple(f"{self.topic}/{p}" for p in chosen)
@@ -184,7 +179,7 @@ class PartitionFault(Fault):
         topic, _, partition = name.rpartition("/")
         return topic, int(partition)
 
-    def _restore(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         return "nothing to undo"
 
 
@@ -216,7 +211,7 @@ class PreferredLeaderElection(PartitionFault):
             spec["partitions"] = list(self.partitions)
         return spec
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         chosen = [self._split(name) for name in resolved]
         # A fresh client: a long-lived one may still address a controller that a fault
         # just deposed, and ElectLeaders must reach the current controller.
@@ -285,7 +280,7 @@ class Reassign(PartitionFault):
         if unknown:
             raise TargetError(f"reassign names unknown broker(s) {unknown}; brokers are {sorted(known)}")
 
-    def check_exists(self, cluster: Cluster) -> None:
+    def check_exists(self, cluster: ClusterControl) -> None:
         self.check(cluster.topology)
         super().check_exists(cluster)
 
@@ -301,7 +296,7 @@ class Reassign(PartitionFault):
             "timeout_s": self.timeout_s,
         }
 
-    def _apply(self, cluster: Cluster, resolved: tuple[str, ...]) -> str:
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         self.previous = partition_state(cluster, self.topic, self.partition).replicas
         request = {
             "version": 1,
@@ -309,7 +304,7 @@ class Reassign(PartitionFault):
         }
         started = time.monotonic()
         try:
-            cluster.zk.client.create(REASSIGN_PATH, json.dumps(request).encode())
+            cluster.create_znode(REASSIGN_PATH, json.dumps(request).encode())
         except NodeExistsError:
             raise FaultError(
                 f"a partition reassignment is already in progress ({REASSIGN_PATH} exists)"

@@ -307,6 +307,17 @@ class Cluster:
     def node_status(self, node: str) -> str:
         return str(self.container(node).status)
 
+    def signal_node(self, node: str, signal: str) -> None:
+        """Send ``signal`` to the node's process (its container's main process)."""
+        self.container(node).kill(signal=signal)
+
+    # -- ZooKeeper-mode operations (harness.cluster.control.ZooKeeperAdmin) ---------------
+    def create_znode(self, path: str, data: bytes) -> None:
+        self.zk.client.create(path, data)
+
+    def delete_znode(self, path: str) -> None:
+        self.zk.client.delete(path)
+
     # -- addresses -----------------------------------------------------------------------
     @property
     def proxies(self) -> ProxyControl:

@@ -333,6 +333,18 @@ class ZkSampler(threading.Thread):
         """The history's cluster_state rows (docs/HISTORY.md), in sample order."""
         return [row for record in self.records() for row in record.rows()]
 
+    def latest(self, since: float = 0.0) -> ClusterState | None:
+        """The state the last read returned, if that read began at or after ``since``
+        (monotonic); None while ZooKeeper cannot be read, before the first read, or when
+        nothing was read since then. A fault schedule's conditions look here, so they add
+        no ZooKeeper reads of their own and never judge a state from before a gap, or
+        from before the schedule's last action changed the cluster."""
+        with self._lock:
+            last = self._records[-1] if self._records else None
+        if last is None or last.state is None or last.held_until() < since:
+            return None
+        return last.state
+
     @property
     def samples(self) -> list[Sample]:
         """Every distinct readable snapshot as (monotonic time first seen, state)."""

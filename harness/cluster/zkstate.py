@@ -158,6 +158,14 @@ class ZkObserver:
             partitions=partitions,
         )
 
+    def ephemeral_owner(self, path: str) -> int | None:
+        """The session that owns the ephemeral znode ``path``, or None when it is absent."""
+        try:
+            _, stat = self.client.get(path)
+        except NoNodeError:
+            return None
+        return int(stat.ephemeralOwner)
+
     def pending_reassignment(self) -> bool:
         return self._client.exists("/admin/reassign_partitions") is not None
 

@@ -248,16 +248,21 @@ class ScenarioRun:
         """Run a fault schedule beside the workload and wait for it to finish.
 
         The schedule is a check of its own: it passes only when every entry was injected
-        and healed without error, within ``timeout_s`` past its planned length - a
-        schedule that did not happen must not let the scenario pass as if it had.
+        and healed without error, within ``timeout_s`` past its latest planned end (every
+        condition waited to its timeout) - a schedule that did not happen must not let the
+        scenario pass as if it had. Conditions (``when``) read the run's one sampler.
         """
         schedule.save(self.dir / "schedule.json")
-        with schedule.start(self.cluster, self.log) as running:
-            finished = running.wait(None if timeout_s is None else schedule.length_s + timeout_s)
+        # Each `after` link waits behind a heal whose own length is not planned: a grace each.
+        chained = sum(1 for e in schedule.entries if e.after is not None)
+        with schedule.start(self.cluster, self.log, observe=self.cluster_state.latest) as running:
+            grace = None if timeout_s is None else schedule.longest_s + timeout_s * (1 + chained)
+            finished = running.wait(grace)
         schedule.save(self.dir / "schedule.json", self.log)
         problems = list(running.errors)
         if not finished:
-            problems.insert(0, f"the schedule had not finished {timeout_s:.0f} s after its planned end")
+            problems.insert(0, f"the schedule had not finished {timeout_s:.0f} s after its latest "
+                               "planned end")
         injected = sum(1 for e in self.log if e.action == "inject" and e.ok)
         if injected < len(schedule.entries):
             problems.append(f"{injected} of {len(schedule.entries)} entries injected")

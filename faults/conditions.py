@@ -1,0 +1,369 @@
+"""Conditions on the live cluster state that a schedule entry can wait for.
+
+A fault schedule timed by the clock alone has to guess how long the cluster takes to
+recover between two faults: guess short and a rolling restart takes down a second
+broker while the first one's replicas are still catching up (a test of an outage the
+operator would never cause), guess long and the run is slow everywhere. A *condition*
+replaces the guess with the fact an operator would wait for - "every ISR is full
+again", "the controller moved" - read from ZooKeeper
+(:class:`harness.cluster.zkstate.ClusterState`).
+
+Conditions are data, written as a schedule entry's ``when``: a bare word, or a table
+with exactly one key, as targets are (:mod:`faults.targets`)::
+
+    when = "isr_full"
+    when = "controller_changed"
+    when = { leaves_isr = { broker = 1, topic = "$topic", partition = 0 } }
+    when = { joins_isr = { broker = 1, topic = "$topic", partition = 0 } }
+    when = { leader_changed = { topic = "$topic", partition = 0 } }
+    when = { broker_gone = 1 }
+    when = { broker_registered = 1 }
+
+Each condition is evaluated against a state and the *baseline* - the state in force
+when the entry began to wait - because "the controller changed" means nothing without
+"since when". :meth:`Condition.evaluate` says whether it holds and, when not, what the
+state was instead, so a wait that times out can say why in one line.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from faults.errors import FaultSpecError
+from faults.spec import as_mapping, check_keys, required, typed
+from faults.targets import BrokerId, ClusterView, partition_state
+from harness.cluster.zkstate import ClusterState, PartitionState
+from topologies.model import Topology
+
+Observe = Callable[[float], ClusterState | None]
+"""Where a running schedule reads the cluster state: called with a monotonic time, it
+returns the latest state read at or after that time, or None (unreadable, or nothing
+read since). :meth:`harness.cluster.sampler.ZkSampler.latest` is one."""
+
+Verdict = tuple[bool, str]
+"""(held, why not): the second item is empty when the condition holds."""
+
+HELD: Verdict = (True, "")
+_SHOWN = 3  # partitions named in a why-not before "and N more": one line, not a dump
+
+
+class Condition(ABC):
+    """A predicate on the cluster state, relative to the state when the wait began."""
+
+    kind: ClassVar[str]
+
+    def check(self, topology: Topology) -> None:
+        """Refuse, before anything runs, a broker the topology does not have."""
+        return None
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        """:meth:`check`, plus what only the live cluster knows (does the partition exist)."""
+        self.check(cluster.topology)
+
+    def topics(self) -> tuple[str, ...]:
+        """The topics whose partitions the condition reads (none: brokers or controller only)."""
+        return ()
+
+    @property
+    def all_topics(self) -> bool:
+        """True when the condition reads every partition it is shown, whatever its topic."""
+        return False
+
+    def evaluate(self, state: ClusterState | None, baseline: ClusterState | None) -> Verdict:
+        """Whether the condition holds in ``state``; when not, what the state showed instead.
+
+        ``state`` None means ZooKeeper could not be read: nothing holds then, because a
+        condition that cannot be seen to hold must not trigger a fault.
+        """
+        if state is None:
+            return False, "the cluster state could not be read"
+        return self._evaluate(state, state if baseline is None else baseline)
+
+    @abstractmethod
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict: ...
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    @abstractmethod
+    def to_spec(self) -> Any:
+        """The value of ``when`` that :func:`parse_condition` turns back into this condition."""
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def _partition(state: ClusterState, topic: str, partition: int) -> PartitionState | None:
+    return state.partitions.get((topic, partition))
+
+
+def _missing(state: ClusterState, topic: str, partition: int) -> str:
+    topics = sorted({t for t, _ in state.partitions})
+    seen = ", ".join(topics) if topics else "none"
+    return f"{topic}-{partition} is not in the observed state (topics observed: {seen})"
+
+
+# -- conditions on every partition, the controller, a broker -----------------------------
+@dataclass(frozen=True)
+class IsrFull(Condition):
+    """Every observed partition has a leader and every one of its replicas in its ISR."""
+
+    kind: ClassVar[str] = "isr_full"
+
+    @property
+    def all_topics(self) -> bool:
+        return True
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        if not state.partitions:
+            # An empty state is no evidence of health: the topic may not be read yet.
+            return False, "no partition observed"
+        behind = []
+        for _, part in sorted(state.partitions.items()):
+            if not part.online:
+                behind.append(f"{part.topic}-{part.partition} has no leader")
+            elif not part.replicas:
+                behind.append(f"{part.topic}-{part.partition} has no known replica set")
+            elif not part.isr_full:
+                behind.append(f"{part.topic}-{part.partition} isr {sorted(part.isr)} of replicas "
+                              f"{sorted(part.replicas)}")
+        if not behind:
+            return HELD
+        more = f" and {len(behind) - _SHOWN} more" if len(behind) > _SHOWN else ""
+        return False, "; ".join(behind[:_SHOWN]) + more
+
+    def describe(self) -> str:
+        return "every ISR full"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class ControllerChanged(Condition):
+    """A controller election happened since the wait began (``/controller_epoch`` moved)."""
+
+    kind: ClassVar[str] = "controller_changed"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        # The epoch, not the broker id: the same broker may win the election again.
+        if state.controller_epoch is not None and state.controller_epoch != baseline.controller_epoch:
+            return HELD
+        return False, (f"controller {state.controller} at epoch {state.controller_epoch}, "
+                       f"as when the wait began")
+
+    def describe(self) -> str:
+        return "the controller changed"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class _BrokerCondition(Condition):
+    broker: int
+
+    def check(self, topology: Topology) -> None:
+        BrokerId(self.broker).check(topology)
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.broker}
+
+
+@dataclass(frozen=True)
+class BrokerGone(_BrokerCondition):
+    """Broker ``broker`` is not registered in ``/brokers/ids`` (its session is over)."""
+
+    kind: ClassVar[str] = "broker_gone"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        if self.broker not in state.live_brokers:
+            return HELD
+        return False, f"broker {self.broker} is registered (live brokers {list(state.live_brokers)})"
+
+    def describe(self) -> str:
+        return f"broker {self.broker} gone from /brokers/ids"
+
+
+@dataclass(frozen=True)
+class BrokerRegistered(_BrokerCondition):
+    """Broker ``broker`` is registered in ``/brokers/ids``."""
+
+    kind: ClassVar[str] = "broker_registered"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        if self.broker in state.live_brokers:
+            return HELD
+        return False, f"broker {self.broker} is not registered (live brokers {list(state.live_brokers)})"
+
+    def describe(self) -> str:
+        return f"broker {self.broker} registered"
+
+
+# -- conditions on one partition -----------------------------------------------------------
+@dataclass(frozen=True)
+class _PartitionCondition(Condition):
+    topic: str
+    partition: int
+
+    def topics(self) -> tuple[str, ...]:
+        return (self.topic,)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        self.check(cluster.topology)
+        partition_state(cluster, self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class _IsrMembership(_PartitionCondition):
+    broker: int
+    member: ClassVar[bool]
+
+    def check(self, topology: Topology) -> None:
+        BrokerId(self.broker).check(topology)
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return False, _missing(state, self.topic, self.partition)
+        if (self.broker in part.isr) == self.member:
+            return HELD
+        is_in = "is" if self.broker in part.isr else "is not"
+        return False, (f"broker {self.broker} {is_in} in the isr {sorted(part.isr)} of "
+                       f"{self.topic}-{self.partition}")
+
+    def to_spec(self) -> Any:
+        return {self.kind: {"broker": self.broker, "topic": self.topic, "partition": self.partition}}
+
+
+@dataclass(frozen=True)
+class LeavesIsr(_IsrMembership):
+    """Broker ``broker`` is out of the ISR of ``topic``-``partition``."""
+
+    kind: ClassVar[str] = "leaves_isr"
+    member: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"broker {self.broker} out of the isr of {self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class JoinsIsr(_IsrMembership):
+    """Broker ``broker`` is in the ISR of ``topic``-``partition``."""
+
+    kind: ClassVar[str] = "joins_isr"
+    member: ClassVar[bool] = True
+
+    def describe(self) -> str:
+        return f"broker {self.broker} in the isr of {self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class LeaderChanged(_PartitionCondition):
+    """``topic``-``partition`` got a new leader epoch since the wait began.
+
+    The epoch, not the leader: a leader that loses and regains leadership (or a
+    controller that re-elects the same broker) is still an election the clients saw.
+    """
+
+    kind: ClassVar[str] = "leader_changed"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return False, _missing(state, self.topic, self.partition)
+        before = _partition(baseline, self.topic, self.partition)
+        if before is None:
+            return False, f"{self.topic}-{self.partition} was not in the state when the wait began"
+        if part.leader_epoch != before.leader_epoch:
+            return HELD
+        return False, (f"{self.topic}-{self.partition} led by {part.leader} at leader epoch "
+                       f"{part.leader_epoch}, as when the wait began")
+
+    def describe(self) -> str:
+        return f"the leader of {self.topic}-{self.partition} changed"
+
+    def to_spec(self) -> Any:
+        return {self.kind: {"topic": self.topic, "partition": self.partition}}
+
+
+# -- parsing -------------------------------------------------------------------------------
+def _no_parameters(cls: type[Condition]) -> Callable[[object, str], Condition]:
+    def parse(value: object, what: str) -> Condition:
+        raise FaultSpecError(f"{what}: {cls.kind} takes no parameters; write when = \"{cls.kind}\"")
+
+    return parse
+
+
+def _broker(cls: type[_BrokerCondition]) -> Callable[[object, str], Condition]:
+    def parse(value: object, what: str) -> Condition:
+        return cls(typed(value, int, f"{what}: {cls.kind}"))
+
+    return parse
+
+
+def _isr(cls: type[_IsrMembership]) -> Callable[[object, str], Condition]:
+    def parse(value: object, what: str) -> Condition:
+        where = f"{what}: {cls.kind}"
+        spec = as_mapping(value, f"{where} (broker, topic, partition)")
+        check_keys(spec, ("broker", "topic", "partition"), where)
+        return cls(topic=required(spec, "topic", str, where),
+                   partition=required(spec, "partition", int, where),
+                   broker=required(spec, "broker", int, where))
+
+    return parse
+
+
+def _leader_changed(value: object, what: str) -> Condition:
+    where = f"{what}: {LeaderChanged.kind}"
+    spec = as_mapping(value, f"{where} (topic, partition)")
+    check_keys(spec, ("topic", "partition"), where)
+    return LeaderChanged(required(spec, "topic", str, where), required(spec, "partition", int, where))
+
+
+BARE: dict[str, type[Condition]] = {IsrFull.kind: IsrFull, ControllerChanged.kind: ControllerChanged}
+"""Conditions written as a bare word."""
+
+_TABLES: dict[str, Callable[[object, str], Condition]] = {
+    IsrFull.kind: _no_parameters(IsrFull),
+    ControllerChanged.kind: _no_parameters(ControllerChanged),
+    LeavesIsr.kind: _isr(LeavesIsr),
+    JoinsIsr.kind: _isr(JoinsIsr),
+    LeaderChanged.kind: _leader_changed,
+    BrokerGone.kind: _broker(BrokerGone),
+    BrokerRegistered.kind: _broker(BrokerRegistered),
+}
+
+CONDITION_KINDS: tuple[str, ...] = tuple(_TABLES)
+"""Every condition kind, in the order the documentation lists them."""
+
+
+def parse_condition(value: object, what: str = "'when'") -> Condition:
+    """The condition ``value`` describes; FaultSpecError (one sentence naming ``what``) if none."""
+    known = ", ".join(CONDITION_KINDS)
+    if isinstance(value, str):
+        if value in BARE:
+            return BARE[value]()
+        if value in _TABLES:
+            raise FaultSpecError(f"{what}: {value} needs parameters, as in "
+                                 f"when = {{ {value} = ... }} (see the schedule documentation)")
+        raise FaultSpecError(f"{what}: unknown condition {value!r}; conditions are: {known}")
+    if not isinstance(value, Mapping) or len(value) != 1:
+        raise FaultSpecError(f"{what} must be a condition name or a table with exactly one key "
+                             f"(one of: {known}), got {value!r}")
+    ((kind, params),) = value.items()
+    if kind not in _TABLES:
+        raise FaultSpecError(f"{what}: unknown condition {kind!r}; conditions are: {known}")
+    return _TABLES[kind](params, what)
+
+
+def topics_to_read(conditions: list[Condition]) -> list[str] | None:
+    """The topics a state read must cover for ``conditions``: those they name, or every
+    topic of the cluster (None) when a condition reads all partitions and none is named."""
+    named = sorted({topic for condition in conditions for topic in condition.topics()})
+    if any(condition.all_topics for condition in conditions) and not named:
+        return None
+    return named

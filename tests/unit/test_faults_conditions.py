@@ -1,0 +1,197 @@
+"""Schedule conditions: parsed from data with one-line refusals, checked against the
+topology, and judged on a cluster state relative to the state when the wait began."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from faults.conditions import (
+    CONDITION_KINDS,
+    BrokerGone,
+    BrokerRegistered,
+    Condition,
+    ControllerChanged,
+    IsrFull,
+    JoinsIsr,
+    LeaderChanged,
+    LeavesIsr,
+    parse_condition,
+    topics_to_read,
+)
+from faults.errors import FaultSpecError, TargetError
+from harness.cluster.sampler import ZkSampler
+from harness.cluster.zkstate import ClusterState, PartitionState
+from topologies import load_topology
+
+
+def _part(partition: int = 0, leader: int = 0, isr: tuple[int, ...] = (0, 1, 2), epoch: int = 1,
+          replicas: tuple[int, ...] = (0, 1, 2), topic: str = "t") -> PartitionState:
+    return PartitionState(topic=topic, partition=partition, leader=leader, leader_epoch=epoch, isr=isr,
+                          controller_epoch=1, replicas=replicas)
+
+
+def _state(*parts: PartitionState, live: tuple[int, ...] = (0, 1, 2), controller: int = 0,
+           controller_epoch: int = 1) -> ClusterState:
+    chosen = parts or (_part(),)
+    return ClusterState(live_brokers=live, controller=controller, controller_epoch=controller_epoch,
+                        partitions={(p.topic, p.partition): p for p in chosen})
+
+
+EVERY_FORM: list[tuple[Any, Condition]] = [
+    ("isr_full", IsrFull()),
+    ("controller_changed", ControllerChanged()),
+    ({"leaves_isr": {"broker": 1, "topic": "t", "partition": 0}},
+     LeavesIsr(topic="t", partition=0, broker=1)),
+    ({"joins_isr": {"broker": 2, "topic": "t", "partition": 3}}, JoinsIsr(topic="t", partition=3, broker=2)),
+    ({"leader_changed": {"topic": "t", "partition": 1}}, LeaderChanged("t", 1)),
+    ({"broker_gone": 1}, BrokerGone(1)),
+    ({"broker_registered": 0}, BrokerRegistered(0)),
+]
+
+
+@pytest.mark.parametrize(("spec", "condition"), EVERY_FORM, ids=[c.kind for _, c in EVERY_FORM])
+def test_every_form_parses_and_writes_back_what_it_read(spec: Any, condition: Condition) -> None:
+    assert parse_condition(spec) == condition
+    assert condition.to_spec() == spec
+    condition.check(load_topology("three_az"))
+
+
+def test_every_kind_has_a_form() -> None:
+    assert sorted(CONDITION_KINDS) == sorted(c.kind for _, c in EVERY_FORM)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("sunny", r"^'when': unknown condition 'sunny'; conditions are: isr_full, controller_changed, "),
+        ({"sunny": 1}, r"^'when': unknown condition 'sunny'"),
+        ("leaves_isr", r"^'when': leaves_isr needs parameters"),
+        ({"isr_full": {}}, r"^'when': isr_full takes no parameters; write when = \"isr_full\""),
+        ({"broker_gone": 1, "broker_registered": 1}, r"^'when' must be a condition name or a table with "
+                                                     r"exactly one key"),
+        (3, r"^'when' must be a condition name"),
+        ({"leaves_isr": {"broker": 1, "topic": "t"}}, r"^'when': leaves_isr needs 'partition'"),
+        ({"leaves_isr": {"broker": 1, "topic": "t", "partition": 0, "rank": 1}},
+         r"^'when': leaves_isr does not take 'rank'; it takes: broker, partition, topic"),
+        ({"joins_isr": [1, "t", 0]}, r"^'when': joins_isr \(broker, topic, partition\) must be a table"),
+        ({"leader_changed": {"topic": 5, "partition": 0}}, r"^'when': leader_changed: 'topic' must be str"),
+        ({"broker_registered": "kafka-1"}, r"^'when': broker_registered must be int"),
+    ],
+)
+def test_malformed_conditions_are_refused_in_one_line(spec: Any, message: str) -> None:
+    with pytest.raises(FaultSpecError, match=message) as caught:
+        parse_condition(spec)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [BrokerGone(3), BrokerRegistered(-1), LeavesIsr(topic="t", partition=0, broker=9),
+     JoinsIsr(topic="t", partition=0, broker=3)],
+    ids=str,
+)
+def test_brokers_the_topology_lacks_are_refused(condition: Condition) -> None:
+    with pytest.raises(TargetError, match=r"topology 'three_az' has no broker"):
+        condition.check(load_topology("three_az"))
+
+
+def test_isr_full_needs_every_partition_led_and_every_replica_in_sync() -> None:
+    full = _state(_part(0), _part(1, leader=1))
+    assert IsrFull().evaluate(full, full) == (True, "")
+    behind = _state(_part(0), _part(1, isr=(1,), leader=1), _part(2, leader=-1, isr=(2,)))
+    held, why = IsrFull().evaluate(behind, full)
+    assert not held
+    assert why == "t-1 isr [1] of replicas [0, 1, 2]; t-2 has no leader"
+    many = _state(*[_part(p, isr=(0,)) for p in range(5)])
+    assert IsrFull().evaluate(many, many)[1].endswith("t-2 isr [0] of replicas [0, 1, 2] and 2 more")
+
+
+def test_isr_full_is_not_judged_without_partitions_or_replica_sets() -> None:
+    empty = ClusterState(live_brokers=(0, 1, 2), controller=0, controller_epoch=1)
+    assert IsrFull().evaluate(empty, empty) == (False, "no partition observed")
+    unknown = _state(_part(replicas=()))
+    assert IsrFull().evaluate(unknown, unknown) == (False, "t-0 has no known replica set")
+
+
+def test_nothing_holds_on_a_state_that_could_not_be_read() -> None:
+    for _, condition in EVERY_FORM:
+        assert condition.evaluate(None, _state()) == (False, "the cluster state could not be read")
+
+
+def test_controller_changed_compares_epochs_with_the_baseline() -> None:
+    before = _state(controller=1, controller_epoch=4)
+    same_broker_new_epoch = _state(controller=1, controller_epoch=5)
+    assert ControllerChanged().evaluate(same_broker_new_epoch, before) == (True, "")
+    assert ControllerChanged().evaluate(before, before) == (
+        False, "controller 1 at epoch 4, as when the wait began")
+    # without a baseline the state is its own: nothing changed yet
+    assert not ControllerChanged().evaluate(same_broker_new_epoch, None)[0]
+
+
+def test_leader_changed_compares_leader_epochs_with_the_baseline() -> None:
+    condition = LeaderChanged("t", 0)
+    before = _state(_part(leader=0, epoch=3))
+    assert condition.evaluate(_state(_part(leader=0, epoch=4)), before) == (True, "")
+    assert condition.evaluate(before, before) == (
+        False, "t-0 led by 0 at leader epoch 3, as when the wait began")
+    assert condition.evaluate(before, _state(_part(1))) == (
+        False, "t-0 was not in the state when the wait began")
+    other = _state(_part(topic="u"))
+    assert condition.evaluate(other, before) == (
+        False, "t-0 is not in the observed state (topics observed: u)")
+
+
+def test_isr_membership() -> None:
+    shrunk = _state(_part(isr=(0, 2)))
+    leaves, joins = LeavesIsr(topic="t", partition=0, broker=1), JoinsIsr(topic="t", partition=0, broker=1)
+    assert leaves.evaluate(shrunk, None) == (True, "")
+    assert joins.evaluate(shrunk, None) == (False, "broker 1 is not in the isr [0, 2] of t-0")
+    assert joins.evaluate(_state(), None) == (True, "")
+    assert leaves.evaluate(_state(), None) == (False, "broker 1 is in the isr [0, 1, 2] of t-0")
+    assert not LeavesIsr(topic="t", partition=7, broker=1).evaluate(shrunk, None)[0]
+
+
+def test_broker_registration() -> None:
+    without_1 = _state(live=(0, 2))
+    assert BrokerGone(1).evaluate(without_1, None) == (True, "")
+    assert BrokerGone(0).evaluate(without_1, None) == (False, "broker 0 is registered (live brokers [0, 2])")
+    assert BrokerRegistered(1).evaluate(without_1, None) == (
+        False, "broker 1 is not registered (live brokers [0, 2])")
+    assert BrokerRegistered(2).evaluate(without_1, None) == (True, "")
+
+
+def test_the_topics_to_read_are_those_named_or_all_when_a_condition_reads_every_partition() -> None:
+    leaves = LeavesIsr(topic="b", partition=0, broker=1)
+    assert topics_to_read([leaves, LeaderChanged("a", 0), BrokerGone(1)]) == ["a", "b"]
+    assert topics_to_read([IsrFull(), leaves]) == ["b"]
+    assert topics_to_read([IsrFull(), ControllerChanged()]) is None
+    assert topics_to_read([ControllerChanged()]) == []
+
+
+def test_the_samplers_latest_state_is_the_last_read_and_none_in_a_gap() -> None:
+    sampler = ZkSampler("zk:2181", ["t"])
+    assert sampler.latest() is None
+    first, second = _state(), _state(_part(isr=(0, 2)))
+    sampler.sample(lambda topics: first)
+    sampler.sample(lambda topics: first)
+    assert sampler.latest() == first
+    sampler.sample(lambda topics: second)
+    assert sampler.latest() == second
+
+    def lost(topics: list[str]) -> ClusterState:
+        raise ConnectionError("connection loss")
+
+    sampler.sample(lost)
+    assert sampler.latest() is None
+
+
+def test_the_samplers_latest_state_can_be_asked_to_be_read_after_a_moment() -> None:
+    sampler = ZkSampler("zk:2181", ["t"])
+    state = _state()
+    sampler.sample(lambda topics: state, now=lambda: 100.0)
+    assert sampler.latest(since=100.0) == state
+    assert sampler.latest(since=101.0) is None  # read before that moment: maybe stale
+    sampler.sample(lambda topics: state, now=lambda: 102.0)  # the same state, read again
+    assert sampler.latest(since=101.0) == state
