@@ -3,7 +3,6 @@
 #   - the Python package and its dependencies (pip, skipped when pyproject is unchanged);
 #   - a Docker engine (the running one; on a Debian root host with none, docker.io+dockerd);
 #   - the images: base (debootstrap), kafka:<version> (Maven Central), toxiproxy (Go module).
-#   - the reconciliation's Java sweep, compiled against pyspark's jars (a JDK if missing).
 # Extra arguments go to `kafka-chaos setup` (e.g. --kafka-version 2.8.2 --kafka-version 3.7.2).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,11 +22,10 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debi
   echo "[kafka-chaos] installing chromium for the report test" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
-# The reconciliation compiles its Java sweep with javac (spark_jobs/jvm.py): on a Debian
-# root host install a JDK if there is none; then build the jar (cached: quick next time).
-if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
-  echo "[kafka-chaos] installing a JDK for the reconciliation's kernel" >&2
-  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+# Spark (the reconciliation) needs a Java runtime: on a Debian root host install one if
+# there is none.
+if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+  echo "[kafka-chaos] installing a Java runtime for Spark" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
-"$python" -m spark_jobs.jvm >/dev/null
 exec "$python" -m harness.compose.cli setup "$@"

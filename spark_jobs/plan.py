@@ -1,4 +1,4 @@
-"""The Spark plan of the reconciliation: one shuffle, no Python UDFs.
+"""The Spark plan of the reconciliation: one shuffle, one vectorised Arrow sweep.
 
 Why it looks the way it does (10M sends with their polls and final log must be judged in
 seconds on two cores):
@@ -8,21 +8,28 @@ seconds on two cores):
   send's producer_id and seq, a record's id_producer and id_seq). They are
   hash-partitioned once by (P, S >> BLOCK_BITS), so a block of consecutive seqs of one
   producer lands in one task. Positions are packed into one long each.
-* The reduce side is a sweep in the JVM (``judged``; ``jvm/kafkachaos/MessageSweep.java``):
-  each task sorts its rows once by message, so a message's rows are adjacent (is it on
-  the final log where it was acknowledged or polled? how many log positions hold it?)
-  and a block's messages come in seq order, so reordering is judged against the last
-  message seen in the same final-log partition. In Spark SQL the same needed two hash
-  aggregations and a sorted window: about 30 CPU-seconds at 10M sends on two cores, of a
-  job that must take 20 s. Pairs that straddle two blocks are the only ones a task
+* The reduce side is a vectorised sweep over Arrow batches (``judged``; ``sweep.py``),
+  through ``mapInArrow``: public API only, so it runs in a classic session and under
+  Spark Connect alike. Each chunk of a task's rows is sorted once by message, so a
+  message's rows are adjacent (is it on the final log where it was acknowledged or
+  polled? how many log positions hold it?) and a block's messages come in seq order, so
+  reordering is judged against the previous message in the same final-log partition.
+  In Spark SQL the same needed two hash aggregations and a sorted window: about 30
+  CPU-seconds at 10M sends on two cores. Pairs that straddle two blocks are the only ones a task
   cannot see, so the first and last message of every block leave the pass and the
   driver compares them afterwards (``boundary.py``): two rows per block and partition.
 * Only messages that are anomalous, or may be (a block's first or last message, an
-  acknowledged offset that the final log does not give to the message), leave the pass.
-  The caller materialises that small table; counts, examples, the block ends and the
-  "acknowledged offset inside the log's range" test all come from it in one more job.
-* Send outcomes per time bucket and the final log's offset ranges need no shuffle of
-  their own: each is a map-side aggregation of one table.
+  acknowledged offset that the final log does not give to the message), leave the sweep,
+  and not even they leave the task: each task summarises them (``summarised``; counts per
+  partition and kind, its first few examples, the block ends, unexpected positions) so
+  the pass is one Spark job that hands the driver a few thousand rows. An earlier version
+  summarised in Spark SQL (windows and aggregations over the pass's output): five more
+  jobs whose planning and scheduling cost more than the data did.
+* Expressions are SQL text (one round trip each) and each table is read once per
+  reconciliation: building the plan of a small history Column by Column took longer
+  than running it.
+* Send outcomes per time bucket, the final log's offset ranges and the topics come from
+  one aggregation over the three tables (``overview``) before the pass.
 """
 
 from __future__ import annotations
@@ -30,25 +37,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
-from py4j.java_gateway import JavaClass
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from harness.history import ANOMALY_KINDS, SCHEMAS, HistoryError
+from harness.history import ANOMALY_KINDS, SCHEMAS
+from spark_jobs import sweep
+from spark_jobs.sweep import ACKED, FAILED, LOG, POLL, SEND, UNKNOWN
 
-# Flags of an event row, OR-ed together by the aggregations.
-FLAG_NAMES = ("SEND", "ACKED", "FAILED", "UNKNOWN", "LOG", "POLL", "ACK_OFF_LOG", "POLL_OFF_LOG")
-SEND, ACKED, FAILED, UNKNOWN, LOG, POLL, ACK_OFF_LOG, POLL_OFF_LOG = (1 << i for i in range(8))
-BLOCK_BITS = 14  # 16384 consecutive seqs of one producer per block
+BLOCK_BITS = sweep.BLOCK_BITS  # 16384 consecutive seqs of one producer per block
 UNDECODABLE = -1  # seq of a record whose id is not <producer>-<seq>; keyed by a hash of the id
 NO_ID = "\u0000"  # hashed with the position: records without an id match nothing
 KIND_INDEX = {k: i for i, k in enumerate(ANOMALY_KINDS)}
 
 # Packed positions: pos = tp << 40 | (offset + 1), tp = topic_index << 16 | (partition + 1).
 # Offset part 0 means "no valid offset" and never equals a final-log position.
-OFFSET_BITS = 40
-PARTITION_BITS = 16
+OFFSET_BITS = sweep.OFFSET_BITS
+PARTITION_BITS = sweep.PARTITION_BITS
 MAX_TOPICS = 1 << (63 - OFFSET_BITS - PARTITION_BITS)
 MAX_PARTITION = (1 << PARTITION_BITS) - 2
 MAX_OFFSET = (1 << OFFSET_BITS) - 2
@@ -78,103 +83,102 @@ def read(spark: SparkSession, history: str, table: str) -> DataFrame:
     return spark.read.schema(spark_schema(table)).parquet(f"{history.rstrip('/')}/{table}")
 
 
+TABLES = ("sends", "final_log", "polls")
+
+
+def tables(spark: SparkSession, history: str) -> dict[str, DataFrame]:
+    """The three tables the job reads, each read once per reconciliation and shared by
+    its steps: every ``spark.read`` lists the table's files and resolves the relation
+    again, which on a small history is a good part of a step's time."""
+    return {t: read(spark, history, t) for t in TABLES}
+
+
 # ------------------------------------------------------------------------ positions
+#
+# Expressions are SQL text, not Column trees: a classic session builds a Column with one
+# Py4J round trip per operator and literal, and the plan of a small history took longer
+# to build that way (about 3,700 round trips) than to run. A string is one round trip,
+# parsed in the JVM, and is sent as it is to a Spark Connect server.
 
 
-def topic_index(topics: Sequence[str]) -> Column:
-    """topic -> its index in ``topics``, as a CASE chain (a handful of topics per run)."""
+def sql_string(text: str) -> str:
+    """``text`` as a Spark SQL string literal (backslash escapes, the parser's default)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def topic_index(topics: Sequence[str]) -> str:
+    """topic -> its index in ``topics``, as a CASE (a handful of topics per run)."""
     if not topics:
-        return F.lit(0)
-    col = F.col("topic")
-    return reduce(
-        lambda acc, it: acc.when(col == it[1], it[0]),
-        list(enumerate(topics))[1:],
-        F.when(col == topics[0], 0),
-    )
+        return "0"
+    return "CASE topic " + " ".join(f"WHEN {sql_string(t)} THEN {i}" for i, t in enumerate(topics)) + " END"
 
 
-def tp_of(topics: Sequence[str]) -> Column:
-    return (topic_index(topics).cast("int") * (1 << PARTITION_BITS) + F.col("partition") + 1).cast("int")
+def tp_of(topics: Sequence[str]) -> str:
+    return f"CAST(({topic_index(topics)}) * {1 << PARTITION_BITS} + partition + 1 AS INT)"
 
 
-def pack(tp: Column, offset: Column) -> Column:
-    valid = offset.isNotNull() & (offset >= 0) & (offset <= MAX_OFFSET)
-    part = F.when(valid, offset + 1).otherwise(F.lit(0).cast("long"))
-    return tp.cast("long") * (1 << OFFSET_BITS) + part
-
-
-def tp_from_pos(pos: Column) -> Column:
-    return F.shiftright(pos, OFFSET_BITS).cast("int")
-
-
-def offset_from_pos(pos: Column) -> Column:
-    raw = pos.bitwiseAND(F.lit(OFFSET_MASK))
-    return F.when(raw > 0, raw - 1)
+def pack(tp: str, offset: str) -> str:
+    """The packed position of (tp, offset); offset part 0 where the offset is not valid."""
+    valid = f"({offset}) IS NOT NULL AND ({offset}) >= 0 AND ({offset}) <= {MAX_OFFSET}"
+    return f"CAST({tp} AS BIGINT) * {1 << OFFSET_BITS} + CASE WHEN {valid} THEN ({offset}) + 1 ELSE 0L END"
 
 
 # --------------------------------------------------------------------- message keys
 
 
-def message_key(pos: Column) -> tuple[Column, Column]:
+def message_key(pos: str) -> tuple[str, str]:
     """The (P, S) key of a polled or final-log record, from the id_producer / id_seq split
     the history writer stored beside its message_id (docs/HISTORY.md).
 
     An id that names ``<producer>-<seq>`` gets the key its send row has; any other id is
     kept whole in id_producer with no seq, so (hash of the id, UNDECODABLE) can only match
-    itself; a record without an id is keyed by its position as well, so it matches
-    nothing. message_id itself is never read."""
-    producer = F.col("id_producer")
-    key_p = F.when(producer.isNull(), F.xxhash64(F.lit(NO_ID), pos)).otherwise(F.xxhash64(producer))
-    key_s = F.coalesce(F.col("id_seq"), F.lit(UNDECODABLE).cast("long"))
-    return key_p.alias("P"), key_s.alias("S")
-
-
-def block_of(seq: Column) -> Column:
-    return F.shiftright(seq, BLOCK_BITS).cast("int")
+    itself; a record without an id is keyed by its position as well (hashed with NO_ID,
+    the character 0), so it matches nothing. message_id itself is never read."""
+    key_p = f"CASE WHEN id_producer IS NULL THEN xxhash64(chr(0), {pos}) ELSE xxhash64(id_producer) END AS P"
+    key_s = f"coalesce(id_seq, CAST({UNDECODABLE} AS BIGINT)) AS S"
+    return key_p, key_s
 
 
 # ------------------------------------------------------------------------ the pass
 
 
-def events(spark: SparkSession, history: str, topics: Sequence[str]) -> DataFrame:
+def events(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
     """Sends, final log and polls as one stream of (PB, S, pos, flags) rows.
 
     A send's key comes from its producer_id and seq columns, a record's from the split of
     its id the history carries: no message id string is read or parsed here."""
     tp = tp_of(topics)
-    sends = read(spark, history, "sends")
-    outcome = F.col("outcome")
-    acked = outcome == "acked"
-    send_rows = sends.select(
-        F.xxhash64("producer_id").alias("P"),
-        F.col("seq").alias("S"),
-        pack(tp, F.when(acked, F.col("offset"))).alias("pos"),
-        (F.lit(SEND) + F.when(acked, ACKED).when(outcome == "failed", FAILED).otherwise(UNKNOWN))
-        .cast("int")
-        .alias("f"),
+    flag = (
+        f"CAST({SEND} + CASE outcome WHEN 'acked' THEN {ACKED} WHEN 'failed' THEN {FAILED} "
+        f"ELSE {UNKNOWN} END AS INT) AS f"
+    )
+    send_rows = tables["sends"].selectExpr(
+        "xxhash64(producer_id) AS P",
+        "seq AS S",
+        pack(tp, "CASE WHEN outcome = 'acked' THEN offset END") + " AS pos",
+        flag,
     )
 
     def located(table: str, flag: int) -> DataFrame:
-        located_at = pack(tp, F.col("offset")).alias("pos")
-        df = read(spark, history, table).select("id_producer", "id_seq", located_at)
-        return df.select(*message_key(F.col("pos")), "pos", F.lit(flag).alias("f"))
+        df = tables[table].selectExpr("id_producer", "id_seq", pack(tp, "offset") + " AS pos")
+        return df.selectExpr(*message_key("pos"), "pos", f"{flag} AS f")
 
     rows = send_rows.unionByName(located("final_log", LOG)).unionByName(located("polls", POLL))
-    return rows.select(producer_block(F.col("P"), F.col("S")).alias("PB"), "S", "pos", "f")
+    return rows.selectExpr(f"{producer_block('P', 'S')} AS PB", "S", "pos", "f")
 
 
-def producer_block(p: Column, s: Column) -> Column:
+def producer_block(p: str, s: str) -> str:
     """PB = P xor block(S): one long naming a block of one producer's seqs. (PB, S) names
     the message exactly (same S, same block, so equal PB means equal P) and P comes back
     as PB xor block(S). Two blocks of different producers share a PB only if their
     producer hashes differ in the low bits alone: odds of about 2^-40 per pair."""
-    return p.bitwiseXOR(block_of(s).cast("long"))
+    return f"{p} ^ shiftright({s}, {BLOCK_BITS})"
 
 
-def judged(spark: SparkSession, ev: DataFrame, partitions: int) -> DataFrame:
+def judged(ev: DataFrame, partitions: int) -> DataFrame:
     """Shuffle the events by PB and judge every message; only those that leave the pass
-    come back (the JVM sweep in ``jvm/kafkachaos/MessageSweep.java``, on the session's
-    classpath through ``session.build_session``). Per message, exactly as its rows say:
+    come back (the vectorised sweep in ``sweep.py``, run by ``mapInArrow`` on each task's
+    rows sorted by PB). Per message, exactly as its rows say:
 
     * f: the flags of all its rows, plus ACK_OFF_LOG / POLL_OFF_LOG when it was
       acknowledged / polled at a position where the final log does not hold it;
@@ -198,216 +202,82 @@ def judged(spark: SparkSession, ev: DataFrame, partitions: int) -> DataFrame:
     partition it leaves the pass in: a row with the same key and home, log_tp that
     partition, log_first its first copy there, no counts but ``reordered`` (and n_log 0).
 
-    A message leaves if it is anomalous, ack_elsewhere, head or tail."""
-    sweep = spark.sparkContext._jvm.kafkachaos.MessageSweep  # type: ignore[union-attr]
-    if not isinstance(sweep, JavaClass):
-        raise HistoryError(
-            "the reconciliation kernel is not on the Spark driver's classpath: under "
-            "spark-submit pass --jars \"$(python3 -m spark_jobs.jvm)\"; from Python, start "
-            "the session with spark_jobs.session.build_session"
-        )
-    if [int(getattr(sweep, name)) for name in FLAG_NAMES] != [1 << i for i in range(len(FLAG_NAMES))]:
-        raise HistoryError("the reconciliation kernel on the classpath is from another version")
-    out = sweep.judge(
-        spark._jsparkSession, ev._jdf, partitions, BLOCK_BITS, OFFSET_BITS, PARTITION_BITS
+    A message leaves if it is anomalous, ack_elsewhere, head or tail. Sorting by PB alone
+    is enough: the sweep needs a PB's rows together and orders them itself, and one long
+    sort key lets Spark radix-sort on its prefix."""
+    return (
+        ev.repartition(partitions, "PB")
+        .sortWithinPartitions("PB")
+        .mapInArrow(sweep.judge_batches, sweep.OUTPUT_DDL)
     )
-    return DataFrame(out, spark)
 
 
 # ---------------------------------------------------------------- after the pass
 
 
-def range_maps(ranges: Mapping[int, tuple[int, int]]) -> tuple[Column, Column]:
-    """tp -> first / last offset of the final log, as map literals. They are consulted only
-    for the few acknowledged messages missing from their offset, so no join is needed."""
-    if not ranges:
-        empty = F.create_map().cast("map<int,bigint>")
-        return empty, empty
-    starts = F.create_map(*(F.lit(x) for tp, (lo, _) in ranges.items() for x in (tp, lo)))
-    ends = F.create_map(*(F.lit(x) for tp, (_, hi) in ranges.items() for x in (tp, hi)))
-    return starts, ends
-
-
-def finish(special: DataFrame, ranges: Mapping[int, tuple[int, int]]) -> DataFrame:
-    """The special messages with their truncation count final: an acknowledged offset
-    inside its partition's range on the final log that the log does not give to the
-    message (another message there, or nothing where the log has a gap) is a truncation.
-    Reorders across block boundaries are left to the driver (``boundary.py``), which sees
-    the ``head`` / ``tail`` rows ``summary`` passes on."""
-    send_tp = tp_from_pos(F.col("send_pos"))
-    ack_offset = offset_from_pos(F.col("send_pos"))
-    starts, ends = range_maps(ranges)
-    in_range = ack_offset.between(F.try_element_at(starts, send_tp), F.try_element_at(ends, send_tp))
-    diverged = F.col("ack_elsewhere") & F.coalesce(in_range, F.lit(False))
-    return special.withColumn("truncated", F.col("truncated") + diverged.cast("int"))
-
-
-SUMMARY_COLUMNS = ("tp", "kind", "P", "S", "offset", "aux", "log_tp", "head", "at_tp", *ANOMALY_KINDS)
-COUNT_ROW = -1  # "kind" of the rows that carry counts rather than an example
-BLOCK_END_ROW = -2  # "kind" of the rows that carry a block's first or last message
-MESSAGE_KINDS = tuple(k for k in ANOMALY_KINDS if k != "unexpected")  # counted per message
-
-
-def _nulls(*names: str) -> list[Column]:
-    return [F.lit(None).cast("long").alias(n) for n in names]
-
-
-def _no_head() -> Column:
-    return F.lit(None).cast("boolean").alias("head")
-
-
-def unexpected_positions(final: DataFrame) -> DataFrame:
-    """(tp, at, P, S): one row per distinct position where a never-sent record was seen,
-    with tp that position's partition. However many such records were logged or read
-    there, the position counts once (docs/HISTORY.md); the record it names is the final
-    log's there if that is one of them, else any of those read there."""
-    seen = final.where(F.col("unexpected_at").isNotNull()).select(
-        "P", "S", F.explode("unexpected_at").alias("u")
-    )
-    first = Window.partitionBy("at").orderBy(F.col("on_log").desc(), "P", "S")
+def summarised(
+    ev: DataFrame, partitions: int, ranges: Mapping[int, tuple[int, int]], examples: int
+) -> DataFrame:
+    """The pass as the driver takes it: ``judged``'s messages summarised in the task that
+    judged them (``sweep.summarise``): counts per home partition and kind, each task's
+    first ``examples`` findings per partition and kind, the blocks' end messages and the
+    positions never-sent records were seen at. One job, whose output is small whatever
+    the history holds; ``ranges`` (tp -> first / last offset of the final log) finish the
+    truncation count there."""
     return (
-        seen.select("P", "S", F.col("u.pos").alias("at"), F.col("u.on_log").alias("on_log"))
-        .select("*", F.row_number().over(first).alias("n"))
-        .where(F.col("n") == 1)
-        .select(tp_from_pos(F.col("at")).alias("tp"), "at", "P", "S")
+        ev.repartition(partitions, "PB")
+        .sortWithinPartitions("PB")
+        .mapInArrow(sweep.summariser(sweep.Ranges.of(dict(ranges)), examples), sweep.SUMMARY_DDL)
     )
 
 
-def _counts(final: DataFrame, unexpected: DataFrame) -> DataFrame:
-    """COUNT_ROW rows: each kind per home partition, unexpected per position's partition
-    (the driver adds up the rows of one partition)."""
-    per_message = final.groupBy("tp").agg(
-        *(F.sum(k).cast("long").alias(k) for k in MESSAGE_KINDS),
-        F.lit(0).cast("long").alias("unexpected"),
-    )
-    per_position = unexpected.groupBy("tp").agg(
-        *(F.lit(0).cast("long").alias(k) for k in MESSAGE_KINDS),
-        F.count(F.lit(1)).cast("long").alias("unexpected"),
-    )
-    return (
-        per_message.unionByName(per_position)
-        .select(
-            "*",
-            F.lit(COUNT_ROW).cast("int").alias("kind"),
-            *_nulls("P", "S", "offset", "aux", "log_tp", "at_tp"),
-            _no_head(),
-        )
-        .select(*SUMMARY_COLUMNS)
-    )
-
-
-def _hits(final: DataFrame, unexpected: DataFrame) -> DataFrame:
-    """Every finding that may be an example: (tp, P, S, kind, at, aux), tp the partition it
-    is listed under and ``at`` where it happened (docs/HISTORY.md, verdict section)."""
-    none = F.lit(None).cast("long")
-    where = {
-        "lost": (F.col("send_pos"), none),
-        "duplicate": (F.col("log_last"), F.col("n_log")),
-        "truncated": (F.coalesce(F.col("trunc_first"), F.col("send_pos")), none),
-        "aborted_read": (F.col("log_first"), none),
-        "reordered": (F.col("log_first"), F.col("prev_seq")),
-        "unseen": (F.col("log_first"), none),
-    }
-    hits = F.array(
-        *(
-            F.when(
-                F.col(k) > 0,
-                F.struct(
-                    F.lit(KIND_INDEX[k]).alias("kind"),
-                    where[k][0].alias("at"),
-                    where[k][1].cast("long").alias("aux"),
-                ),
-            )
-            for k in MESSAGE_KINDS
-        )
-    )
-    per_message = (
-        final.select("tp", "P", "S", F.explode(hits).alias("hit"))
-        .where(F.col("hit").isNotNull())
-        .select("tp", "P", "S", "hit.kind", "hit.at", "hit.aux")
-    )
-    per_position = unexpected.select(
-        "tp", "P", "S", F.lit(KIND_INDEX["unexpected"]).alias("kind"), "at", none.alias("aux")
-    )
-    return per_message.unionByName(per_position)
-
-
-def summary(final: DataFrame, examples: int) -> DataFrame:
-    """Counts per partition, up to ``examples`` findings per partition and kind ordered by
-    the offset where they happened, and the blocks' end messages (``BLOCK_END_ROW``) for
-    the driver to finish the reorder count with: a few thousand rows, in one job."""
-    unexpected = unexpected_positions(final)
-    offset = offset_from_pos(F.col("at"))
-    rank = F.row_number().over(
-        Window.partitionBy("tp", "kind").orderBy(offset.asc_nulls_last(), "P", "S")
-    )
-    picked = (
-        _hits(final, unexpected)
-        .select("*", rank.alias("rank"))
-        .where(F.col("rank") <= examples)
-        .select(
-            "tp",
-            "kind",
-            "P",
-            "S",
-            offset.alias("offset"),
-            "aux",
-            F.coalesce(tp_from_pos(F.col("at")), F.col("tp")).cast("long").alias("at_tp"),
-            *_nulls("log_tp", *ANOMALY_KINDS),
-            _no_head(),
-        )
-        .select(*SUMMARY_COLUMNS)
-    )
-    ends = final.where(F.col("head") | F.col("tail")).select(
-        "tp",
-        F.lit(BLOCK_END_ROW).cast("int").alias("kind"),
-        "P",
-        "S",
-        offset_from_pos(F.col("log_first")).alias("offset"),
-        *_nulls("aux", "at_tp", *ANOMALY_KINDS),
-        F.col("log_tp").cast("long").alias("log_tp"),
-        "head",
-    )
-    return _counts(final, unexpected).unionByName(picked).unionByName(ends.select(*SUMMARY_COLUMNS))
-
-
-def overview(spark: SparkSession, history: str, bucket_seconds: float) -> DataFrame:
-    """The small facts every later step needs, in one action of map-side aggregations:
-    per partition of the final log its first and last offset and record count; send
-    outcomes per (partition, send-time bucket); and the topics of the polls. Together they
+def overview(tables: Mapping[str, DataFrame], bucket_seconds: float) -> DataFrame:
+    """The small facts every later step needs, in one aggregation (one shuffle, so one
+    map stage and one action): per partition of the final log its first and last offset
+    and record count (``log_records`` not null); send outcomes per (partition, send-time
+    bucket) (``bucket`` not null); and the topics of the polls (both null). Together they
     name every topic, so each gets an index before the main pass."""
-    log = (
-        read(spark, history, "final_log")
-        .groupBy("topic", "partition")
+    log = tables["final_log"].selectExpr(
+        "0 AS source", "topic", "partition", "CAST(NULL AS BIGINT) AS bucket", "offset", "NULL AS outcome"
+    )
+    sends = tables["sends"].selectExpr(
+        "1 AS source",
+        "topic",
+        "partition",
+        f"CAST(floor(send_ts / CAST('{float(bucket_seconds)!r}' AS DOUBLE)) AS BIGINT) AS bucket",
+        "CAST(NULL AS BIGINT) AS offset",
+        "outcome",
+    )
+    polls = tables["polls"].selectExpr(
+        "2 AS source",
+        "topic",
+        "CAST(NULL AS INT) AS partition",
+        "CAST(NULL AS BIGINT) AS bucket",
+        "CAST(NULL AS BIGINT) AS offset",
+        "NULL AS outcome",
+    )
+    return (
+        log.unionByName(sends)
+        .unionByName(polls)
+        .groupBy("source", "topic", "partition", "bucket")
         .agg(
-            F.min("offset").alias("log_start"),
-            F.max("offset").alias("log_end"),
-            F.count(F.lit(1)).alias("log_records"),
+            F.expr("min(offset) AS log_start"),
+            F.expr("max(offset) AS log_end"),
+            F.expr("CASE WHEN source = 0 THEN count(1) END AS log_records"),
+            F.expr("count(CASE WHEN outcome = 'acked' THEN 1 END) AS acked"),
+            F.expr("count(CASE WHEN outcome = 'failed' THEN 1 END) AS failed"),
+            F.expr("count(CASE WHEN outcome != 'acked' AND outcome != 'failed' THEN 1 END) AS unknown"),
         )
     )
-    outcome = F.col("outcome")
-    sends = (
-        read(spark, history, "sends")
-        .groupBy("topic", "partition", F.floor(F.col("send_ts") / F.lit(bucket_seconds)).alias("bucket"))
-        .agg(
-            F.count(F.when(outcome == "acked", 1)).alias("acked"),
-            F.count(F.when(outcome == "failed", 1)).alias("failed"),
-            F.count(F.when((outcome != "acked") & (outcome != "failed"), 1)).alias("unknown"),
-        )
-    )
-    polls = read(spark, history, "polls").select("topic").distinct()
-    return log.unionByName(sends, allowMissingColumns=True).unionByName(polls, allowMissingColumns=True)
 
 
-def record_id() -> Column:
-    """A record's message_id rebuilt from its split (docs/HISTORY.md): a named id reads back
-    as ``<id_producer>-<id_seq>`` exactly (the seq is canonical), any other id was kept
-    whole in id_producer, and a record without an id has neither. A send's id is
-    ``<producer_id>-<seq>`` by the schema."""
-    seq = F.col("id_seq")
-    return F.when(seq.isNull(), F.col("id_producer")).otherwise(
-        F.concat_ws("-", "id_producer", seq.cast("string"))
-    )
+RECORD_ID = (
+    "CASE WHEN id_seq IS NULL THEN id_producer ELSE concat_ws('-', id_producer, CAST(id_seq AS STRING)) END"
+)
+"""A record's message_id rebuilt from its split (docs/HISTORY.md): a named id reads back
+as ``<id_producer>-<id_seq>`` exactly (the seq is canonical), any other id was kept whole
+in id_producer, and a record without an id has neither. A send's id is
+``<producer_id>-<seq>`` by the schema."""
 
 
 def packed(topics: Sequence[str], topic: str, partition: int, offset: int) -> int:
@@ -416,9 +286,13 @@ def packed(topics: Sequence[str], topic: str, partition: int, offset: int) -> in
     return tp * (1 << OFFSET_BITS) + offset + 1
 
 
+def _in(column: str, values: Sequence[int]) -> str:
+    return f"{column} IN ({', '.join(str(int(v)) for v in values)})"
+
+
 def found_at(
     spark: SparkSession,
-    history: str,
+    tables: Mapping[str, DataFrame],
     topics: Sequence[str],
     seqs: Sequence[int],
     positions: Mapping[str, Sequence[tuple[str, int, int]]],
@@ -431,16 +305,17 @@ def found_at(
     every row cost more than the whole look-up does now."""
     parts: list[DataFrame] = []
     if seqs:
-        sends = read(spark, history, "sends").where(F.col("seq").isin(list(seqs)))
         parts.append(
-            sends.select(
-                F.lit("sends").alias("source"),
+            tables["sends"]
+            .where(_in("seq", seqs))
+            .selectExpr(
+                "'sends' AS source",
                 "topic",
                 "partition",
                 "offset",
-                F.concat_ws("-", "producer_id", F.col("seq").cast("string")).alias("message_id"),
-                F.xxhash64("producer_id").alias("P"),
-                F.col("seq").alias("S"),
+                "concat_ws('-', producer_id, CAST(seq AS STRING)) AS message_id",
+                "xxhash64(producer_id) AS P",
+                "seq AS S",
                 "ack_ts",
             )
         )
@@ -450,17 +325,17 @@ def found_at(
         at = sorted({packed(topics, *w) for w in wanted})
         offsets = sorted({w[2] for w in wanted})
         parts.append(
-            read(spark, history, table)
+            tables[table]
             # The plain offset test first: most rows fail it without their topic being read.
-            .where(F.col("offset").isin(offsets) & pack(tp_of(topics), F.col("offset")).isin(at))
-            .select(
-                F.lit(table).alias("source"),
+            .where(f"{_in('offset', offsets)} AND {_in(pack(tp_of(topics), 'offset'), at)}")
+            .selectExpr(
+                f"{sql_string(table)} AS source",
                 "topic",
                 "partition",
                 "offset",
-                record_id().alias("message_id"),
-                *message_key(F.lit(0).cast("long")),
-                F.lit(None).cast("double").alias("ack_ts"),
+                f"{RECORD_ID} AS message_id",
+                *message_key("0L"),
+                "CAST(NULL AS DOUBLE) AS ack_ts",
             )
         )
     if not parts:

@@ -1,26 +1,28 @@
 """The judge: reconcile what was produced against what can be consumed.
 
-Run as ``spark-submit --jars "$(python3 -m spark_jobs.jvm)" spark_jobs/reconcile.py
-<history_dir> [--out verdict.json]`` (the jar is the job's JVM sweep, see ``jvm.py``) or
-call ``reconcile(spark, history_dir)`` with a session from ``session.build_session``.
+Run as ``spark-submit spark_jobs/reconcile.py <history_dir> [--out verdict.json]``, as
+``python spark_jobs/reconcile.py ...`` (``--master sc://host:port`` for a Spark Connect
+server), or call ``reconcile(spark, history_dir)`` with a session from
+``session.build_session``: a classic session or a Spark Connect one alike.
 Every anomaly kind and the verdict JSON are defined in docs/HISTORY.md; the Spark plan
 and why it is shaped that way is in ``plan.py``.
 
-The job runs in four steps: an overview (topics, each final-log partition's offset range,
-send outcomes per time bucket: map-side aggregations in one action), the main pass (one
-shuffle; only anomalous or boundary messages come out, and are materialised), a summary
-of those (counts and the first examples per partition and kind), and a bounded look-up of
-the records behind the examples.
+The job runs in three Spark jobs: an overview (topics, each final-log partition's offset
+range, send outcomes per time bucket: one aggregation), the main pass (one shuffle and a
+vectorised sweep whose tasks hand back only a summary: counts, their first examples, the
+blocks' end messages), and a bounded look-up of the records behind the examples. The
+driver merges the summaries and finishes the reorders that straddle two blocks.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,9 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script by spark-submit: make the repo importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pyspark.sql import SparkSession
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
 
 from harness.history import (
     ANOMALY_KINDS,
@@ -38,22 +42,43 @@ from harness.history import (
     split_message_id,
     validate_history,
 )
-from spark_jobs import plan
+from spark_jobs import plan, sweep
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
-from spark_jobs.session import build_session
+from spark_jobs.session import build_session, parallelism
 
 DEFAULT_BUCKET_SECONDS = 1.0
 DEFAULT_EXAMPLES = 5
 # Target bytes of Parquet input per shuffle partition; the union roughly triples in
 # memory, and 24 MB keeps each task's hash maps comfortably inside a 4g local driver.
 BYTES_PER_SHUFFLE_PARTITION = 24 * 1024 * 1024
+# Rows per Arrow batch handed to the sweep. Spark's default (10k) means thousands of
+# batches per task, each a JVM->Python round of fixed cost and a numpy call on too little
+# data; 256k rows of the pass's four narrow columns are about 7 MB.
+ARROW_BATCH_ROWS = 1 << 18
+ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+KIND = {k: i for i, k in enumerate(ANOMALY_KINDS)}
+
+
+@contextlib.contextmanager
+def _arrow_batches(spark: SparkSession, rows: int) -> Iterator[None]:
+    """Run the pass with ``rows`` per Arrow batch, then give the session its own setting
+    back: a runtime SQL conf, so it can be set on a Spark Connect session too."""
+    before = spark.conf.get(ARROW_BATCH_CONF, None)
+    spark.conf.set(ARROW_BATCH_CONF, str(rows))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(ARROW_BATCH_CONF)
+        else:
+            spark.conf.set(ARROW_BATCH_CONF, before)
 
 
 def shuffle_partitions(spark: SparkSession, history: str) -> int:
     """Enough partitions that each task's rows fit in memory, and a multiple of
     the cores so the last wave is not a single straggler."""
-    cores = max(1, spark.sparkContext.defaultParallelism)
+    cores = parallelism(spark)
     size = history_bytes(history, ("sends", "polls", "final_log"))
     wanted = math.ceil(size / BYTES_PER_SHUFFLE_PARTITION)
     return max(cores, math.ceil(wanted / cores) * cores)
@@ -125,8 +150,8 @@ class _Prelude:
     availability_rows: list[Any]  # topic, partition, bucket, acked, failed, unknown
 
 
-def _prelude(spark: SparkSession, history: str, bucket_seconds: float) -> _Prelude:
-    rows = plan.overview(spark, history, bucket_seconds).collect()
+def _prelude(tables: Mapping[str, DataFrame], bucket_seconds: float) -> _Prelude:
+    rows = plan.overview(tables, bucket_seconds).collect()
     topics = sorted({r.topic for r in rows})
     ranges = [r for r in rows if r.log_records is not None]
     if len(topics) >= plan.MAX_TOPICS:
@@ -158,7 +183,10 @@ class _Found:
 
 
 def _look_up(
-    spark: SparkSession, history: str, prelude: _Prelude, raw: Sequence[tuple[tuple[str, int], str, _Hit]]
+    spark: SparkSession,
+    tables: Mapping[str, DataFrame],
+    prelude: _Prelude,
+    raw: Sequence[tuple[tuple[str, int], str, _Hit]],
 ) -> _Found:
     """Ids and acknowledgement times of the example messages, and what the final log holds
     at each example's position: one job. A sent message's id comes from its send; a
@@ -179,7 +207,7 @@ def _look_up(
         if kind == "unexpected":  # a never-sent record read where the log may lack it
             in_polls.add((*r.at, r.offset))
     rows = plan.found_at(
-        spark, history, prelude.topics, seqs, {"final_log": sorted(on_log), "polls": sorted(in_polls)}
+        spark, tables, prelude.topics, seqs, {"final_log": sorted(on_log), "polls": sorted(in_polls)}
     ).collect()
     ids: dict[tuple[int, int], str | None] = {}
     ack_ts: dict[tuple[int, int], float | None] = {}
@@ -194,12 +222,85 @@ def _look_up(
     return _Found(ids, ack_ts, holders)
 
 
+def _summary(
+    summary: pa.Table,
+    topics: Sequence[str],
+    examples: int,
+    part: Callable[[tuple[str, int]], PartitionFindings],
+) -> tuple[list[tuple[tuple[str, int], str, _Hit]], list[BlockEnd], dict[tuple[int, int], tuple[str, int]]]:
+    """The tasks' summaries merged: counts added into ``part``, the first examples per
+    partition and kind (raw), the blocks' end messages and their messages' homes.
+    Unexpected positions are counted here, once each over all tasks, naming the final
+    log's record there if it is a never-sent one, else the lowest key seen there."""
+    col = {
+        n: summary.column(n).cast(pa.int64()).fill_null(sweep.NULL).to_numpy()
+        for n in ("row", "kind", "tp", "P", "S", "at", "aux")
+    }
+    flag = summary.column("flag").fill_null(False).to_numpy(zero_copy_only=False)
+    row = col["row"]
+
+    counts = np.flatnonzero(row == sweep.COUNT_ROW)
+    for tp, kind, n in zip(*(col[c][counts].tolist() for c in ("tp", "kind", "aux")), strict=True):
+        part(_decode_tp(None if tp == sweep.NULL else tp, topics)).counts[ANOMALY_KINDS[kind]] += n
+
+    seen = np.flatnonzero(row == sweep.UNEXPECTED_ROW)
+    at, p, s = col["at"][seen], col["P"][seen], col["S"][seen]
+    order = np.lexsort((s, p, ~flag[seen], at))
+    unique = order[sweep._starts(at[order])] if len(order) else order
+    u_tp = at[unique] >> plan.OFFSET_BITS
+    for tp, n in zip(*(a.tolist() for a in np.unique(u_tp, return_counts=True)), strict=True):
+        part(_decode_tp(tp, topics)).counts["unexpected"] += n
+
+    hits = np.flatnonzero(row == sweep.EXAMPLE_ROW)
+    kind = np.concatenate([col["kind"][hits], np.full(len(unique), KIND["unexpected"], dtype=np.int64)])
+    tp = np.concatenate([col["tp"][hits], u_tp])
+    hp, hs = np.concatenate([col["P"][hits], p[unique]]), np.concatenate([col["S"][hits], s[unique]])
+    hat = np.concatenate([col["at"][hits], at[unique]])
+    aux = np.concatenate([col["aux"][hits], np.full(len(unique), sweep.NULL, dtype=np.int64)])
+    raw: list[tuple[tuple[str, int], str, _Hit]] = []
+    for i in sweep.first_examples(kind, tp, hp, hs, hat, examples).tolist():
+        home = None if tp[i] == sweep.NULL else int(tp[i])
+        where = int(hat[i]) >> plan.OFFSET_BITS if hat[i] != sweep.NULL else home
+        offset = int(sweep.offset_of(hat[i : i + 1])[0])
+        raw.append(
+            (
+                _decode_tp(home, topics),
+                ANOMALY_KINDS[int(kind[i])],
+                _Hit(
+                    int(hp[i]),
+                    int(hs[i]),
+                    _decode_tp(where, topics),
+                    None if offset == sweep.NULL else offset,
+                    None if aux[i] == sweep.NULL else int(aux[i]),
+                ),
+            )
+        )
+
+    ends: list[BlockEnd] = []
+    homes: dict[tuple[int, int], tuple[str, int]] = {}
+    block = np.flatnonzero(row == sweep.BLOCK_END_ROW)
+    e_at = col["at"][block]
+    for t, pp, ss, a, off, head in zip(
+        col["tp"][block].tolist(),
+        col["P"][block].tolist(),
+        col["S"][block].tolist(),
+        (e_at >> plan.OFFSET_BITS).tolist(),
+        sweep.offset_of(e_at).tolist(),
+        flag[block].tolist(),
+        strict=True,
+    ):
+        ends.append(BlockEnd(a, pp, ss, ss >> plan.BLOCK_BITS, off, bool(head)))
+        homes[(pp, ss)] = _decode_tp(None if t == sweep.NULL else t, topics)
+    return raw, ends, homes
+
+
 def _assemble(
     spark: SparkSession,
+    tables: Mapping[str, DataFrame],
     history: str,
     manifest: Manifest,
     prelude: _Prelude,
-    summary_rows: Sequence[Any],
+    summary: pa.Table,
     bucket_seconds: float,
     examples: int,
 ) -> Findings:
@@ -229,21 +330,7 @@ def _assemble(
         if counts[1] or counts[2]:
             per_part.setdefault(tp, []).append(Bucket(start, *counts))
 
-    raw: list[tuple[tuple[str, int], str, _Hit]] = []
-    ends: list[BlockEnd] = []
-    home: dict[tuple[int, int], tuple[str, int]] = {}
-    for r in summary_rows:
-        tp = _decode_tp(r.tp, prelude.topics)
-        if r.kind == plan.COUNT_ROW:
-            pf = part(tp)
-            for kind in ANOMALY_KINDS:
-                pf.counts[kind] += int(r[kind] or 0)
-        elif r.kind == plan.BLOCK_END_ROW:
-            ends.append(BlockEnd(r.log_tp, r.P, r.S, r.S >> plan.BLOCK_BITS, r.offset, bool(r.head)))
-            home[(r.P, r.S)] = tp
-        else:
-            at = _decode_tp(r.at_tp, prelude.topics)
-            raw.append((tp, ANOMALY_KINDS[r.kind], _Hit(r.P, r.S, at, r.offset, r.aux)))
+    raw, ends, home = _summary(summary, prelude.topics, examples, part)
     crossed = cross_block_reorders(ends)
     for cross in crossed:
         end = cross.end
@@ -254,7 +341,7 @@ def _assemble(
     if crossed:  # the sweep's first examples, merged with these: keep the first few again
         raw = _first_examples(raw, examples)
 
-    found = _look_up(spark, history, prelude, raw)
+    found = _look_up(spark, tables, prelude, raw)
     raw.sort(key=_ranked)
     for tp, kind, r in raw:
         mid = found.ids.get((r.P, r.S))
@@ -310,7 +397,8 @@ def reconcile(
     t0 = time.perf_counter()
     manifest = validate_history(history)
     n = partitions or shuffle_partitions(spark, history)
-    prelude = _prelude(spark, history, bucket_seconds)
+    tables = plan.tables(spark, history)
+    prelude = _prelude(tables, bucket_seconds)
     t1 = time.perf_counter()
     ranges = {
         prelude.topics.index(r.topic) * (1 << plan.PARTITION_BITS) + r.partition + 1: (
@@ -319,20 +407,16 @@ def reconcile(
         )
         for r in prelude.range_rows
     }
-    judged = plan.judged(spark, plan.events(spark, history, prelude.topics), n)
-    # A few thousand rows in N shuffle partitions: fold them onto the cores before the
-    # summary, whose windows would otherwise schedule N tasks apiece for almost nothing.
-    special = judged.localCheckpoint(eager=True).coalesce(spark.sparkContext.defaultParallelism)
+    summarised = plan.summarised(plan.events(tables, prelude.topics), n, ranges, examples)
+    with _arrow_batches(spark, ARROW_BATCH_ROWS):
+        summary = summarised.toArrow()
     t2 = time.perf_counter()
-    summary_rows = plan.summary(plan.finish(special, ranges), examples).collect()
-    t3 = time.perf_counter()
-    findings = _assemble(spark, history, manifest, prelude, summary_rows, bucket_seconds, examples)
+    findings = _assemble(spark, tables, history, manifest, prelude, summary, bucket_seconds, examples)
     t4 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
         "main_pass_s": round(t2 - t1, 3),
-        "summary_s": round(t3 - t2, 3),
-        "examples_s": round(t4 - t3, 3),
+        "examples_s": round(t4 - t2, 3),
         "total_s": round(t4 - t0, 3),
         "shuffle_partitions": n,
     }
@@ -358,7 +442,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", help="write verdict JSON here (default: <history>/verdict.json)")
     p.add_argument(
         "--master",
-        help="Spark master URL (default: $KAFKA_CHAOS_SPARK_MASTER, else spark-submit's, else local[*])",
+        help="Spark master URL, or sc://host:port for a Spark Connect server (default: "
+        "$KAFKA_CHAOS_SPARK_REMOTE, else $KAFKA_CHAOS_SPARK_MASTER, else spark-submit's, else local[*])",
     )
     p.add_argument(
         "--conf",

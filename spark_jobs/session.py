@@ -2,22 +2,25 @@
 
 The master URL and any Spark conf are configuration, never code: the same job runs on
 local[*], local-cluster, standalone, YARN or Kubernetes by changing a flag or the
-KAFKA_CHAOS_SPARK_MASTER environment variable.
+KAFKA_CHAOS_SPARK_MASTER environment variable, and against a Spark Connect server by
+naming its ``sc://host:port`` URL (as the master, the ``remote`` argument or the
+KAFKA_CHAOS_SPARK_REMOTE environment variable). The job uses public DataFrame APIs only
+(no JVM handles, no SparkContext), which is what lets it run through Spark Connect.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from spark_jobs import jvm
-
 MASTER_ENV = "KAFKA_CHAOS_SPARK_MASTER"
+REMOTE_ENV = "KAFKA_CHAOS_SPARK_REMOTE"
 DEFAULT_MASTER = "local[*]"  # what spark-submit picks when nobody chose
 
 # Defaults tuned for a reconciliation, each overridable through ``conf``:
@@ -26,14 +29,19 @@ DEFAULT_MASTER = "local[*]"  # what spark-submit picks when nobody chose
 # - driver memory: in local mode the executors live in the driver JVM, and Spark's 1g
 #   default spills a 10M-message aggregation to disk.
 # - UI off: nobody looks at it in CI and it costs start-up time and a port.
+# - log level WARN: Spark's INFO lines would bury the job's own output.
 DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.shuffle.partitions": "8",
     "spark.driver.memory": "4g",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    "spark.log.level": "WARN",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.adaptive.enabled": "true",
 }
+# What a client may set on a Spark Connect session: runtime SQL settings. Everything else
+# (memory, UI, log level) was fixed when the server started, and Connect refuses it.
+REMOTE_CONF_PREFIX = "spark.sql."
 
 
 def resolve_master(master: str | None) -> str | None:
@@ -43,6 +51,17 @@ def resolve_master(master: str | None) -> str | None:
     the submitter's choice, and a plain ``python`` launch defaults to local[*] there too.
     """
     return master or os.environ.get(MASTER_ENV) or None
+
+
+def resolve_remote(master: str | None, remote: str | None) -> str | None:
+    """The Spark Connect URL to use, or None for a classic session: ``remote``, else a
+    master that is an ``sc://`` URL, else $KAFKA_CHAOS_SPARK_REMOTE unless a master was
+    named explicitly (an explicit local[2] in a test must not be sent elsewhere)."""
+    if remote:
+        return remote
+    if master:
+        return master if master.startswith("sc://") else None
+    return os.environ.get(REMOTE_ENV) or None
 
 
 LOOPBACK_CONF: Mapping[str, str] = {
@@ -61,9 +80,15 @@ def build_session(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
     app_name: str = "kafka-chaos-reconcile",
+    remote: str | None = None,
 ) -> SparkSession:
     """Create (or join) a session. Settings that only apply at JVM start (driver memory)
-    take effect only if no session is running yet in this process."""
+    take effect only if no session is running yet in this process; a Spark Connect
+    session (see ``resolve_remote``) takes only the ``spark.sql.*`` ones, the server
+    having been started with the rest."""
+    url = resolve_remote(master, remote)
+    if url:
+        return _remote_session(url, {**DEFAULT_CONF, **(conf or {})}, app_name)
     builder = SparkSession.builder.appName(app_name)
     chosen = resolve_master(master)
     if chosen:
@@ -77,15 +102,51 @@ def build_session(
     if pin:  # read by the JVM at launch, before any conf: which address is "this host"
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     merged = {**DEFAULT_CONF, **loopback, **(conf or {})}
-    # The reconciliation's kernel (spark_jobs/jvm.py): on the driver's classpath when this
-    # process launches the JVM, shipped to every executor by Spark in any case.
-    merged["spark.jars"] = ",".join(j for j in (merged.get("spark.jars"), str(jvm.jar_path())) if j)
     for key, value in merged.items():
         builder = builder.config(key, value)
     with _driver_output_kept(jvm_log_path()) if not under_submit else contextlib.nullcontext():
-        spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
+        return builder.getOrCreate()
+
+
+def _remote_session(url: str, conf: Mapping[str, str], app_name: str) -> SparkSession:
+    builder = SparkSession.builder.remote(url).appName(app_name)
+    for key, value in conf.items():
+        if key.startswith(REMOTE_CONF_PREFIX):
+            builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+_LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,")
+
+
+def parallelism(spark: SparkSession) -> int:
+    """How many tasks the session runs at once: what SparkContext.defaultParallelism
+    says, from public settings only (no SparkContext exists under Spark Connect).
+
+    spark.default.parallelism if set; else read from the master (local[N]: N, local[*]:
+    this host's cores, local-cluster[n,c,m]: n*c); else executors x cores if set; else
+    this host's cores, which is what a Connect server on this host has too."""
+
+    def conf(key: str) -> str | None:
+        with contextlib.suppress(Exception):
+            return spark.conf.get(key, None)
+        return None
+
+    cores = os.cpu_count() or 1
+    chosen = conf("spark.default.parallelism")
+    if chosen and chosen.isdigit():
+        return max(1, int(chosen))
+    master = (conf("spark.master") or "").strip()
+    if m := _LOCAL.match(master):
+        n = m.group(1)
+        return cores if n == "*" else max(1, int(n or 1))
+    if m := _LOCAL_CLUSTER.match(master):
+        return max(1, int(m.group(1)) * int(m.group(2)))
+    executors, per_executor = conf("spark.executor.instances"), conf("spark.executor.cores")
+    if executors and per_executor and executors.isdigit() and per_executor.isdigit():
+        return max(1, int(executors) * int(per_executor))
+    return cores
 
 
 def jvm_log_path() -> Path:
