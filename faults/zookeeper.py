@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
 
 REASSIGN_PATH = "/admin/reassign_partitions"
+ELECT_ANSWER_S = 10.0  # one ElectLeaders request's wait; its election completes in well under 1 s
 
 
 class ExpireSession(Fault):
@@ -213,15 +214,22 @@ class PreferredLeaderElection(PartitionFault):
 
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         chosen = [self._split(name) for name in resolved]
-        # A fresh client: a long-lived one may still address a controller that a fault
-        # just deposed, and ElectLeaders must reach the current controller.
-        admin = AdminClient({"bootstrap.servers": cluster.observer_bootstrap(), "log_level": 3})
-        # No timeout keywords: confluent-kafka 2.16's binding rejects its documented
-        # request_timeout/operation_timeout; the wait on the future bounds the call instead.
-        future = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(t, p) for t, p in chosen])
-        for tp, error in future.result(timeout=self.timeout_s + 5).items():
-            if error is not None and _error_code(error) != KafkaError.ELECTION_NOT_NEEDED:
-                raise FaultError(f"preferred leader election of {tp.topic}-{tp.partition} failed: {error}")
+
+        def elect() -> list[str]:
+            """One ElectLeaders request; what it did not do. A fresh client each time: a
+            long-lived one may still address a controller that a fault just deposed, and
+            a request sent there can go unanswered (seen once right after the controller's
+            session expired), so an unanswered request is asked again, not waited out."""
+            admin = AdminClient({"bootstrap.servers": cluster.observer_bootstrap(), "log_level": 3})
+            # No timeout keywords: confluent-kafka 2.16's binding rejects its documented
+            # request_timeout/operation_timeout; the wait on the future bounds the call instead.
+            future = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(t, p) for t, p in chosen])
+            return [f"{tp.topic}-{tp.partition}: {error}"
+                    for tp, error in future.result(timeout=ELECT_ANSWER_S).items()
+                    if error is not None and _error_code(error) != KafkaError.ELECTION_NOT_NEEDED]
+
+        wait_until_clear(elect, self.timeout_s, "the controller to run a preferred leader election",
+                         interval_s=1.0)
 
         def preferred_lead() -> bool:
             for topic, partition in chosen:
