@@ -71,7 +71,7 @@ import json
 import threading
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -238,34 +238,30 @@ class Schedule:
     def check(self, topology: Topology) -> None:
         """Every entry's targets and condition exist in ``topology``; ScheduleError naming
         the first that does not."""
-        for index, entry in enumerate(self.entries, start=1):
-            fault = entry.build()
-            try:
-                fault.check(topology)
-            except FaultError as err:
-                raise ScheduleError(f"schedule entry {index} ({fault.describe()}): {err}") from err
-            if entry.when is not None:
-                try:
-                    entry.when.check(topology)
-                except FaultError as err:
-                    raise ScheduleError(f"schedule entry {index} ({fault.describe()}): "
-                                        f"'when' ({entry.when.describe()}): {err}") from err
+        self._check_each(lambda fault: fault.check(topology), lambda when: when.check(topology))
 
     def check_exists(self, cluster: ClusterControl) -> list[Fault]:
         """:meth:`check` against the live cluster (topics too); the faults, ready to run."""
+        return self._check_each(lambda fault: fault.check_exists(cluster),
+                                lambda when: when.check_exists(cluster))
+
+    def _check_each(self, check_fault: Callable[[Fault], None],
+                    check_when: Callable[[Condition], None]) -> list[Fault]:
+        """Build every entry's fault and run both checks on it and its condition; the
+        first failure becomes a ScheduleError naming the entry."""
         faults = []
         for index, entry in enumerate(self.entries, start=1):
             fault = entry.build()
+            where = f"schedule entry {index} ({fault.describe()})"
             try:
-                fault.check_exists(cluster)
+                check_fault(fault)
             except FaultError as err:
-                raise ScheduleError(f"schedule entry {index} ({fault.describe()}): {err}") from err
+                raise ScheduleError(f"{where}: {err}") from err
             if entry.when is not None:
                 try:
-                    entry.when.check_exists(cluster)
+                    check_when(entry.when)
                 except FaultError as err:
-                    raise ScheduleError(f"schedule entry {index} ({fault.describe()}): "
-                                        f"'when' ({entry.when.describe()}): {err}") from err
+                    raise ScheduleError(f"{where}: 'when' ({entry.when.describe()}): {err}") from err
             faults.append(fault)
         return faults
 
