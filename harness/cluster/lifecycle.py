@@ -1,10 +1,21 @@
-"""Running one cluster: containers, the Toxiproxy fabric, health, and node control.
+"""Running one cluster: its lifecycle, addresses, observation and node control.
 
 A :class:`Cluster` turns a :class:`~topologies.model.Topology` into running containers
 on a network of their own (testcontainers-python creates them; its reaper is switched
 off because its image cannot be pulled everywhere, and :mod:`harness.cluster.resources` owns
 cleanup instead). Start order follows the fabric: Toxiproxy first (so Docker assigns
 the 127.0.0.1 ports that brokers must advertise), then ZooKeeper, then brokers.
+
+``Cluster`` is the one object the rest of the project holds (and what faults see as a
+:class:`~harness.cluster.control.ClusterControl`); it says *when* things happen - start
+and close, the start order and its waits, the one broker-restart policy - and leaves
+each *how* to a part with one job:
+
+- :mod:`harness.cluster.nodes` builds, starts and finds the containers and knows the
+  ports published to the host;
+- :mod:`harness.cluster.health` holds the health rules (and :class:`HealthReport`,
+  re-exported here because callers import it from this module);
+- :mod:`harness.cluster.topics` creates topics through the harness's AdminClient.
 
 Nodes keep their identity across restarts: a broker is one container whose data
 directory lives in the container's own filesystem, so kill/start brings back the same
@@ -15,41 +26,33 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import docker
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 from docker.models.containers import Container
 from kazoo.exceptions import NoNodeError
-from testcontainers.core.container import DockerContainer
-from testcontainers.core.network import Network
 
 from harness.cluster import resources
 from harness.cluster.broker_metadata import BrokerView, broker_view
 from harness.cluster.engine import ensure_engine, use_own_reaper
-from harness.cluster.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link, LinkKind, plan_fabric
+from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
+from harness.cluster.health import HealthReport, assess_health, zookeeper_serving
 from harness.cluster.images import ImageSet, ensure_images
-from harness.cluster.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, format_value, zoo_cfg
+from harness.cluster.node_config import format_value
+from harness.cluster.nodes import Nodes
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
+from harness.cluster.topics import TopicAdmin
 from harness.cluster.versions import DEFAULT_VERSION, release
-from harness.cluster.waiting import CLUSTER_SETTLING, Problems, wait_until_clear
+from harness.cluster.waiting import CLUSTER_SETTLING, wait_until_clear
 from harness.cluster.zkstate import ClusterState, ZkObserver, zookeeper_mode
-from harness.errors import ChaosError, PortInUse
+from harness.errors import ChaosError
 from topologies.model import SettingValue, Topology
 
 Progress = Callable[[str], None]
-JVM_FLAGS = [
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
-    "-XX:-UsePerfData",
-    "-Dlog4j.configuration=file:/opt/kafka/config/log4j.properties",
-]
 # Kafka's zookeeper.session.timeout.ms when the topology does not set it (2.5 and later).
 DEFAULT_SESSION_TIMEOUT_MS = 18000
 # Beyond the session timeout, a dead broker's session can outlive it by ZooKeeper's tick
@@ -60,29 +63,6 @@ SESSION_EXPIRY_MARGIN_S = 15.0
 
 def _quiet(_: str) -> None:
     return None
-
-
-@dataclass
-class HealthReport:
-    """Why a cluster is not fully healthy (empty ``problems`` means healthy).
-
-    ``blocking`` names the nodes a problem points at (a stopped container, a broker
-    missing from ``/brokers/ids``, a replica missing from an ISR, a ZooKeeper node out of
-    the quorum), so that recovery can restart exactly those before it gives up on the
-    cluster. A problem that points at no node (no controller, a damaged link) leaves it
-    empty.
-    """
-
-    problems: list[str] = field(default_factory=list)
-    blocking: set[str] = field(default_factory=set)
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems
-
-    def add(self, problem: str, *nodes: str) -> None:
-        self.problems.append(problem)
-        self.blocking.update(nodes)
 
 
 class Cluster:
@@ -106,13 +86,9 @@ class Cluster:
         self.host_port_base = host_port_base
         self.progress = progress
         self._docker = docker_client
-        self.images: ImageSet | None = None
-        self.host_ports: dict[str, int] = {}
-        self._network: Network | None = None
-        self._containers: dict[str, DockerContainer] = {}
-        self._proxies: ProxyControl | None = None
+        self._nodes = Nodes(topology, self.fabric, self.identity, self.release, host_port_base)
+        self._topics = TopicAdmin(topology, self.identity.run_id, self)
         self._zk: ZkObserver | None = None
-        self._admin: AdminClient | None = None
         self.started_at: float | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -131,7 +107,7 @@ class Cluster:
         reaped = resources.reap_stale(self.docker)
         if reaped:
             self.progress(f"reaped leftovers of killed run(s): {', '.join(reaped)}")
-        self._check_ports_free()
+        self._nodes.check_ports_free()
         use_own_reaper()
         self.images = ensure_images(self.docker, self.kafka_version, self.progress)
         started = time.monotonic()
@@ -140,17 +116,15 @@ class Cluster:
         atexit.register(self.close)
         try:
             self.progress(f"starting cluster {self.run_id} (Kafka {self.kafka_version})")
-            self._network = Network(
-                docker_network_kw={"labels": self.identity.labels("network")}
-            ).create()
-            self._start_toxiproxy()
+            self._nodes.create_network()
+            self._nodes.start_toxiproxy()
             for zk in self.topology.zookeepers:
-                self._start_zookeeper(zk.name)
+                self._nodes.start_zookeeper(zk.name)
             # Brokers give up if ZooKeeper does not answer within their connection
             # timeout, so the ensemble must serve before any broker starts.
             wait_until_clear(self._zookeeper_serving, timeout_s, "a ZooKeeper quorum")
             for broker in self.topology.brokers:
-                self._start_broker(broker.broker_id)
+                self._nodes.start_broker(broker.broker_id)
             self.wait_healthy(timeout_s)
         except BaseException:
             self.close()
@@ -165,12 +139,11 @@ class Cluster:
             with contextlib.suppress(Exception):
                 self._zk.close()
             self._zk = None
-        self._admin = None
+        self._topics.client = None
         if self.identity.keep:
             return
         resources.remove_run(self.docker, self.run_id)
-        self._containers.clear()
-        self._network = None
+        self._nodes.forget()
 
     def __enter__(self) -> Cluster:
         return self.start()
@@ -178,95 +151,20 @@ class Cluster:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- containers ----------------------------------------------------------------------
-    def _check_ports_free(self) -> None:
-        if self.host_port_base is None:
-            return
-        for offset, link in enumerate([*self._published_links(), None]):
-            port = self.host_port_base + offset
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port))
-                except OSError as err:
-                    what = link.name if link else "the Toxiproxy API"
-                    raise PortInUse(
-                        f"port 127.0.0.1:{port} (for {what}) is already in use; choose another "
-                        "port base or leave it unset to use free ports"
-                    ) from err
+    # -- containers (harness.cluster.nodes) ----------------------------------------------
+    @property
+    def images(self) -> ImageSet | None:
+        """The images the nodes run, once :meth:`start` has built or found them."""
+        return self._nodes.images
 
-    def _published_links(self) -> list[Link]:
-        return [link for link in self.fabric.links if link.published]
+    @images.setter
+    def images(self, images: ImageSet | None) -> None:
+        self._nodes.images = images
 
-    def _container(self, name: str, image: str, role: str) -> DockerContainer:
-        assert self._network is not None
-        return (
-            DockerContainer(image)
-            .with_name(self.identity.resource_name(name))
-            .with_network(self._network)
-            .with_network_aliases(name)
-            .with_kwargs(labels=self.identity.labels(role), hostname=name)
-        )
-
-    def _start_toxiproxy(self) -> None:
-        assert self.images is not None
-        container = self._container(TOXIPROXY_HOST, self.images.toxiproxy, "toxiproxy")
-        published = [*self._published_links(), None]
-        for offset, link in enumerate(published):
-            port = TOXIPROXY_API_PORT if link is None else link.listen_port
-            host: tuple[str, int] | tuple[str] = ("127.0.0.1",)
-            if self.host_port_base is not None:
-                host = ("127.0.0.1", self.host_port_base + offset)
-            # testcontainers' with_bind_ports cannot bind to one interface only, and every
-            # published port must be on 127.0.0.1: give docker-py the binding directly.
-            container.ports[f"{port}/tcp"] = host  # type: ignore[assignment]
-        try:
-            container.start()
-        except docker.errors.APIError as err:
-            if "address already in use" in str(err) or "port is already allocated" in str(err):
-                raise PortInUse(
-                    f"a port the run needs on 127.0.0.1 is already in use: {err}"
-                ) from err
-            raise
-        self._containers[TOXIPROXY_HOST] = container
-        for link in published:
-            port = TOXIPROXY_API_PORT if link is None else link.listen_port
-            host_port = int(container.get_exposed_port(port))
-            self.host_ports["toxiproxy-api" if link is None else link.name] = host_port
-        proxies = self._proxies = ProxyControl("127.0.0.1", self.host_ports["toxiproxy-api"])
-        # The API answers a moment after the container starts: connections are refused until
-        # then. populate returns None, which is "nothing wrong" once it went through.
-        wait_until_clear(lambda: proxies.populate(self.fabric.links), 20,
-                         "the Toxiproxy API to take the fabric's proxies", transient=(OSError,))
-
-    def _java(self, heap_mb: int, main_class: str, config: str) -> list[str]:
-        return [
-            "java",
-            f"-Xms{heap_mb}m",
-            f"-Xmx{heap_mb}m",
-            *JVM_FLAGS,
-            "-cp",
-            "/opt/kafka/libs/*",
-            main_class,
-            config,
-        ]
-
-    def _start_zookeeper(self, name: str) -> None:
-        assert self.images is not None
-        node = self.topology.zookeeper(name)
-        container = (
-            self._container(name, self.images.kafka, "zookeeper")
-            .with_command(
-                self._java(
-                    self.topology.zookeeper_heap_mb,
-                    "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                    f"{CONFIG_DIR}/zoo.cfg",
-                )
-            )
-            .with_copy_into_container(zoo_cfg(self.fabric, node).encode(), f"{CONFIG_DIR}/zoo.cfg")
-            .with_copy_into_container(f"{node.sid}\n".encode(), f"{ZK_DATA_DIR}/myid")
-        )
-        container.start()
-        self._containers[name] = container
+    @property
+    def host_ports(self) -> dict[str, int]:
+        """Link name (or ``toxiproxy-api``) -> the 127.0.0.1 port Docker published it on."""
+        return self._nodes.host_ports
 
     def broker_settings(self) -> dict[str, SettingValue]:
         """The broker settings in force: the topology's plus the release's own."""
@@ -278,38 +176,16 @@ class Cluster:
         settings = self.broker_settings()
         return int(settings.get("zookeeper.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS)) / 1000
 
-    def _start_broker(self, broker_id: int) -> None:
-        assert self.images is not None
-        broker = self.topology.broker(broker_id)
-        properties = broker_properties(
-            self.fabric, broker, self.host_ports, self.release.extra_broker_settings
-        )
-        container = (
-            self._container(broker.name, self.images.kafka, "broker")
-            .with_command(
-                self._java(
-                    self.topology.broker_heap_mb, "kafka.Kafka", f"{CONFIG_DIR}/server.properties"
-                )
-            )
-            .with_copy_into_container(properties.encode(), f"{CONFIG_DIR}/server.properties")
-        )
-        container.start()
-        self._containers[broker.name] = container
-
     def container(self, node: str) -> Container:
         """The Docker container of a node (``kafka-0``, ``zk-a``, ``toxiproxy``)."""
-        if node not in self._containers:
-            raise ChaosError(f"no node {node!r} in this cluster; nodes: {sorted(self._containers)}")
-        wrapped = self._containers[node].get_wrapped_container()
-        wrapped.reload()
-        return wrapped
+        return self._nodes.container(node)
 
     def node_status(self, node: str) -> str:
-        return str(self.container(node).status)
+        return self._nodes.node_status(node)
 
     def signal_node(self, node: str, signal: str) -> None:
         """Send ``signal`` to the node's process (its container's main process)."""
-        self.container(node).kill(signal=signal)
+        self._nodes.signal_node(node, signal)
 
     # -- ZooKeeper-mode operations (harness.cluster.control.ZooKeeperAdmin) ---------------
     def create_znode(self, path: str, data: bytes) -> None:
@@ -321,9 +197,9 @@ class Cluster:
     # -- addresses -----------------------------------------------------------------------
     @property
     def proxies(self) -> ProxyControl:
-        if self._proxies is None:
+        if self._nodes.proxies is None:
             raise ChaosError("the cluster is not started")
-        return self._proxies
+        return self._nodes.proxies
 
     def bootstrap_servers(self, zone: str) -> str:
         """Bootstrap list for a client placed in ``zone`` (its zone's proxies)."""
@@ -362,71 +238,24 @@ class Cluster:
 
     @property
     def admin(self) -> AdminClient:
-        if self._admin is None:
-            self._admin = AdminClient({
-                "bootstrap.servers": self.observer_bootstrap(),
-                "client.id": f"kafka-chaos-admin-{self.run_id}",
-                "log_level": 3,  # connection noise while faults are active
-            })
-        return self._admin
+        return self._topics.admin
+
+    @property
+    def _admin(self) -> AdminClient | None:
+        """The AdminClient if built; scenario helpers set ``cluster._admin = None`` to drop it."""
+        return self._topics.client
+
+    @_admin.setter
+    def _admin(self, client: AdminClient | None) -> None:
+        self._topics.client = client
 
     # -- health --------------------------------------------------------------------------
     def health(self) -> HealthReport:
         """Every node running, every proxy clean, quorum, all brokers, full ISRs."""
-        report = HealthReport()
-        for name, container in self._containers.items():
-            wrapped = container.get_wrapped_container()
-            wrapped.reload()
-            if wrapped.status != "running":
-                report.add(f"{name} is {wrapped.status}", name)
-        if report.problems:
-            return report
-        damaged = self.proxies.damaged()
-        if damaged:
-            report.add(f"damaged links: {', '.join(damaged)}")
-        modes = self.zookeeper_modes()
-        for name, mode in modes.items():
-            if mode not in ("leader", "follower"):
-                report.add(f"{name} not serving", name)
-        if report.problems:
-            return report
-        try:
-            state = self.state()
-        except Exception as err:  # kazoo raises many kinds while the ensemble settles
-            report.add(f"ZooKeeper unreadable: {err}", *modes)
-            return report
-        expected = tuple(sorted(b.broker_id for b in self.topology.brokers))
-        if state.live_brokers != expected:
-            missing = sorted(set(expected) - set(state.live_brokers))
-            report.add(f"live brokers {state.live_brokers}, expected {expected}",
-                       *(f"kafka-{b}" for b in missing))
-        if state.controller is None:
-            report.add("no controller")
-        for partition in state.partitions.values():
-            if not partition.online or not partition.isr_full:
-                # An offline partition waits on any of its replicas; a short ISR on the
-                # replicas that are not in it.
-                stuck = partition.replicas if not partition.online else tuple(
-                    r for r in partition.replicas if r not in partition.isr)
-                report.add(
-                    f"{partition.topic}-{partition.partition} leader {partition.leader} "
-                    f"isr {list(partition.isr)} replicas {list(partition.replicas)}",
-                    *(f"kafka-{b}" for b in stuck),
-                )
-        if not report.problems:
-            for broker in self.topology.brokers:
-                try:
-                    view = self.broker_view(broker.broker_id, topics=[])
-                except OSError as err:
-                    report.add(f"{broker.name} does not answer metadata: {err}", broker.name)
-                    continue
-                if view.brokers != expected:
-                    report.add(f"{broker.name} knows brokers {view.brokers}", broker.name)
-        return report
+        return assess_health(self.topology, self._nodes.statuses(), self)
 
     def _zookeeper_serving(self) -> list[str]:
-        modes = self.zookeeper_modes()
-        return [f"{n} not serving" for n, m in modes.items() if m not in ("leader", "follower")]
+        return zookeeper_serving(self.zookeeper_modes())
 
     def wait_healthy(self, timeout_s: float = 60.0) -> float:
         """Until :meth:`health` finds nothing wrong; the seconds waited.
@@ -553,46 +382,7 @@ class Cluster:
         timeout_s: float = 30.0,
     ) -> None:
         """Create a topic and wait until ZooKeeper shows a leader and full ISR everywhere."""
-        defaults = self.topology.topic_defaults
-        settings = {
-            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
-        }
-        if assignment is not None:
-            # confluent-kafka wants the partition count spelled out beside the assignment.
-            new = NewTopic(
-                name,
-                num_partitions=len(assignment),
-                replica_assignment=[assignment[p] for p in sorted(assignment)],
-                config=settings,
-            )
-        else:
-            rf = replication_factor or self.topology.default_replication_factor
-            self.topology.check_replication_factor(rf)
-            count = partitions or int(defaults.get("partitions", 6))
-            new = NewTopic(name, num_partitions=count, replication_factor=rf, config=settings)
-        for attempt in range(20):
-            futures = self.admin.create_topics([new], operation_timeout=timeout_s)
-            try:
-                futures[name].result(timeout=timeout_s)
-                break
-            except KafkaException as err:
-                code = err.args[0].code() if err.args else None
-                if code != KafkaError.NOT_CONTROLLER or attempt == 19:
-                    raise
-                # librdkafka keeps the controller id of its last metadata answer until
-                # its periodic refresh; a metadata request brings the new controller.
-                time.sleep(0.5)
-                self.admin.list_topics(timeout=10)
-
-        def short_partitions() -> Problems:
-            states = self.zk.topic_state(name)
-            if not states:
-                return f"{name} not in ZooKeeper yet"
-            return [f"{name}-{s.partition} leader {s.leader} isr {list(s.isr)} replicas {list(s.replicas)}"
-                    for s in states if not (s.online and s.isr_full)]
-
-        wait_until_clear(short_partitions, timeout_s, f"topic {name} to have leaders and full ISRs",
-                         transient=CLUSTER_SETTLING)
+        self._topics.create_topic(name, partitions, replication_factor, config, assignment, timeout_s)
 
     def describe(self) -> dict[str, Any]:
         """What ran: version, topology, settings and addresses, for the run record."""

@@ -1,0 +1,219 @@
+"""A cluster's containers: building and starting them, finding them, their published ports.
+
+Why a part of its own: how a node becomes a container (its image, its JVM command line,
+the configuration files copied into it, its labels and network alias) and which
+127.0.0.1 ports Docker gave the published links is Docker plumbing that the rest of the
+cluster never needs to see. :class:`~harness.cluster.lifecycle.Cluster` owns one
+:class:`Nodes` and decides *when* each node starts (the start order, the waits between,
+the one broker-restart policy); this module only knows *how* a node is built and found.
+
+Containers are made with testcontainers-python (its reaper is switched off by the
+lifecycle; :mod:`harness.cluster.resources` owns cleanup, by the run's labels). Start
+order follows the fabric: Toxiproxy first (so Docker assigns the 127.0.0.1 ports that
+brokers must advertise), then ZooKeeper, then brokers.
+
+Nodes keep their identity across restarts: a broker is one container whose data
+directory lives in the container's own filesystem, so kill/start brings back the same
+broker id, address and log.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import docker
+from docker.models.containers import Container
+from testcontainers.core.container import DockerContainer
+from testcontainers.core.network import Network
+
+from harness.cluster.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link
+from harness.cluster.images import ImageSet
+from harness.cluster.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, zoo_cfg
+from harness.cluster.proxies import ProxyControl
+from harness.cluster.resources import RunIdentity
+from harness.cluster.versions import KafkaRelease
+from harness.cluster.waiting import wait_until_clear
+from harness.errors import ChaosError, PortInUse
+from topologies.model import Topology
+
+JVM_FLAGS = [
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Dlog4j.configuration=file:/opt/kafka/config/log4j.properties",
+]
+
+
+class Nodes:
+    """The containers of one cluster run, by node name, and the host ports they publish.
+
+    ``images`` is set by the lifecycle once the images are built; ``host_ports`` (link
+    name, or ``toxiproxy-api``, to its 127.0.0.1 port) and ``proxies`` are filled when
+    Toxiproxy starts, because Docker chooses the ports then and brokers advertise them.
+    """
+
+    def __init__(
+        self,
+        topology: Topology,
+        fabric: Fabric,
+        identity: RunIdentity,
+        release: KafkaRelease,
+        host_port_base: int | None = None,
+    ) -> None:
+        self.topology = topology
+        self.fabric = fabric
+        self.identity = identity
+        self.release = release
+        self.host_port_base = host_port_base
+        self.images: ImageSet | None = None
+        self.host_ports: dict[str, int] = {}
+        self.proxies: ProxyControl | None = None
+        self._network: Network | None = None
+        self._containers: dict[str, DockerContainer] = {}
+
+    # -- published ports -----------------------------------------------------------------
+    def check_ports_free(self) -> None:
+        """Refuse a fixed port base whose ports are taken, before anything is created."""
+        if self.host_port_base is None:
+            return
+        for offset, link in enumerate([*self.published_links(), None]):
+            port = self.host_port_base + offset
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError as err:
+                    what = link.name if link else "the Toxiproxy API"
+                    raise PortInUse(
+                        f"port 127.0.0.1:{port} (for {what}) is already in use; choose another "
+                        "port base or leave it unset to use free ports"
+                    ) from err
+
+    def published_links(self) -> list[Link]:
+        return [link for link in self.fabric.links if link.published]
+
+    # -- building and starting -----------------------------------------------------------
+    def create_network(self) -> None:
+        """The run's own Docker network, labelled so that cleanup finds it."""
+        self._network = Network(
+            docker_network_kw={"labels": self.identity.labels("network")}
+        ).create()
+
+    def _container(self, name: str, image: str, role: str) -> DockerContainer:
+        assert self._network is not None
+        return (
+            DockerContainer(image)
+            .with_name(self.identity.resource_name(name))
+            .with_network(self._network)
+            .with_network_aliases(name)
+            .with_kwargs(labels=self.identity.labels(role), hostname=name)
+        )
+
+    def start_toxiproxy(self) -> ProxyControl:
+        """Start Toxiproxy, learn its published ports, and give it the fabric's proxies."""
+        assert self.images is not None
+        container = self._container(TOXIPROXY_HOST, self.images.toxiproxy, "toxiproxy")
+        published = [*self.published_links(), None]
+        for offset, link in enumerate(published):
+            port = TOXIPROXY_API_PORT if link is None else link.listen_port
+            host: tuple[str, int] | tuple[str] = ("127.0.0.1",)
+            if self.host_port_base is not None:
+                host = ("127.0.0.1", self.host_port_base + offset)
+            # testcontainers' with_bind_ports cannot bind to one interface only, and every
+            # published port must be on 127.0.0.1: give docker-py the binding directly.
+            container.ports[f"{port}/tcp"] = host  # type: ignore[assignment]
+        try:
+            container.start()
+        except docker.errors.APIError as err:
+            if "address already in use" in str(err) or "port is already allocated" in str(err):
+                raise PortInUse(
+                    f"a port the run needs on 127.0.0.1 is already in use: {err}"
+                ) from err
+            raise
+        self._containers[TOXIPROXY_HOST] = container
+        for link in published:
+            port = TOXIPROXY_API_PORT if link is None else link.listen_port
+            host_port = int(container.get_exposed_port(port))
+            self.host_ports["toxiproxy-api" if link is None else link.name] = host_port
+        proxies = self.proxies = ProxyControl("127.0.0.1", self.host_ports["toxiproxy-api"])
+        # The API answers a moment after the container starts: connections are refused until
+        # then. populate returns None, which is "nothing wrong" once it went through.
+        wait_until_clear(lambda: proxies.populate(self.fabric.links), 20,
+                         "the Toxiproxy API to take the fabric's proxies", transient=(OSError,))
+        return proxies
+
+    def _java(self, heap_mb: int, main_class: str, config: str) -> list[str]:
+        return [
+            "java",
+            f"-Xms{heap_mb}m",
+            f"-Xmx{heap_mb}m",
+            *JVM_FLAGS,
+            "-cp",
+            "/opt/kafka/libs/*",
+            main_class,
+            config,
+        ]
+
+    def start_zookeeper(self, name: str) -> None:
+        assert self.images is not None
+        node = self.topology.zookeeper(name)
+        container = (
+            self._container(name, self.images.kafka, "zookeeper")
+            .with_command(
+                self._java(
+                    self.topology.zookeeper_heap_mb,
+                    "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                    f"{CONFIG_DIR}/zoo.cfg",
+                )
+            )
+            .with_copy_into_container(zoo_cfg(self.fabric, node).encode(), f"{CONFIG_DIR}/zoo.cfg")
+            .with_copy_into_container(f"{node.sid}\n".encode(), f"{ZK_DATA_DIR}/myid")
+        )
+        container.start()
+        self._containers[name] = container
+
+    def start_broker(self, broker_id: int) -> None:
+        """Start a broker advertising the published ports Toxiproxy was given."""
+        assert self.images is not None
+        broker = self.topology.broker(broker_id)
+        properties = broker_properties(
+            self.fabric, broker, self.host_ports, self.release.extra_broker_settings
+        )
+        container = (
+            self._container(broker.name, self.images.kafka, "broker")
+            .with_command(
+                self._java(
+                    self.topology.broker_heap_mb, "kafka.Kafka", f"{CONFIG_DIR}/server.properties"
+                )
+            )
+            .with_copy_into_container(properties.encode(), f"{CONFIG_DIR}/server.properties")
+        )
+        container.start()
+        self._containers[broker.name] = container
+
+    def forget(self) -> None:
+        """Drop the handles on containers and network once the run's resources are removed."""
+        self._containers.clear()
+        self._network = None
+
+    # -- looking up ----------------------------------------------------------------------
+    def container(self, node: str) -> Container:
+        """The Docker container of a node (``kafka-0``, ``zk-a``, ``toxiproxy``)."""
+        if node not in self._containers:
+            raise ChaosError(f"no node {node!r} in this cluster; nodes: {sorted(self._containers)}")
+        wrapped = self._containers[node].get_wrapped_container()
+        wrapped.reload()
+        return wrapped
+
+    def node_status(self, node: str) -> str:
+        return str(self.container(node).status)
+
+    def signal_node(self, node: str, signal: str) -> None:
+        """Send ``signal`` to the node's process (its container's main process)."""
+        self.container(node).kill(signal=signal)
+
+    def statuses(self) -> dict[str, str]:
+        """Docker's status of every started node, in start order, as of now (for health)."""
+        return {name: self.node_status(name) for name in self._containers}
+
+
+__all__ = ["JVM_FLAGS", "Nodes"]

@@ -1,0 +1,100 @@
+"""Topic administration: the harness's AdminClient and creating topics that are ready.
+
+Why a part of its own: creating a topic is a Kafka client's job (librdkafka's
+AdminClient, its NOT_CONTROLLER quirk) followed by a wait on ZooKeeper, and has nothing
+to do with containers or health. :class:`~harness.cluster.lifecycle.Cluster` owns one
+:class:`TopicAdmin` and keeps ``create_topic`` and ``admin`` as its own API by
+delegating here. The AdminClient connects through the observer links, which no fault
+cuts, and is built on first use because the observer ports are only known once the
+cluster has started.
+"""
+
+from __future__ import annotations
+
+import time
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness.cluster.control import ClusterObservation
+from harness.cluster.waiting import CLUSTER_SETTLING, Problems, wait_until_clear
+from topologies.model import SettingValue, Topology
+
+
+class TopicAdmin:
+    """Topics of one cluster, created through a long-lived AdminClient.
+
+    ``client`` is the AdminClient once built, or None; setting it to None makes the next
+    use build a fresh one (a client can keep addressing a controller from before an
+    election).
+    """
+
+    def __init__(self, topology: Topology, run_id: str, observation: ClusterObservation) -> None:
+        self.topology = topology
+        self.run_id = run_id
+        self._observation = observation
+        self.client: AdminClient | None = None
+
+    @property
+    def admin(self) -> AdminClient:
+        if self.client is None:
+            self.client = AdminClient({
+                "bootstrap.servers": self._observation.observer_bootstrap(),
+                "client.id": f"kafka-chaos-admin-{self.run_id}",
+                "log_level": 3,  # connection noise while faults are active
+            })
+        return self.client
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int | None = None,
+        replication_factor: int | None = None,
+        config: dict[str, SettingValue] | None = None,
+        assignment: dict[int, list[int]] | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        """Create a topic and wait until ZooKeeper shows a leader and full ISR everywhere."""
+        defaults = self.topology.topic_defaults
+        settings = {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
+        }
+        if assignment is not None:
+            # confluent-kafka wants the partition count spelled out beside the assignment.
+            new = NewTopic(
+                name,
+                num_partitions=len(assignment),
+                replica_assignment=[assignment[p] for p in sorted(assignment)],
+                config=settings,
+            )
+        else:
+            rf = replication_factor or self.topology.default_replication_factor
+            self.topology.check_replication_factor(rf)
+            count = partitions or int(defaults.get("partitions", 6))
+            new = NewTopic(name, num_partitions=count, replication_factor=rf, config=settings)
+        for attempt in range(20):
+            futures = self.admin.create_topics([new], operation_timeout=timeout_s)
+            try:
+                futures[name].result(timeout=timeout_s)
+                break
+            except KafkaException as err:
+                code = err.args[0].code() if err.args else None
+                if code != KafkaError.NOT_CONTROLLER or attempt == 19:
+                    raise
+                # librdkafka keeps the controller id of its last metadata answer until
+                # its periodic refresh; a metadata request brings the new controller.
+                time.sleep(0.5)
+                self.admin.list_topics(timeout=10)
+
+        def short_partitions() -> Problems:
+            states = self._observation.zk.topic_state(name)
+            if not states:
+                return f"{name} not in ZooKeeper yet"
+            return [f"{name}-{s.partition} leader {s.leader} isr {list(s.isr)} replicas {list(s.replicas)}"
+                    for s in states if not (s.online and s.isr_full)]
+
+        wait_until_clear(short_partitions, timeout_s, f"topic {name} to have leaders and full ISRs",
+                         transient=CLUSTER_SETTLING)
+
+
+__all__ = ["TopicAdmin"]
