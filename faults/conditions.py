@@ -18,6 +18,17 @@ with exactly one key, as targets are (:mod:`faults.targets`)::
     when = { leader_changed = { topic = "$topic", partition = 0 } }
     when = { broker_gone = 1 }
     when = { broker_registered = 1 }
+    when = { controller_is = 2 }
+    when = { offline = { topic = "$topic", partition = 0 } }
+    when = { leader_is = { broker = 2, topic = "$topic", partition = 0 } }
+    when = { new_leader_from_isr = { topic = "$topic", partition = 0 } }
+    when = { isr_is = { brokers = [0, 2], topic = "$topic", partition = 0 } }
+    when = { not = "controller_changed" }
+    when = { all = [ { offline = { ... } }, { isr_is = { ... } } ] }
+
+The same conditions are a scenario's checks (:mod:`harness.compose.checks`): "within
+30 s of entry 1's inject, partition 0 is offline", "from entry 1's inject to its heal,
+the controller never changed".
 
 Each condition is evaluated against a state and the *baseline* - the state in force
 when the entry began to wait - because "the controller changed" means nothing without
@@ -290,6 +301,191 @@ class LeaderChanged(_PartitionCondition):
         return {self.kind: {"topic": self.topic, "partition": self.partition}}
 
 
+@dataclass(frozen=True)
+class NewLeaderFromIsr(_PartitionCondition):
+    """``topic``-``partition`` is led by another broker than when the wait began, one
+    that was in the ISR then: a clean failover (an unclean election picks from outside)."""
+
+    kind: ClassVar[str] = "new_leader_from_isr"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return False, _missing(state, self.topic, self.partition)
+        before = _partition(baseline, self.topic, self.partition)
+        if before is None:
+            return False, f"{self.topic}-{self.partition} was not in the state when the wait began"
+        if part.online and part.leader != before.leader and part.leader in before.isr:
+            return HELD
+        return False, (f"{self.topic}-{self.partition} led by {part.leader} (before: {before.leader}, "
+                       f"isr {sorted(before.isr)})")
+
+    def describe(self) -> str:
+        return f"a new leader of {self.topic}-{self.partition} from its ISR"
+
+    def to_spec(self) -> Any:
+        return {self.kind: {"topic": self.topic, "partition": self.partition}}
+
+
+@dataclass(frozen=True)
+class Offline(_PartitionCondition):
+    """``topic``-``partition`` has no leader (leader -1 in ZooKeeper)."""
+
+    kind: ClassVar[str] = "offline"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return False, _missing(state, self.topic, self.partition)
+        if not part.online:
+            return HELD
+        return False, f"{self.topic}-{self.partition} led by {part.leader} (isr {sorted(part.isr)})"
+
+    def describe(self) -> str:
+        return f"{self.topic}-{self.partition} offline (no leader)"
+
+    def to_spec(self) -> Any:
+        return {self.kind: {"topic": self.topic, "partition": self.partition}}
+
+
+@dataclass(frozen=True)
+class LeaderIs(_PartitionCondition):
+    """Broker ``broker`` leads ``topic``-``partition``."""
+
+    kind: ClassVar[str] = "leader_is"
+    broker: int = 0
+
+    def check(self, topology: Topology) -> None:
+        BrokerId(self.broker).check(topology)
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return False, _missing(state, self.topic, self.partition)
+        if part.leader == self.broker:
+            return HELD
+        return False, f"{self.topic}-{self.partition} led by {part.leader}, not {self.broker}"
+
+    def describe(self) -> str:
+        return f"broker {self.broker} leads {self.topic}-{self.partition}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: {"broker": self.broker, "topic": self.topic, "partition": self.partition}}
+
+
+@dataclass(frozen=True)
+class IsrIs(_PartitionCondition):
+    """The ISR of ``topic``-``partition`` is exactly ``brokers`` (in any order)."""
+
+    kind: ClassVar[str] = "isr_is"
+    brokers: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A set of brokers: [1, 0] and [0, 1] are one condition (and one spelling).
+        object.__setattr__(self, "brokers", tuple(sorted(self.brokers)))
+
+    def check(self, topology: Topology) -> None:
+        for broker in self.brokers:
+            BrokerId(broker).check(topology)
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return False, _missing(state, self.topic, self.partition)
+        if sorted(part.isr) == sorted(self.brokers):
+            return HELD
+        return False, f"the isr of {self.topic}-{self.partition} is {sorted(part.isr)}"
+
+    def describe(self) -> str:
+        return f"the isr of {self.topic}-{self.partition} is {sorted(self.brokers)}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: {"brokers": sorted(self.brokers), "topic": self.topic,
+                            "partition": self.partition}}
+
+
+@dataclass(frozen=True)
+class ControllerIs(_BrokerCondition):
+    """Broker ``broker`` is the controller (``/controller``)."""
+
+    kind: ClassVar[str] = "controller_is"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        if state.controller == self.broker:
+            return HELD
+        return False, f"the controller is {state.controller}, not {self.broker}"
+
+    def describe(self) -> str:
+        return f"broker {self.broker} is the controller"
+
+
+@dataclass(frozen=True)
+class Not(Condition):
+    """``condition`` does not hold (``{ not = "controller_changed" }``)."""
+
+    condition: Condition
+    kind: ClassVar[str] = "not"
+
+    def check(self, topology: Topology) -> None:
+        self.condition.check(topology)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        self.condition.check_exists(cluster)
+
+    def topics(self) -> tuple[str, ...]:
+        return self.condition.topics()
+
+    @property
+    def all_topics(self) -> bool:
+        return self.condition.all_topics
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        held, _ = self.condition.evaluate(state, baseline)
+        return (False, f"{self.condition.describe()}") if held else HELD
+
+    def describe(self) -> str:
+        return f"not: {self.condition.describe()}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.condition.to_spec()}
+
+
+@dataclass(frozen=True)
+class AllOf(Condition):
+    """Every one of ``conditions`` holds in the same state (``{ all = [ ..., ... ] }``)."""
+
+    conditions: tuple[Condition, ...]
+    kind: ClassVar[str] = "all"
+
+    def check(self, topology: Topology) -> None:
+        for condition in self.conditions:
+            condition.check(topology)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        for condition in self.conditions:
+            condition.check_exists(cluster)
+
+    def topics(self) -> tuple[str, ...]:
+        return tuple(sorted({t for c in self.conditions for t in c.topics()}))
+
+    @property
+    def all_topics(self) -> bool:
+        return any(c.all_topics for c in self.conditions)
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        for condition in self.conditions:
+            held, why = condition.evaluate(state, baseline)
+            if not held:
+                return False, why
+        return HELD
+
+    def describe(self) -> str:
+        return " and ".join(c.describe() for c in self.conditions)
+
+    def to_spec(self) -> Any:
+        return {self.kind: [c.to_spec() for c in self.conditions]}
+
+
 # -- parsing -------------------------------------------------------------------------------
 def _no_parameters(cls: type[Condition]) -> Callable[[object, str], Condition]:
     def parse(value: object, what: str) -> Condition:
@@ -324,6 +520,44 @@ def _leader_changed(value: object, what: str) -> Condition:
     return LeaderChanged(required(spec, "topic", str, where), required(spec, "partition", int, where))
 
 
+def _partition_only(cls: type[_PartitionCondition]) -> Callable[[object, str], Condition]:
+    def parse(value: object, what: str) -> Condition:
+        where = f"{what}: {cls.kind}"
+        spec = as_mapping(value, f"{where} (topic, partition)")
+        check_keys(spec, ("topic", "partition"), where)
+        return cls(required(spec, "topic", str, where), required(spec, "partition", int, where))
+
+    return parse
+
+
+def _leader_is(value: object, what: str) -> Condition:
+    where = f"{what}: {LeaderIs.kind}"
+    spec = as_mapping(value, f"{where} (broker, topic, partition)")
+    check_keys(spec, ("broker", "topic", "partition"), where)
+    return LeaderIs(required(spec, "topic", str, where), required(spec, "partition", int, where),
+                    broker=required(spec, "broker", int, where))
+
+
+def _isr_is(value: object, what: str) -> Condition:
+    where = f"{what}: {IsrIs.kind}"
+    spec = as_mapping(value, f"{where} (brokers, topic, partition)")
+    check_keys(spec, ("brokers", "topic", "partition"), where)
+    brokers = required(spec, "brokers", list, where)
+    return IsrIs(required(spec, "topic", str, where), required(spec, "partition", int, where),
+                 brokers=tuple(typed(b, int, f"{where}: brokers") for b in brokers))
+
+
+def _not(value: object, what: str) -> Condition:
+    return Not(parse_condition(value, f"{what}: not"))
+
+
+def _all(value: object, what: str) -> Condition:
+    items = typed(value, list, f"{what}: all")
+    if not items:
+        raise FaultSpecError(f"{what}: all needs at least one condition")
+    return AllOf(tuple(parse_condition(item, f"{what}: all[{i}]") for i, item in enumerate(items)))
+
+
 BARE: dict[str, type[Condition]] = {IsrFull.kind: IsrFull, ControllerChanged.kind: ControllerChanged}
 """Conditions written as a bare word."""
 
@@ -335,6 +569,13 @@ _TABLES: dict[str, Callable[[object, str], Condition]] = {
     LeaderChanged.kind: _leader_changed,
     BrokerGone.kind: _broker(BrokerGone),
     BrokerRegistered.kind: _broker(BrokerRegistered),
+    ControllerIs.kind: _broker(ControllerIs),
+    Offline.kind: _partition_only(Offline),
+    NewLeaderFromIsr.kind: _partition_only(NewLeaderFromIsr),
+    LeaderIs.kind: _leader_is,
+    IsrIs.kind: _isr_is,
+    Not.kind: _not,
+    AllOf.kind: _all,
 }
 
 CONDITION_KINDS: tuple[str, ...] = tuple(_TABLES)

@@ -112,8 +112,11 @@ SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
     "when": ("condition", "none", "Once the start has come, inject at the first look at which this holds "
              "on ZooKeeper's state: `\"isr_full\"`, `\"controller_changed\"`, "
              "`{ leaves_isr = { broker, topic, partition } }` (or `joins_isr`), "
-             "`{ leader_changed = { topic, partition } }`, `{ broker_gone = B }` (or "
-             "`broker_registered`)."),
+             "`{ leader_changed = { topic, partition } }`, `{ new_leader_from_isr = { topic, partition } }`, "
+             "`{ offline = { topic, partition } }`, `{ leader_is = { broker, topic, partition } }`, "
+             "`{ isr_is = { brokers, topic, partition } }`, `{ broker_gone = B }` (or "
+             "`broker_registered`, `controller_is`), and the combinations `{ not = <condition> }` and "
+             "`{ all = [<condition>, ...] }`. A scenario's checks take the same conditions."),
     "when_timeout_s": ("float", "120", "Longest wait for `when`; if it never holds the entry is not "
                        "injected and the schedule fails, naming the condition and the state at the "
                        "last look."),

@@ -339,6 +339,9 @@ class ScheduleRun:
         self.cluster = cluster
         self.log = log
         self.errors: list[str] = []
+        # (entry from 1, "inject" | "heal") -> (wall, monotonic) when that action began:
+        # where a scenario's checks anchor their windows.
+        self.moments: dict[tuple[int, str], tuple[float, float]] = {}
         self._observe = observe
         self._topics = topics_to_read([e.when for e in schedule.entries if e.when is not None])
         self._read_at: float | None = None
@@ -423,6 +426,8 @@ class ScheduleRun:
     def _perform(self, action: _Action, progress: _Progress) -> None:
         fault = self.faults[action.index]
         failed = False
+        what = "heal" if action.heal else "inject"
+        self.moments[(action.index + 1, what)] = (time.time(), time.monotonic())
         try:
             if action.heal:
                 fault.heal(self.cluster, self.log)

@@ -110,8 +110,8 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         check_targets,
         group_by_broker_settings,
         load_scenario_file,
-        run_scenario_file,
     )
+    from harness.compose.spec_runner import run_spec
     from harness.report.model import RunStatus
 
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
@@ -128,7 +128,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
             def start(spec: ScenarioSpec) -> ScenarioRun:
                 return ScenarioRun(cluster, spec, chaos.directory, chaos.judge, scenario_id=spec.id)
 
-            passed = run_scenario_file(scenario, start)
+            passed = run_spec(scenario.spec, start).passed
             return None if passed else _failed_checks(chaos.directory.path / scenario.spec.id)
         return run
 

@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import tomli_w
 
 from harness import history as hist
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import ZkSampler
+from harness.compose.checks import Anchor, Evidence, Moment, Observed, evaluate_checks, parse_check
+from harness.compose.checks import Check as DeclaredCheck
 from harness.compose.expectations import (
     Bounds,
     IsrAfterHeal,
@@ -79,7 +82,12 @@ class ScenarioSpec:
     producers: tuple[ProducerSpec, ...] = (ProducerSpec("pa", "a"),)
     consumers: tuple[ConsumerSpec, ...] = (ConsumerSpec("ca", "a"),)
     expectations: Mapping[str, hist.Rule] = field(default_factory=dict)
-    schedule: Schedule | None = None
+    # The faults, as a scenario file's [[schedule]] entries spell them (faults/schedule.py),
+    # with the topic written as "$topic": its real name is only known when the run makes it.
+    schedule: tuple[Mapping[str, Any], ...] = ()
+    # What must happen beyond the verdict's rules: predicates over the cluster-state
+    # timeline, the schedule's moments and the sends (harness/compose/checks.py).
+    checks: tuple[DeclaredCheck, ...] = ()
     # Bounds on failed and in-doubt sends, unavailability, elections and ISR recovery,
     # each judged as one check when the scenario finishes (harness/compose/expectations.py).
     bounds: Bounds | None = None
@@ -89,6 +97,67 @@ class ScenarioSpec:
     # How often the run's one ZooKeeper sampler looks (seconds); a scenario that times a
     # failover asks for finer samples, and reads them from ``run.cluster_state``.
     sample_interval_s: float = 0.25
+    # The workload runs alone before the schedule starts and after it ends; the schedule
+    # also waits for ``warmup_acked`` acknowledgements, so a fault strikes a workload that
+    # is flowing (a cold JVM may take seconds to start a new partition's followers).
+    warmup_s: float = 3.0
+    warmup_acked: int = 0
+    cooldown_s: float = 3.0
+    # A run in which almost nothing was acknowledged tested nothing, whatever its verdict.
+    min_acked: int = 50
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a scenario file spells it (``tomli_w.dumps`` writes the file that
+        :func:`harness.compose.scenario_file.parse_scenario` reads back to this spec)."""
+        topic: dict[str, Any] = {"partitions": self.topic.partitions,
+                                 "replication_factor": self.topic.replication_factor,
+                                 "config": dict(self.topic.config)}
+        if self.topic.assignment is not None:
+            topic["assignment"] = {str(p): list(r) for p, r in sorted(self.topic.assignment.items())}
+        out: dict[str, Any] = {
+            "id": self.id, "title": self.title, "description": self.description, "expected": self.expected,
+            "warmup_s": self.warmup_s, "warmup_acked": self.warmup_acked, "cooldown_s": self.cooldown_s,
+            "min_acked": self.min_acked,
+            "sample_interval_s": self.sample_interval_s, "topic": topic,
+            "producers": [{"name": p.name, "zone": p.zone, "rate_per_s": p.rate_per_s,
+                           "settings": dict(p.settings)}
+                          | ({} if p.partitions is None else {"partitions": list(p.partitions)})
+                          for p in self.producers],
+            "consumers": [{"name": c.name, "zone": c.zone, "settings": dict(c.settings)}
+                          for c in self.consumers],
+            "expectations": dict(self.expectations),
+        }
+        if self.bounds is not None and not self.bounds.empty:
+            out["bounds"] = self.bounds.to_dict()
+        if self.broker_settings:
+            out["brokers"] = {"settings": dict(self.broker_settings)}
+        out["schedule"] = [dict(entry) for entry in self.schedule]
+        out["checks"] = [check.to_spec() for check in self.checks]
+        return out
+
+    def for_topic(self, topic: str) -> tuple[Schedule, list[DeclaredCheck]]:
+        """The schedule and checks with ``$topic`` replaced by the run's real topic."""
+        from faults.schedule import Schedule
+
+        schedule = Schedule.from_dict({"entries": substitute(list(self.schedule), topic)}, self.id)
+        checks = [parse_check(substitute(c.to_spec(), topic), f"check {i}")
+                  for i, c in enumerate(self.checks, start=1)]
+        return schedule, checks
+
+
+TOPIC = "$topic"
+"""The scenario's topic in a spec's schedule and checks (a scenario file writes the same)."""
+
+
+def substitute(value: Any, topic: str) -> Any:
+    """``value`` with every string equal to :data:`TOPIC` replaced by ``topic``."""
+    if isinstance(value, str):
+        return topic if value == TOPIC else value
+    if isinstance(value, list | tuple):
+        return [substitute(v, topic) for v in value]
+    if isinstance(value, Mapping):
+        return {k: substitute(v, topic) for k, v in value.items()}
+    return value
 
 
 class ScenarioError(ChaosError):
@@ -170,6 +239,9 @@ class ScenarioRun:
         # The workload's wall-clock span: gaps between acknowledgements end at its stop.
         self._workload_started: float | None = None
         self._workload_stopped: float | None = None
+        self._workload_stopped_mono: float | None = None
+        # When each schedule action began, for the spec's checks (filled by run_schedule).
+        self.moments: dict[Anchor, Moment] = {}
 
     # -- recording -------------------------------------------------------------------------
     def _record_fault(self, row: Mapping[str, Any]) -> None:
@@ -234,7 +306,7 @@ class ScenarioRun:
         if self.workload is None:
             return {}
         if self._workload_stopped is None:
-            self._workload_stopped = time.time()
+            self._workload_stopped, self._workload_stopped_mono = time.time(), time.monotonic()
         self.workload.stop()
         return self.workload.outcomes()
 
@@ -258,6 +330,8 @@ class ScenarioRun:
         with schedule.start(self.cluster, self.log, observe=self.cluster_state.latest) as running:
             grace = None if timeout_s is None else schedule.longest_s + timeout_s * (1 + chained)
             finished = running.wait(grace)
+        self.moments.update({Anchor(entry, action): Moment(ts, mono)
+                             for (entry, action), (ts, mono) in running.moments.items()})
         schedule.save(self.dir / "schedule.json", self.log)
         problems = list(running.errors)
         if not finished:
@@ -268,6 +342,20 @@ class ScenarioRun:
             problems.append(f"{injected} of {len(schedule.entries)} entries injected")
         return self.check(f"fault schedule ran: {len(schedule.entries)} entries injected and healed",
                           not problems, "; ".join(problems) or f"{injected} injections, all healed")
+
+    def await_acked(self, acked: int, timeout_s: float) -> bool:
+        """Wait until the workload has ``acked`` acknowledgements; a check of its own."""
+        if acked <= 0:
+            return True
+        counts = self.workload.outcomes() if self.workload is not None else {}
+        deadline = time.monotonic() + timeout_s
+        while counts.get("acked", 0) < acked and time.monotonic() < deadline and self.workload is not None:
+            time.sleep(0.1)
+            counts = self.workload.outcomes()
+        return self.check(f"workload flowing before the faults: {acked} sends acknowledged",
+                          counts.get("acked", 0) >= acked,
+                          f"{counts.get('acked', 0)} acknowledged (sends so far {counts}) after at most "
+                          f"{timeout_s:.0f} s")
 
     def settle(self, seconds: float) -> None:
         """Let the workload run for ``seconds`` (before, during or after a fault)."""
@@ -290,6 +378,7 @@ class ScenarioRun:
         drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer)
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)
+        self._evaluate_checks()
         self.verdict = self.judge.verdict(self.dir / "history")
         self.verdict.write(self.dir / "verdict.json")
         self._finished = True
@@ -442,6 +531,41 @@ class ScenarioRun:
             problems=problems,
         )
 
+    def _evaluate_checks(self) -> None:
+        """Judge the spec's checks on what the run recorded; each becomes one check line."""
+        if not self.spec.checks:
+            return
+        try:
+            _, checks = self.spec.for_topic(self.topic)
+            sends = [row for part in hist.part_files(self.dir / "history", "sends")
+                     for row in pq.read_table(part, columns=["producer_id", "partition", "send_ts", "ack_ts",
+                                                             "outcome"]).to_pylist()]
+            records = [] if self.sampler is None else self.sampler.records()
+            timeline = [Observed(r.mono, r.held_until(), r.state) for r in records if r.state is not None]
+            stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
+            evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped))
+        except Exception as err:  # evidence that cannot be read fails every check, with the reason
+            for check in self.spec.checks:
+                self.check(check.name, False, f"the run's evidence could not be read: {err!r}")
+            return
+        # Named as the spec wrote them, partitions as "p0": the topic's full name is noise.
+        for declared, result in zip(self.spec.checks, evaluate_checks(checks, evidence), strict=True):
+            self.check(declared.name.replace(f"{TOPIC}-", "p"), result.passed,
+                       result.detail.replace(f"{self.topic}-", "p"))
+
+    @property
+    def passed(self) -> bool:
+        """Every check held, the verdict (if judged) passed, and nothing stopped the run."""
+        return (self._error is None and all(c.passed for c in self.checks)
+                and (self.verdict is None or self.verdict.passed))
+
+    def failures(self) -> list[str]:
+        """The failed checks and rules, one line each, for an assertion message."""
+        lines = [f"{c.name}: {c.detail}" for c in self.checks if not c.passed]
+        if self.verdict is not None and not self.verdict.passed:
+            lines.append(f"verdict: {self.verdict.to_dict()['rules']}")
+        return lines
+
     def _isr_after_heal(self, states: Sequence[Any], isr: _IsrPoll | None) -> IsrAfterHeal | None:
         if isr is None:
             return None
@@ -474,7 +598,7 @@ class ScenarioRun:
         })
 
     def _write_config(self) -> None:
-        schedule = [] if self.spec.schedule is None else self.spec.schedule.to_dict().get("entries", [])
+        schedule = substitute(list(self.spec.schedule), self.topic)
         settings = self.cluster.topology.broker_settings
         write_json(self.dir / "config.json", {
             "scenario": {"id": self.scenario_id, "title": self.spec.title,
@@ -494,8 +618,12 @@ class ScenarioRun:
             "test_timeouts": {k: settings[k] for k in (
                 "zookeeper.session.timeout.ms", "replica.lag.time.max.ms") if k in settings},
         })
-        if self.spec.schedule is not None:
-            self.spec.schedule.save(self.dir / "schedule.json")
+        if self.spec.schedule:
+            self.spec.for_topic(self.topic)[0].save(self.dir / "schedule.json")
+        # The spec itself, replayable as it ran: `kafka-chaos run <this folder>/scenario.toml`.
+        (self.dir / "scenario.toml").write_text(
+            f"# {self.spec.title}: the spec this scenario ran, replayable with `kafka-chaos run FILE`.\n"
+            + tomli_w.dumps(self.spec.to_dict()))
 
     def _effective_config(self) -> dict[str, Any]:
         """Every setting brokers, topic and clients ran with and where its value came from,

@@ -52,22 +52,25 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.cluster.node_config import format_value
+from harness.compose.checks import Check, CheckSpecError, check_anchors, parse_check
 from harness.compose.expectations import Bounds, BoundsError
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.compose.scenario import TOPIC, ScenarioSpec, TopicSpec, substitute
 from harness.errors import ChaosError, TopologyError
 from harness.history import Expectations, HistoryError
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from topologies.model import SettingValue, Topology
 
-TOPIC_PLACEHOLDER = "$topic"
-KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "cooldown_s", "min_acked", "topic",
-              "producers", "consumers", "expectations", "bounds", "brokers", "schedule"}
+TOPIC_PLACEHOLDER = TOPIC
+KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "warmup_acked", "cooldown_s", "min_acked",
+              "sample_interval_s", "topic", "producers", "consumers", "expectations", "bounds", "brokers",
+              "schedule", "checks"}
+TOPIC_KEYS = {"partitions", "replication_factor", "config", "assignment"}
 # Broker settings the harness writes itself: listeners and addresses route every
 # connection through the fault proxies, so a scenario changing them would leave the
 # cluster unreachable or unbreakable (harness/cluster/node_config.py broker_properties).
@@ -76,11 +79,7 @@ HARNESS_BROKER_SETTINGS = frozenset({
     "inter.broker.listener.name", "zookeeper.connect", "log.dirs",
 })
 _SETTING_NAME = re.compile(r"[A-Za-z0-9]+([._-][A-Za-z0-9]+)*")
-# A run in which almost nothing was acknowledged tested nothing, whatever its verdict.
-DEFAULT_MIN_ACKED = 50
-# How long past its planned end a schedule may take: a heal waits for a broker's return,
-# up to a session timeout plus a JVM start on a loaded machine.
-SCHEDULE_GRACE_S = 180.0
+DEFAULT_MIN_ACKED = ScenarioSpec.min_acked
 
 
 class ScenarioFileError(ChaosError):
@@ -89,28 +88,14 @@ class ScenarioFileError(ChaosError):
 
 @dataclass(frozen=True)
 class ScenarioFile:
-    """A loaded scenario file: the spec plus its raw schedule entries and timings."""
+    """A loaded scenario file: where it came from and the spec it spells."""
 
     path: Path
     spec: ScenarioSpec
-    schedule_entries: list[dict[str, Any]]
-    warmup_s: float
-    cooldown_s: float
-    min_acked: int = DEFAULT_MIN_ACKED
 
     @property
     def broker_settings(self) -> Mapping[str, SettingValue]:
         return self.spec.broker_settings
-
-
-def _substitute(value: Any, topic: str) -> Any:
-    if isinstance(value, str):
-        return topic if value == TOPIC_PLACEHOLDER else value
-    if isinstance(value, list):
-        return [_substitute(v, topic) for v in value]
-    if isinstance(value, dict):
-        return {k: _substitute(v, topic) for k, v in value.items()}
-    return value
 
 
 def _number(data: dict[str, Any], key: str, default: float, where: str) -> float:
@@ -133,29 +118,31 @@ def _clients(raw: Any, kind: str, where: str) -> list[dict[str, Any]]:
 def load_scenario_file(path: str | Path) -> ScenarioFile:
     """Parse and validate a scenario file; every problem is one ScenarioFileError line."""
     path = Path(path)
-    where = str(path)
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
     except OSError as err:
-        raise ScenarioFileError(f"cannot read scenario file {where}: {err.strerror}") from err
+        raise ScenarioFileError(f"cannot read scenario file {path}: {err.strerror}") from err
+    return ScenarioFile(path, parse_scenario(text, str(path), default_id=path.stem))
+
+
+def parse_scenario(text: str, where: str, default_id: str = "scenario") -> ScenarioSpec:
+    """The spec a scenario file's text spells; every problem is one ScenarioFileError line."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioFileError(f"scenario file {where} does not parse: {err}") from err
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
         raise ScenarioFileError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    scenario_id = data.get("id", path.stem)
+    scenario_id = data.get("id", default_id)
     if not isinstance(scenario_id, str) or not scenario_id.replace("-", "").replace("_", "").isalnum():
         raise ScenarioFileError(f"{where}: 'id' must be letters, digits, '-' or '_'")
-    topic_raw = data.get("topic", {})
-    if not isinstance(topic_raw, dict):
-        raise ScenarioFileError(f"{where}: [topic] must be a table")
     try:
-        topic = TopicSpec(partitions=int(topic_raw.get("partitions", 6)),
-                          replication_factor=int(topic_raw.get("replication_factor", 3)),
-                          config=dict(topic_raw.get("config", {})))
+        topic = _topic(data.get("topic", {}))
         producers = tuple(
             ProducerSpec(name=c["name"], zone=c["zone"], settings=dict(c.get("settings", {})),
-                         rate_per_s=float(c.get("rate_per_s", 200)), partitions=c.get("partitions"))
+                         rate_per_s=float(c.get("rate_per_s", 200)),
+                         partitions=None if c.get("partitions") is None else tuple(c["partitions"]))
             for c in _clients(data.get("producers", [{"name": "pa", "zone": "a"}]), "producers", where))
         consumers = tuple(
             ConsumerSpec(name=c["name"], zone=c["zone"], settings=dict(c.get("settings", {})))
@@ -170,14 +157,53 @@ def load_scenario_file(path: str | Path) -> ScenarioFile:
     if not isinstance(schedule, list):
         raise ScenarioFileError(f"{where}: 'schedule' must be a list of tables ([[schedule]])")
     _check_schedule(schedule, where)
-    spec = ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
+    checks = _checks(data.get("checks", []), len(schedule), where)
+    return ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
                         description=str(data.get("description", "")),
                         expected=str(data.get("expected", "")), topic=topic,
                         producers=producers, consumers=consumers, expectations=expectations,
-                        bounds=bounds, broker_settings=broker_settings)
-    return ScenarioFile(path, spec, schedule, _number(data, "warmup_s", 3, where),
-                        _number(data, "cooldown_s", 3, where),
-                        int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)))
+                        bounds=bounds, broker_settings=broker_settings, schedule=tuple(schedule),
+                        checks=checks,
+                        sample_interval_s=_number(data, "sample_interval_s", 0.25, where),
+                        warmup_s=_number(data, "warmup_s", 3, where),
+                        warmup_acked=int(_number(data, "warmup_acked", 0, where)),
+                        cooldown_s=_number(data, "cooldown_s", 3, where),
+                        min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)))
+
+
+def _topic(raw: Any) -> TopicSpec:
+    """``[topic]``: partitions and replication factor, or an ``assignment`` pinning each
+    partition's replicas (``{ "0" = [0, 1], "1" = [1, 2] }``), and topic settings."""
+    if not isinstance(raw, dict):
+        raise TypeError("[topic] must be a table")
+    unknown = sorted(set(raw) - TOPIC_KEYS)
+    if unknown:
+        known = ", ".join(sorted(TOPIC_KEYS))
+        raise ValueError(f"[topic] unknown key(s) {', '.join(unknown)}; known: {known}")
+    assignment = raw.get("assignment")
+    if assignment is not None:
+        if not isinstance(assignment, dict) or not all(
+                isinstance(k, str) and k.isdigit() and isinstance(v, list)
+                and all(isinstance(b, int) and not isinstance(b, bool) for b in v)
+                for k, v in assignment.items()):
+            raise ValueError("[topic] assignment must be a table of \"partition\" = [broker ids]")
+        assignment = {int(k): tuple(v) for k, v in sorted(assignment.items(), key=lambda kv: int(kv[0]))}
+        if sorted(assignment) != list(range(len(assignment))):
+            raise ValueError("[topic] assignment must name partitions 0, 1, ... without a gap")
+    return TopicSpec(partitions=int(raw.get("partitions", 6 if assignment is None else len(assignment))),
+                     replication_factor=int(raw.get("replication_factor", 3)),
+                     config=dict(raw.get("config", {})), assignment=assignment)
+
+
+def _checks(raw: Any, entries: int, where: str) -> tuple[Check, ...]:
+    if not isinstance(raw, list):
+        raise ScenarioFileError(f"{where}: 'checks' must be a list of tables ([[checks]])")
+    try:
+        checks = tuple(parse_check(item, f"check {i}") for i, item in enumerate(raw, start=1))
+        check_anchors(checks, entries)
+    except CheckSpecError as err:
+        raise ScenarioFileError(f"{where}: {err}") from err
+    return checks
 
 
 def _bounds(raw: Any, topic: TopicSpec) -> Bounds | None:
@@ -253,7 +279,7 @@ def _check_schedule(entries: list[Any], where: str) -> None:
     from faults.schedule import Schedule
 
     try:
-        Schedule.from_dict({"entries": _substitute(entries, "placeholder-topic")}, where)
+        Schedule.from_dict({"entries": substitute(entries, "placeholder-topic")}, where)
     except FaultError as err:
         raise ScenarioFileError(str(err)) from err
 
@@ -275,34 +301,9 @@ def check_targets(scenario: ScenarioFile, topology: Topology) -> None:
     from faults.errors import FaultError
     from faults.schedule import Schedule
 
-    schedule = Schedule.from_dict({"entries": _substitute(scenario.schedule_entries, "placeholder-topic")},
+    schedule = Schedule.from_dict({"entries": substitute(list(scenario.spec.schedule), "placeholder-topic")},
                                   str(scenario.path))
     try:
         schedule.check(topology)
     except FaultError as err:
         raise ScenarioFileError(f"{scenario.path}: {err}") from err
-
-
-def run_scenario_file(scenario: ScenarioFile, start: Callable[[ScenarioSpec], ScenarioRun]) -> bool:
-    """Run one scenario file; True only when everything that makes it a test held.
-
-    That is: every scheduled fault injected and healed without error, at least
-    ``min_acked`` sends acknowledged, the verdict's rules, and full health after healing.
-    """
-    from faults.schedule import Schedule
-
-    with start(scenario.spec) as run:
-        schedule = Schedule.from_dict({"entries": _substitute(scenario.schedule_entries, run.topic)},
-                                      str(scenario.path))
-        schedule.check(run.cluster.topology)
-        run.settle(scenario.warmup_s)
-        schedule_ok = run.run_schedule(schedule, timeout_s=SCHEDULE_GRACE_S)
-        run.settle(scenario.cooldown_s)
-        acked = run.stop_workload().get("acked", 0)
-        enough = run.check(f"at least {scenario.min_acked} sends acknowledged", acked >= scenario.min_acked,
-                           f"{acked} acknowledged")
-        verdict = run.finish()
-        health = run.cluster.health()
-        run.check("cluster fully healthy after healing", health.healthy, "; ".join(health.problems))
-    return bool(schedule_ok and enough and verdict.passed and health.healthy
-                and all(check.passed for check in run.checks))

@@ -18,7 +18,8 @@ import pytest
 
 from harness.cluster.resources import new_run_id
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.scenario_file import load_scenario_file, run_scenario_file
+from harness.compose.scenario_file import load_scenario_file
+from harness.compose.spec_runner import run_spec
 from harness.report import load_run
 from harness.report.model import Outcome
 
@@ -45,7 +46,8 @@ def test_builtin_scenario_file_runs_and_passes(
     path: Path, scenario: Callable[[ScenarioSpec], ScenarioRun]
 ) -> None:
     loaded = load_scenario_file(path)
-    assert run_scenario_file(loaded, scenario), f"{path.name} did not pass; see its report page"
+    run = run_spec(loaded.spec, scenario)
+    assert run.passed, f"{path.name} did not pass: {run.failures()}"
 
 
 FAULT_FAILS = """

@@ -9,14 +9,21 @@ import pytest
 
 from faults.conditions import (
     CONDITION_KINDS,
+    AllOf,
     BrokerGone,
     BrokerRegistered,
     Condition,
     ControllerChanged,
+    ControllerIs,
     IsrFull,
+    IsrIs,
     JoinsIsr,
     LeaderChanged,
+    LeaderIs,
     LeavesIsr,
+    NewLeaderFromIsr,
+    Not,
+    Offline,
     parse_condition,
     topics_to_read,
 )
@@ -48,6 +55,15 @@ EVERY_FORM: list[tuple[Any, Condition]] = [
     ({"leader_changed": {"topic": "t", "partition": 1}}, LeaderChanged("t", 1)),
     ({"broker_gone": 1}, BrokerGone(1)),
     ({"broker_registered": 0}, BrokerRegistered(0)),
+    ({"controller_is": 2}, ControllerIs(2)),
+    ({"offline": {"topic": "t", "partition": 1}}, Offline("t", 1)),
+    ({"leader_is": {"broker": 2, "topic": "t", "partition": 0}}, LeaderIs("t", 0, broker=2)),
+    ({"isr_is": {"brokers": [0, 2], "topic": "t", "partition": 0}}, IsrIs("t", 0, brokers=(0, 2))),
+    ({"new_leader_from_isr": {"topic": "t", "partition": 2}}, NewLeaderFromIsr("t", 2)),
+    ({"not": "controller_changed"}, Not(ControllerChanged())),
+    ({"all": [{"offline": {"topic": "t", "partition": 0}}, {"isr_is": {"brokers": [1], "topic": "t",
+                                                                         "partition": 0}}]},
+     AllOf((Offline("t", 0), IsrIs("t", 0, brokers=(1,))))),
 ]
 
 
@@ -195,3 +211,46 @@ def test_the_samplers_latest_state_can_be_asked_to_be_read_after_a_moment() -> N
     assert sampler.latest(since=101.0) is None  # read before that moment: maybe stale
     sampler.sample(lambda topics: state, now=lambda: 102.0)  # the same state, read again
     assert sampler.latest(since=101.0) == state
+
+
+def test_offline_leader_and_isr_equality() -> None:
+    dark = _state(_part(leader=-1, isr=(2,)))
+    led = _state(_part(leader=1, isr=(1, 2)))
+    assert Offline("t", 0).evaluate(dark, dark)[0]
+    assert Offline("t", 0).evaluate(led, led) == (False, "t-0 led by 1 (isr [1, 2])")
+    assert LeaderIs("t", 0, broker=1).evaluate(led, led)[0]
+    assert not LeaderIs("t", 0, broker=2).evaluate(led, led)[0]
+    assert IsrIs("t", 0, brokers=(2, 1)).evaluate(led, led)[0]  # any order
+    assert not IsrIs("t", 0, brokers=(1,)).evaluate(led, led)[0]  # exactly, not a subset
+    assert not Offline("t", 9).evaluate(led, led)[0]  # a partition not observed never holds
+
+
+def test_controller_is_not_and_all() -> None:
+    before = _state(controller=0, controller_epoch=1)
+    after = _state(controller=2, controller_epoch=2)
+    assert ControllerIs(2).evaluate(after, before)[0] and not ControllerIs(2).evaluate(before, before)[0]
+    assert Not(ControllerChanged()).evaluate(before, before)[0]
+    assert Not(ControllerChanged()).evaluate(after, before) == (False, "the controller changed")
+    both = AllOf((ControllerIs(2), ControllerChanged()))
+    assert both.evaluate(after, before)[0]
+    assert both.evaluate(before, before) == (False, "the controller is 0, not 2")
+    assert not Not(IsrFull()).evaluate(None, None)[0]  # unreadable: nothing holds, negations neither
+
+
+def test_combinators_are_checked_against_the_topology_and_refuse_empty_lists() -> None:
+    with pytest.raises(TargetError):
+        Not(ControllerIs(7)).check(load_topology("three_az"))
+    with pytest.raises(TargetError):
+        AllOf((IsrIs("t", 0, brokers=(0, 9)),)).check(load_topology("three_az"))
+    with pytest.raises(FaultSpecError, match="all needs at least one condition"):
+        parse_condition({"all": []})
+
+
+def test_a_new_leader_from_the_isr_is_another_broker_that_was_in_sync_when_the_wait_began() -> None:
+    before = _state(_part(leader=0, isr=(0, 1), epoch=3))
+    assert NewLeaderFromIsr("t", 0).evaluate(_state(_part(leader=1, isr=(1,), epoch=4)), before)[0]
+    assert not NewLeaderFromIsr("t", 0).evaluate(before, before)[0]  # the same leader
+    unclean = _state(_part(leader=2, isr=(2,), epoch=4))  # broker 2 was out of the ISR
+    assert NewLeaderFromIsr("t", 0).evaluate(unclean, before) == (False,
+                                                                  "t-0 led by 2 (before: 0, isr [0, 1])")
+    assert not NewLeaderFromIsr("t", 0).evaluate(_state(_part(leader=-1, isr=(0,), epoch=4)), before)[0]

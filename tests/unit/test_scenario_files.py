@@ -29,7 +29,7 @@ BUILTIN = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.
 def test_builtin_scenario_files_load(path: Path) -> None:
     scenario = load_scenario_file(path)
     assert scenario.spec.expectations["lost"] == 0
-    assert scenario.schedule_entries
+    assert scenario.spec.schedule
 
 
 @pytest.mark.parametrize(

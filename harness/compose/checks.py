@@ -1,0 +1,598 @@
+"""A scenario's checks: predicates over what the run recorded, declared with the spec.
+
+A scenario says what must happen as data, not as code woven between its faults: "within
+30 s of entry 1's inject, partition 1 is offline with only broker 2 in its ISR", "from
+entry 1's inject to its heal, partition 0 keeps broker 0 as leader", "between them,
+every send to partition 1 failed". Each :class:`Check` reads the run's evidence after
+the workload stopped - the cluster-state timeline of the run's one sampler, the moments
+the schedule's entries were injected and healed, the history's sends - and becomes one
+named line of the scenario's page with what was seen beside what was expected.
+
+Conditions on the cluster state are the schedule's own (:mod:`faults.conditions`), so a
+trigger ("inject when broker 1 leaves the ISR") and a check ("broker 1 left the ISR
+within 12 s") are spelled alike. Moments are :class:`Anchor` s - entry N's inject or
+heal, by the 1-based numbers a scenario file gives its ``[[schedule]]`` entries - and
+every window starts when its action *began* (the fault is in force from then).
+
+In a scenario file (``$topic`` is the scenario's topic)::
+
+    [[checks]]
+    eventually = { offline = { topic = "$topic", partition = 1 } }
+    after = { inject = 1 }
+    within_s = 30
+
+    [[checks]]
+    throughout = { leader_is = { broker = 0, topic = "$topic", partition = 0 } }
+    from = { inject = 1 }
+    until = { heal = 1 }
+
+    [[checks]]
+    sends = "not_acked"          # acked | failed | in_doubt | not_acked
+    partitions = [1]
+    from = { inject = 1 }
+    until = { heal = 1 }
+    count = { min = 1 }          # per partition named (or per partition sent to)
+
+    [[checks]]
+    unavailable_s = { max = 6 }  # longest stretch without an acknowledgement
+    partitions = [0, 2]
+    from = { inject = 1 }
+
+Everything here is pure: :class:`Evidence` is plain data, so every check is unit-tested
+on made-up timelines (tests/unit/test_checks.py).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from faults.conditions import Condition, parse_condition
+from faults.errors import FaultError
+from harness import history as hist
+from harness.cluster.zkstate import ClusterState
+from harness.compose.expectations import BoundsError, CountRange, longest_gap
+
+ACTIONS = ("inject", "heal")
+SEND_OUTCOMES = {"acked": (hist.OUTCOME_ACKED,), "failed": (hist.OUTCOME_FAILED,),
+                 "in_doubt": (hist.OUTCOME_UNKNOWN,),
+                 "not_acked": (hist.OUTCOME_FAILED, hist.OUTCOME_UNKNOWN)}
+
+
+class CheckSpecError(ValueError):
+    """A check that cannot be evaluated as written; the message names the check."""
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+@dataclass(frozen=True, order=True)
+class Anchor:
+    """A moment of the schedule: entry ``entry``'s inject or heal (entries from 1)."""
+
+    entry: int
+    action: str = "inject"
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise CheckSpecError(f"an anchor is {{ inject = N }} or {{ heal = N }}, not {self.action!r}")
+        if isinstance(self.entry, bool) or not isinstance(self.entry, int) or self.entry < 1:
+            raise CheckSpecError(f"an anchor names a schedule entry from 1, not {self.entry!r}")
+
+    def describe(self) -> str:
+        return f"entry {self.entry}'s {self.action}"
+
+    def to_spec(self) -> dict[str, int]:
+        return {self.action: self.entry}
+
+    @classmethod
+    def parse(cls, raw: Any, what: str) -> Anchor:
+        if not isinstance(raw, Mapping) or len(raw) != 1:
+            raise CheckSpecError(f"{what} must be {{ inject = N }} or {{ heal = N }}, not {raw!r}")
+        ((action, entry),) = raw.items()
+        return cls(entry, action)
+
+
+def inject(entry: int) -> Anchor:
+    return Anchor(entry, "inject")
+
+
+def heal(entry: int) -> Anchor:
+    return Anchor(entry, "heal")
+
+
+@dataclass(frozen=True)
+class Moment:
+    """When a schedule action ran: its start on both clocks (wall for the history's
+    sends, monotonic for the cluster-state timeline)."""
+
+    ts: float
+    mono: float
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One distinct cluster state: first seen at ``mono``, last confirmed at ``until``."""
+
+    mono: float
+    until: float
+    state: ClusterState
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a finished run recorded, as the checks read it."""
+
+    timeline: Sequence[Observed]
+    moments: Mapping[Anchor, Moment]
+    sends: Sequence[Mapping[str, Any]]  # rows of the history's sends table
+    end: Moment  # when the workload stopped: open windows end there
+
+    def moment(self, anchor: Anchor) -> Moment | None:
+        return self.moments.get(anchor)
+
+    def window(self, start: Anchor | None, until: Anchor | None) -> tuple[Moment, Moment] | str:
+        """The moments ``start`` and ``until`` (the run's start and end when None), or why not."""
+        first = min(self.moments.values(), key=lambda m: m.mono, default=None) if start is None \
+            else self.moment(start)
+        if first is None:
+            return "no schedule action ran" if start is None else f"{start.describe()} never ran"
+        last = self.end if until is None else self.moment(until)
+        if last is None:
+            assert until is not None
+            return f"{until.describe()} never ran"
+        if last.mono < first.mono:
+            return "the window ends before it starts"
+        return first, last
+
+    def states(self, start: float, end: float) -> list[Observed]:
+        """Every state in force at some moment of [start, end] (monotonic)."""
+        return [o for o in self.timeline if o.mono <= end and o.until >= start]
+
+    def baseline(self, before: float) -> ClusterState | None:
+        """The last state first seen before ``before``: what a comparing condition compares with."""
+        earlier = [o for o in self.timeline if o.mono < before]
+        return earlier[-1].state if earlier else None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    detail: str
+
+
+# ------------------------------------------------------------------------------- checks
+
+
+class Check(ABC):
+    """One predicate over the evidence, with a name a reviewer reads."""
+
+    kind: ClassVar[str]
+    label: str | None
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    @property
+    def name(self) -> str:
+        return self.label or self.describe()
+
+    @abstractmethod
+    def judge(self, evidence: Evidence) -> tuple[bool, str]: ...
+
+    def evaluate(self, evidence: Evidence) -> CheckResult:
+        try:
+            passed, detail = self.judge(evidence)
+        except Exception as err:  # a check that cannot be judged fails, with the reason
+            return CheckResult(self.name, False, f"could not be judged: {err!r}")
+        return CheckResult(self.name, passed, detail)
+
+    @abstractmethod
+    def spec(self) -> dict[str, Any]: ...
+
+    def to_spec(self) -> dict[str, Any]:
+        out = self.spec()
+        if self.label is not None:
+            out["name"] = self.label
+        return out
+
+    def anchors(self) -> tuple[Anchor, ...]:
+        return tuple(a for a in (getattr(self, "start", None), getattr(self, "until", None))
+                     if isinstance(a, Anchor))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s"
+
+
+@dataclass(frozen=True)
+class Eventually(Check):
+    """``condition`` held at some state in force within ``within_s`` of ``start``."""
+
+    condition: Condition
+    start: Anchor
+    within_s: float
+    label: str | None = None
+    kind: ClassVar[str] = "eventually"
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.within_s) or self.within_s <= 0:
+            raise CheckSpecError(f"within_s must be a positive number of seconds, not {self.within_s!r}")
+
+    def describe(self) -> str:
+        return f"{self.condition.describe()} within {self.within_s:g} s of {self.start.describe()}"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        moment = evidence.moment(self.start)
+        if moment is None:
+            return False, f"{self.start.describe()} never ran"
+        states = evidence.states(moment.mono, moment.mono + self.within_s)
+        if not states:
+            return False, "no cluster state was observed in the window"
+        baseline = evidence.baseline(moment.mono)
+        why = ""
+        for observed in states:
+            held, why = self.condition.evaluate(observed.state, baseline)
+            if held:
+                after = max(0.0, observed.mono - moment.mono)
+                return True, f"held {_seconds(after)} after {self.start.describe()}"
+        return False, f"not within {self.within_s:g} s; {len(states)} states seen, the last: {why}"
+
+    def spec(self) -> dict[str, Any]:
+        return {"eventually": self.condition.to_spec(), "after": self.start.to_spec(),
+                "within_s": self.within_s}
+
+
+@dataclass(frozen=True)
+class Throughout(Check):
+    """``condition`` held at every state in force from ``start`` (plus ``settle_s``) to
+    ``until``, or for ``for_s`` seconds (the end of the workload when neither is given);
+    at least one state must be seen."""
+
+    condition: Condition
+    start: Anchor
+    until: Anchor | None = None
+    settle_s: float = 0.0
+    for_s: float | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "throughout"
+
+    def __post_init__(self) -> None:
+        if self.until is not None and self.for_s is not None:
+            raise CheckSpecError("throughout: give 'until' or 'for_s', not both")
+        if self.for_s is not None and (not math.isfinite(self.for_s) or self.for_s <= 0):
+            raise CheckSpecError(f"for_s must be a positive number of seconds, not {self.for_s!r}")
+
+    def describe(self) -> str:
+        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
+        if self.for_s is not None:
+            return f"{self.condition.describe()} for {self.for_s:g} s from {self.start.describe()}{settle}"
+        end = "the end of the workload" if self.until is None else self.until.describe()
+        return f"{self.condition.describe()} from {self.start.describe()}{settle} to {end}"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = evidence.window(self.start, self.until)
+        if isinstance(window, str):
+            return False, window
+        first, last = window
+        end = last.mono if self.for_s is None else first.mono + self.settle_s + self.for_s
+        states = evidence.states(first.mono + self.settle_s, end)
+        if not states:
+            return False, "no cluster state was observed in the window"
+        baseline = evidence.baseline(first.mono)
+        for observed in states:
+            held, why = self.condition.evaluate(observed.state, baseline)
+            if not held:
+                return False, f"{_seconds(observed.mono - first.mono)} after {self.start.describe()}: {why}"
+        return True, f"{len(states)} states over {_seconds(end - first.mono)}, all held"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"throughout": self.condition.to_spec(), "from": self.start.to_spec()}
+        if self.until is not None:
+            out["until"] = self.until.to_spec()
+        if self.for_s is not None:
+            out["for_s"] = self.for_s
+        if self.settle_s:
+            out["settle_s"] = self.settle_s
+        return out
+
+
+def _partition_listing(partitions: Iterable[int] | None) -> str:
+    if partitions is None:
+        return "every partition"
+    listed = sorted(partitions)
+    return f"partition {listed[0]}" if len(listed) == 1 else f"partitions {', '.join(map(str, listed))}"
+
+
+def _window_words(start: Anchor | None, until: Anchor | None) -> str:
+    if start is None and until is None:
+        return "over the whole run"
+    begin = "the first fault" if start is None else start.describe()
+    end = "the end of the workload" if until is None else until.describe()
+    return f"from {begin} to {end}"
+
+
+@dataclass(frozen=True)
+class Sends(Check):
+    """Per partition, the sends of the window that ended ``outcome``: their number lies in
+    ``count``. A send is placed by when it was made, or with ``timed_by = "ack"`` by when
+    its acknowledgement arrived (only acknowledged sends have one). The window runs from
+    ``start`` plus ``settle_s`` (the run's start when None) to ``until`` (its end)."""
+
+    outcome: str
+    count: CountRange
+    partitions: tuple[int, ...] | None = None
+    producers: tuple[str, ...] | None = None
+    start: Anchor | None = None
+    until: Anchor | None = None
+    timed_by: str = "send"
+    settle_s: float = 0.0
+    label: str | None = None
+    kind: ClassVar[str] = "sends"
+
+    def __post_init__(self) -> None:
+        if self.outcome not in SEND_OUTCOMES:
+            raise CheckSpecError(f"sends: outcome {self.outcome!r} is not one of {', '.join(SEND_OUTCOMES)}")
+        if self.timed_by not in ("send", "ack"):
+            raise CheckSpecError(f"sends: timed_by is \"send\" or \"ack\", not {self.timed_by!r}")
+        if self.timed_by == "ack" and self.outcome != "acked":
+            raise CheckSpecError("sends: only acknowledged sends have an acknowledgement to time them by")
+
+    def describe(self) -> str:
+        who = "" if self.producers is None else f" by {', '.join(self.producers)}"
+        words = self.outcome.replace("_", " ")
+        where = _partition_listing(self.partitions)
+        when = "made" if self.timed_by == "send" else "acknowledged"
+        start = "the run's start" if self.start is None else self.start.describe()
+        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
+        end = "its end" if self.until is None else self.until.describe()
+        return (f"sends{who} {words}: {self.count.describe()} on each of {where}, {when} from "
+                f"{start}{settle} to {end}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        begin, end = -math.inf, math.inf
+        if self.start is not None:
+            moment = evidence.moment(self.start)
+            if moment is None:
+                return False, f"{self.start.describe()} never ran"
+            begin = moment.ts + self.settle_s
+        if self.until is not None:
+            moment = evidence.moment(self.until)
+            if moment is None:
+                return False, f"{self.until.describe()} never ran"
+            end = moment.ts
+        counted: dict[int, int] = {p: 0 for p in self.partitions or ()}
+        totals: dict[int, int] = dict(counted)
+        wanted = SEND_OUTCOMES[self.outcome]
+        for row in evidence.sends:
+            partition = int(row["partition"])
+            if self.partitions is not None and partition not in self.partitions:
+                continue
+            if self.producers is not None and row["producer_id"] not in self.producers:
+                continue
+            if self.timed_by == "send" and not begin <= float(row["send_ts"]) <= end:
+                continue
+            at = row["send_ts"] if self.timed_by == "send" else row["ack_ts"]
+            totals[partition] = totals.get(partition, 0) + 1
+            inside = at is not None and begin <= float(at) <= end
+            counted[partition] = counted.get(partition, 0) + (row["outcome"] in wanted and inside)
+        if not totals:
+            return False, "no partition to count: no send was made in the window"
+        of = "of" if self.timed_by == "send" else "in the window, of all"
+        listing = "; ".join(f"p{p}: {counted[p]} {of} {totals[p]}" for p in sorted(totals))
+        return all(self.count.holds(n) for n in counted.values()), listing
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"sends": self.outcome, "count": self.count.to_dict()}
+        for key, value in (("partitions", self.partitions), ("producers", self.producers)):
+            if value is not None:
+                out[key] = list(value)
+        for key, anchor in (("from", self.start), ("until", self.until)):
+            if anchor is not None:
+                out[key] = anchor.to_spec()
+        if self.timed_by != "send":
+            out["timed_by"] = self.timed_by
+        if self.settle_s:
+            out["settle_s"] = self.settle_s
+        return out
+
+
+@dataclass(frozen=True)
+class SecondsRange:
+    """Seconds between ``at_least`` and ``at_most`` (either may be open)."""
+
+    at_least: float | None = None
+    at_most: float | None = None
+
+    def __post_init__(self) -> None:
+        for value in (self.at_least, self.at_most):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or not math.isfinite(value) or value < 0):
+                raise CheckSpecError(f"a bound in seconds must be a non-negative number, not {value!r}")
+        if self.at_least is None and self.at_most is None:
+            raise CheckSpecError("a range of seconds needs 'min', 'max' or both")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise CheckSpecError(f"min {self.at_least} is above max {self.at_most}")
+
+    def holds(self, seconds: float) -> bool:
+        return ((self.at_least is None or seconds >= self.at_least)
+                and (self.at_most is None or seconds <= self.at_most))
+
+    def describe(self) -> str:
+        if self.at_least is None:
+            return f"at most {self.at_most:g} s"
+        if self.at_most is None:
+            return f"at least {self.at_least:g} s"
+        return f"between {self.at_least:g} and {self.at_most:g} s"
+
+    def to_dict(self) -> dict[str, float]:
+        out = {"min": self.at_least, "max": self.at_most}
+        return {k: v for k, v in out.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Unavailable(Check):
+    """Per partition, the longest stretch of the window without an acknowledgement (all
+    producers together) lies in ``seconds``; the window's ends count as boundaries."""
+
+    seconds: SecondsRange
+    partitions: tuple[int, ...] | None = None
+    start: Anchor | None = None
+    until: Anchor | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "unavailable_s"
+
+    def describe(self) -> str:
+        return (f"{_partition_listing(self.partitions)} without an acknowledgement for "
+                f"{self.seconds.describe()} at the longest, {_window_words(self.start, self.until)}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = evidence.window(self.start, self.until)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window[0].ts, window[1].ts
+        acks: dict[int, list[float]] = {p: [] for p in self.partitions or ()}
+        for row in evidence.sends:
+            partition = int(row["partition"])
+            if self.partitions is not None and partition not in self.partitions:
+                continue
+            times = acks.setdefault(partition, [])
+            if row["outcome"] == hist.OUTCOME_ACKED and row.get("ack_ts") is not None:
+                times.append(float(row["ack_ts"]))
+        if not acks:
+            return False, "no partition to measure: no send was made"
+        gaps = {p: longest_gap(sorted(times), begin, end) for p, times in acks.items()}
+        listing = "; ".join(f"p{p}: {gaps[p]:.2f} s" for p in sorted(gaps))
+        return all(self.seconds.holds(g) for g in gaps.values()), f"{listing} (window {end - begin:.1f} s)"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"unavailable_s": self.seconds.to_dict()}
+        if self.partitions is not None:
+            out["partitions"] = list(self.partitions)
+        for key, anchor in (("from", self.start), ("until", self.until)):
+            if anchor is not None:
+                out[key] = anchor.to_spec()
+        return out
+
+
+def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckResult]:
+    return [check.evaluate(evidence) for check in checks]
+
+
+# ------------------------------------------------------------------------------ parsing
+
+
+_KINDS = ("eventually", "throughout", "sends", "unavailable_s")
+_KEYS = {
+    "eventually": {"eventually", "after", "within_s", "name"},
+    "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
+    "sends": {"sends", "count", "partitions", "producers", "from", "until", "timed_by", "settle_s", "name"},
+    "unavailable_s": {"unavailable_s", "partitions", "from", "until", "name"},
+}
+
+
+def _number(raw: Mapping[str, Any], key: str, what: str, default: float | None = None) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CheckSpecError(f"{what}: '{key}' must be a number of seconds, not {value!r}")
+    return float(value)
+
+
+def _ints(raw: Any, key: str, what: str) -> tuple[int, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
+        raise CheckSpecError(f"{what}: '{key}' must be a list of integers, not {raw!r}")
+    return tuple(raw)
+
+
+def _names(raw: Any, what: str) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        raise CheckSpecError(f"{what}: 'producers' must be a list of names, not {raw!r}")
+    return tuple(raw)
+
+
+def _anchor(raw: Mapping[str, Any], key: str, what: str) -> Anchor | None:
+    return None if key not in raw else Anchor.parse(raw[key], f"{what}: '{key}'")
+
+
+def _condition(raw: Any, what: str) -> Condition:
+    try:
+        return parse_condition(raw, what)
+    except FaultError as err:
+        raise CheckSpecError(str(err)) from err
+
+
+def parse_check(raw: Any, what: str = "check") -> Check:
+    """A check from its scenario-file table; CheckSpecError (one line naming ``what``) if malformed."""
+    if not isinstance(raw, Mapping):
+        raise CheckSpecError(f"{what} must be a table ([[checks]])")
+    kinds = [k for k in _KINDS if k in raw]
+    if len(kinds) != 1:
+        raise CheckSpecError(f"{what} needs exactly one of {', '.join(_KINDS)}")
+    kind = kinds[0]
+    unknown = sorted(set(raw) - _KEYS[kind])
+    if unknown:
+        raise CheckSpecError(f"{what}: unknown key(s) {', '.join(unknown)} for a '{kind}' check")
+    label = raw.get("name")
+    if label is not None and not isinstance(label, str):
+        raise CheckSpecError(f"{what}: 'name' must be a string")
+    try:
+        if kind == "eventually":
+            start = _anchor(raw, "after", what)
+            if start is None:
+                raise CheckSpecError(f"{what}: 'eventually' needs 'after' (the inject or heal it follows)")
+            return Eventually(_condition(raw[kind], what), start, _number(raw, "within_s", what), label)
+        if kind == "throughout":
+            start = _anchor(raw, "from", what)
+            if start is None:
+                raise CheckSpecError(f"{what}: 'throughout' needs 'from' (the inject or heal it starts at)")
+            for_s = None if "for_s" not in raw else _number(raw, "for_s", what)
+            return Throughout(_condition(raw[kind], what), start, _anchor(raw, "until", what),
+                              _number(raw, "settle_s", what, 0.0), for_s, label)
+        if kind == "sends":
+            count = _count_range(raw.get("count"), what)
+            timed_by = raw.get("timed_by", "send")
+            if not isinstance(timed_by, str):
+                raise CheckSpecError(f"{what}: 'timed_by' is \"send\" or \"ack\", not {timed_by!r}")
+            return Sends(str(raw[kind]), count, _ints(raw.get("partitions"), "partitions", what),
+                         _names(raw.get("producers"), what), _anchor(raw, "from", what),
+                         _anchor(raw, "until", what), timed_by, _number(raw, "settle_s", what, 0.0), label)
+        seconds = raw[kind]
+        if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
+            raise CheckSpecError(f"{what}: 'unavailable_s' must be {{ min = .., max = .. }}, not {seconds!r}")
+        return Unavailable(SecondsRange(seconds.get("min"), seconds.get("max")),
+                           _ints(raw.get("partitions"), "partitions", what),
+                           _anchor(raw, "from", what), _anchor(raw, "until", what), label)
+    except CheckSpecError as err:
+        text = str(err)
+        raise CheckSpecError(text if text.startswith(what) else f"{what}: {text}") from err
+
+
+def _count_range(raw: Any, what: str) -> CountRange:
+    if raw is None:
+        raise CheckSpecError(f"{what}: 'sends' needs 'count' ({{ min = .., max = .. }} or an integer)")
+    try:
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return CountRange(raw, raw)
+        if not isinstance(raw, Mapping) or not set(raw) <= {"min", "max"}:
+            raise CheckSpecError(f"'count' must be an integer or {{ min = .., max = .. }}, not {raw!r}")
+        return CountRange(raw.get("min"), raw.get("max"))
+    except BoundsError as err:
+        raise CheckSpecError(f"'count': {err}") from err
+
+
+def check_anchors(checks: Sequence[Check], entries: int, what: str = "checks") -> None:
+    """Refuse a check anchored to an entry the schedule does not have, before anything runs."""
+    for index, check in enumerate(checks, start=1):
+        for anchor in check.anchors():
+            if anchor.entry > entries:
+                raise CheckSpecError(f"{what} {index} ({check.name}): {anchor.describe()} - the schedule "
+                                     f"has {entries} entr{'y' if entries == 1 else 'ies'}")
+

@@ -1,0 +1,172 @@
+"""A scenario's declared checks, judged on made-up evidence: each holds where the
+timeline shows it and fails, with the reason, where it does not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from faults.conditions import ControllerChanged, IsrIs, LeaderChanged, LeaderIs, Not, Offline
+from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.compose.checks import (
+    Anchor,
+    CheckSpecError,
+    Eventually,
+    Evidence,
+    Moment,
+    Observed,
+    SecondsRange,
+    Sends,
+    Throughout,
+    Unavailable,
+    check_anchors,
+    heal,
+    inject,
+    parse_check,
+)
+from harness.compose.expectations import CountRange
+
+
+def _state(leader: int, isr: tuple[int, ...], epoch: int, controller_epoch: int = 1) -> ClusterState:
+    part = PartitionState(topic="t", partition=0, leader=leader, leader_epoch=epoch, isr=isr,
+                          controller_epoch=controller_epoch, replicas=(0, 1, 2))
+    return ClusterState(live_brokers=(0, 1, 2), controller=2, controller_epoch=controller_epoch,
+                        partitions={("t", 0): part})
+
+
+# Mono and wall clocks 1000 s apart, so a check reading the wrong one fails.
+WALL = 1000.0
+TIMELINE = [
+    Observed(0.0, 9.9, _state(0, (0, 1, 2), 5)),       # before the kill at 10
+    Observed(10.0, 15.9, _state(0, (0, 1, 2), 5)),     # the kill not seen yet
+    Observed(16.0, 29.9, _state(-1, (0,), 6)),          # offline from 16 s
+    Observed(30.0, 60.0, _state(0, (0, 1, 2), 7)),     # back after the heal at 25
+]
+MOMENTS = {inject(1): Moment(WALL + 10, 10.0), heal(1): Moment(WALL + 25, 25.0)}
+
+
+def _send(partition: int, at: float, outcome: str = "acked", producer: str = "pa") -> dict[str, Any]:
+    return {"producer_id": producer, "partition": partition, "send_ts": WALL + at,
+            "ack_ts": WALL + at + 0.01 if outcome == "acked" else None, "outcome": outcome}
+
+
+SENDS = ([_send(0, t) for t in range(0, 10)] + [_send(0, t, "failed") for t in range(11, 24)]
+         + [_send(0, t) for t in range(31, 40)] + [_send(1, t / 2) for t in range(0, 80)])
+EVIDENCE = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0))
+
+
+def test_eventually_holds_at_the_first_state_that_shows_it_and_fails_past_its_bound() -> None:
+    offline = Offline("t", 0)
+    held = Eventually(offline, inject(1), within_s=10).evaluate(EVIDENCE)
+    assert held.passed and held.detail == "held 6.0 s after entry 1's inject"
+    late = Eventually(offline, inject(1), within_s=5).evaluate(EVIDENCE)
+    assert not late.passed and "t-0 led by 0" in late.detail
+    # A comparing condition compares with the last state before the moment (epoch 5).
+    assert Eventually(LeaderChanged("t", 0), inject(1), within_s=10).evaluate(EVIDENCE).passed
+
+
+def test_throughout_fails_on_the_first_state_that_breaks_it() -> None:
+    kept = Throughout(LeaderIs("t", 0, broker=0), inject(1), heal(1)).evaluate(EVIDENCE)
+    assert not kept.passed and kept.detail.startswith("6.0 s after entry 1's inject: t-0 led by -1")
+    quiet = Throughout(Not(ControllerChanged()), inject(1)).evaluate(EVIDENCE)
+    assert quiet.passed and quiet.detail == "3 states over 30.0 s, all held"
+    # settle_s moves the start: the stretch after the heal shows the ISR full throughout.
+    settled = Throughout(IsrIs("t", 0, brokers=(0, 1, 2)), heal(1), settle_s=5).evaluate(EVIDENCE)
+    assert settled.passed, settled.detail
+    assert not Throughout(IsrIs("t", 0, brokers=(0, 1, 2)), heal(1)).evaluate(EVIDENCE).passed
+
+
+def test_a_check_anchored_to_a_moment_that_never_came_fails() -> None:
+    result = Eventually(Offline("t", 0), inject(2), within_s=10).evaluate(EVIDENCE)
+    assert (result.passed, result.detail) == (False, "entry 2's inject never ran")
+    empty = Evidence([], MOMENTS, SENDS, Moment(WALL + 40, 40.0))
+    assert not Throughout(Offline("t", 0), inject(1)).evaluate(empty).passed
+
+
+def test_sends_count_per_partition_in_the_window_by_when_they_were_made() -> None:
+    failed = Sends("failed", CountRange(at_least=1), partitions=(0,), start=inject(1), until=heal(1))
+    result = failed.evaluate(EVIDENCE)
+    assert result.passed and result.detail == "p0: 13 of 13"
+    none_failed = Sends("not_acked", CountRange(0, 0), partitions=(1,)).evaluate(EVIDENCE)
+    assert none_failed.passed and none_failed.detail == "p1: 0 of 80"
+    assert not Sends("not_acked", CountRange(0, 0)).evaluate(EVIDENCE).passed  # p0 had failures
+    by_other = Sends("acked", CountRange(at_least=1), producers=("pz",)).evaluate(EVIDENCE)
+    assert not by_other.passed and "no send" in by_other.detail
+
+
+def test_unavailability_is_the_longest_stretch_without_an_ack_in_the_window() -> None:
+    dark = Unavailable(SecondsRange(at_least=15), partitions=(0,), start=inject(1)).evaluate(EVIDENCE)
+    assert dark.passed and dark.detail.startswith("p0: 21.01 s")  # the inject at 10 -> the ack at 31.01
+    live = Unavailable(SecondsRange(at_most=1), partitions=(1,), start=inject(1)).evaluate(EVIDENCE)
+    assert live.passed, live.detail
+    assert not Unavailable(SecondsRange(at_most=1), start=inject(1)).evaluate(EVIDENCE).passed
+
+
+CHECK_FORMS: list[dict[str, Any]] = [
+    {"eventually": {"offline": {"topic": "$topic", "partition": 1}}, "after": {"inject": 1},
+     "within_s": 30.0},
+    {"throughout": {"not": "controller_changed"}, "from": {"inject": 1}, "until": {"heal": 2},
+     "settle_s": 2.0, "name": "no election"},
+    {"throughout": {"joins_isr": {"broker": 1, "topic": "$topic", "partition": 0}}, "from": {"inject": 1},
+     "for_s": 4.0},
+    {"sends": "not_acked", "count": {"min": 1}, "partitions": [1, 4], "producers": ["pdead"],
+     "from": {"inject": 1}, "until": {"heal": 1}},
+    {"sends": "acked", "count": {"min": 0, "max": 0}, "timed_by": "ack", "settle_s": 0.5,
+     "until": {"inject": 2}},
+    {"unavailable_s": {"max": 6.0}, "partitions": [0], "from": {"heal": 1}},
+]
+
+
+@pytest.mark.parametrize("form", CHECK_FORMS, ids=[next(iter(f)) for f in CHECK_FORMS])
+def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, Any]) -> None:
+    assert parse_check(form).to_spec() == form
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"within_s": 3}, "needs exactly one of eventually, throughout, sends, unavailable_s"),
+    ({"eventually": "isr_full", "within_s": 3}, "'eventually' needs 'after'"),
+    ({"eventually": "isr_full", "after": {"inject": 1}, "within_s": 0}, "within_s must be a positive"),
+    ({"eventually": "sunny", "after": {"inject": 1}, "within_s": 3}, "unknown condition 'sunny'"),
+    ({"throughout": "isr_full", "from": {"crash": 1}}, "an anchor is { inject = N } or { heal = N }"),
+    ({"throughout": "isr_full", "from": {"inject": 0}}, "an anchor names a schedule entry from 1"),
+    ({"sends": "lost", "count": 1}, "outcome 'lost' is not one of"),
+    ({"sends": "failed"}, "'sends' needs 'count'"),
+    ({"unavailable_s": {"min": 5, "max": 2}}, "min 5 is above max 2"),
+    ({"sends": "failed", "count": 1, "colour": "red"}, "unknown key(s) colour"),
+])
+def test_malformed_checks_are_refused_in_one_line(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(CheckSpecError) as caught:
+        parse_check(raw, "check 3")
+    assert str(caught.value).startswith("check 3") and message in str(caught.value)
+
+
+def test_a_check_naming_an_entry_the_schedule_lacks_is_refused() -> None:
+    checks = [Eventually(Offline("t", 0), Anchor(3, "heal"), within_s=5)]
+    check_anchors(checks, 3)
+    with pytest.raises(CheckSpecError, match="entry 3's heal - the schedule has 2 entries"):
+        check_anchors(checks, 2)
+
+
+def test_acknowledgements_can_be_placed_by_when_they_arrived() -> None:
+    # A send made before the inject at 10 but acknowledged after it: by send time it is
+    # outside the window, by acknowledgement inside.
+    late = [{"producer_id": "pa", "partition": 0, "send_ts": WALL + 9.5, "ack_ts": WALL + 12.0,
+             "outcome": "acked"}]
+    evidence = Evidence(TIMELINE, MOMENTS, late, Moment(WALL + 40, 40.0))
+    by_ack = Sends("acked", CountRange(at_least=1), start=inject(1), until=heal(1), timed_by="ack")
+    assert by_ack.evaluate(evidence).passed
+    by_send = Sends("acked", CountRange(at_least=1), start=inject(1), until=heal(1))
+    assert not by_send.evaluate(evidence).passed
+    settled = Sends("acked", CountRange(0, 0), start=inject(1), until=heal(1), timed_by="ack", settle_s=3)
+    assert settled.evaluate(evidence).passed, "the ack at 12 s is inside the 3 s settling"
+    with pytest.raises(CheckSpecError, match="only acknowledged sends"):
+        Sends("failed", CountRange(0, 0), timed_by="ack")
+
+
+def test_throughout_can_run_for_a_stretch_instead_of_to_a_moment() -> None:
+    # Leader 0 holds for the first 5 s after the kill at 10 (offline from 16), not for 7 s.
+    assert Throughout(LeaderIs("t", 0, broker=0), inject(1), for_s=5).evaluate(EVIDENCE).passed
+    assert not Throughout(LeaderIs("t", 0, broker=0), inject(1), for_s=7).evaluate(EVIDENCE).passed
+    with pytest.raises(CheckSpecError, match="'until' or 'for_s', not both"):
+        Throughout(LeaderIs("t", 0, broker=0), inject(1), until=heal(1), for_s=5)
