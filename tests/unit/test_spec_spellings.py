@@ -1,0 +1,61 @@
+"""Python and TOML are two spellings of one scenario spec: every S-scenario spec written
+out as a scenario file reads back as the same spec, and so does every built-in file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from harness.compose.scenario import ScenarioSpec
+from harness.compose.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
+from tests.chaos.scenarios.test_s01_single_replica_kill import s1_spec
+from tests.chaos.scenarios.test_s02_move_before_maintenance import s2_spec
+from tests.chaos.scenarios.test_s03_controlled_vs_kill import s3_spec
+from tests.chaos.scenarios.test_s04_durable_configuration import s4_kill_leader_spec
+from tests.chaos.scenarios.test_s05_unclean_election import s5_spec
+from tests.chaos.scenarios.test_s06_crash_before_replication import s6_spec
+from tests.chaos.scenarios.test_s07_one_link_cut import s7_spec
+
+SESSION_S = 6.0
+PYTHON_SPECS = {
+    "s1": s1_spec(0, 3, SESSION_S),
+    "s2": s2_spec(0, [0, 1, 2], SESSION_S),
+    "s3": s3_spec(1, [0, 1, 2], SESSION_S),
+    "s4-kill-leader": s4_kill_leader_spec(SESSION_S),
+    "s5-unclean-off": s5_spec(0, 1, False, SESSION_S),
+    "s5-unclean-on": s5_spec(0, 1, True, SESSION_S),
+    "s6-acks-all": s6_spec(1, 0, "all", SESSION_S),
+    "s6-acks-1": s6_spec(1, 0, "1", SESSION_S),
+    "s7-idempotence-off": s7_spec(False, 5.0),
+    "s7-idempotence-on": s7_spec(True, 5.0),
+}
+FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
+
+
+@pytest.mark.parametrize("spec", PYTHON_SPECS.values(), ids=list(PYTHON_SPECS))
+def test_a_python_spec_written_as_a_file_reads_back_as_the_same_spec(spec: ScenarioSpec) -> None:
+    text = tomli_w.dumps(spec.to_dict())
+    assert parse_scenario(text, "written") == spec
+    assert spec.checks and spec.schedule, "a declarative scenario has a schedule and checks"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_a_scenario_file_written_back_reads_as_the_same_spec(path: Path) -> None:
+    spec = load_scenario_file(path).spec
+    assert parse_scenario(tomli_w.dumps(spec.to_dict()), "written") == spec
+
+
+def test_a_changed_spelling_is_a_different_spec() -> None:
+    spec = PYTHON_SPECS["s1"]
+    data = spec.to_dict()
+    data["checks"][0]["within_s"] = 99.0
+    assert parse_scenario(tomli_w.dumps(data), "edited") != spec
+
+
+def test_a_check_naming_a_missing_schedule_entry_is_refused_when_the_file_is_read() -> None:
+    data = PYTHON_SPECS["s1"].to_dict()
+    data["checks"][0]["after"] = {"inject": 2}
+    with pytest.raises(ScenarioFileError, match="entry 2's inject - the schedule has 1 entry"):
+        parse_scenario(tomli_w.dumps(data), "edited")
