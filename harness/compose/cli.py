@@ -9,7 +9,6 @@ status 2; nothing is left running.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import subprocess
 import sys
@@ -172,17 +171,20 @@ def _failed_checks(scenario_dir: Path) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from harness.compose.scenario_file import load_scenario_file
+    """The project's scenarios: the chaos tests pytest collects and the registered files."""
+    from harness.compose.catalogue import collect
 
-    root = Path(__file__).resolve().parents[2] / "tests"
+    found = collect(args.paths)
+    width = max((len(entry.run) for entry in found.suite + found.files), default=0) + 2
     print("Scenario suite (pytest -m chaos):")
-    for module in sorted((root / "chaos" / "scenarios").glob("test_s*.py")):
-        doc = ast.get_docstring(ast.parse(module.read_text())) or ""
-        print(f"  {module.stem.removeprefix('test_'):40} {doc.splitlines()[0] if doc else ''}")
+    for entry in found.suite:
+        print(f"  {entry.run:{width}}{entry.title}")
     print("Scenario files (kafka-chaos run FILE):")
-    for path in sorted((root / "scenarios").glob("*.toml")):
-        scenario = load_scenario_file(path)
-        print(f"  {path.relative_to(root.parent)!s:40} {scenario.spec.title}")
+    for entry in found.files:
+        print(f"  {entry.run:{width}}{entry.title}")
+    if found.errors:
+        print(f"kafka-chaos: collecting the suite failed (pytest exit {found.errors})", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -263,7 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     report_cli.add_arguments(report)
     report.set_defaults(func=report_cli.command)
 
-    listing = sub.add_parser("list", help="list the scenarios")
+    listing = sub.add_parser("list", help="list the project's scenarios (pytest's chaos tests and "
+                                          "the scenario files registered in pyproject.toml)")
+    listing.add_argument("paths", nargs="*", help="where pytest collects (default: its configured testpaths)")
     listing.set_defaults(func=_cmd_list)
 
     matrix = sub.add_parser("matrix", help="run the suite across Kafka versions; write a summary grid")
