@@ -25,8 +25,8 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.node_config import format_value
 from harness.cluster.recovery import ClusterKeeper, Escalation, Healer
 from harness.cluster.resources import RunIdentity
+from harness.compose.judge import Judge
 from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
-from harness.compose.scenario import Judge
 from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
 from topologies.model import SettingValue

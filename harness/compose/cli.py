@@ -121,6 +121,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         check_broker_settings(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
     ensure_engine()
     unwind_on_sigterm()
+    chaos.judge.warm_up()  # the Spark session starts and warms while the cluster does
 
     def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
         def run(cluster: Cluster) -> str | None:

@@ -36,8 +36,9 @@ from harness.compose.chaos_run import (
     escalation_text,
     unwind_on_sigterm,
 )
+from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory
-from harness.compose.scenario import Judge, ScenarioRun, ScenarioSpec
+from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.errors import USER_ERRORS, EngineUnavailable
 from harness.report.model import RunStatus
 
@@ -124,6 +125,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                     returncode=pytest.ExitCode.USAGE_ERROR)
     # From here on the session has a report, even if no test gets as far as a cluster.
     chaos_run_of(session.config).directory  # noqa: B018
+    if any("scenario" in getattr(item, "fixturenames", ()) for item in chosen):
+        chaos_run_of(session.config).judge.warm_up()  # while the first cluster starts
 
 
 def chaos_run_of(config: pytest.Config) -> ChaosRun:

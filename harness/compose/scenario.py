@@ -15,7 +15,6 @@ import traceback
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -41,6 +40,7 @@ from harness.compose.expectations import (
     longest_gaps,
     send_outcomes,
 )
+from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory, write_json
 from harness.errors import ChaosError
 from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload, drain_final_log
@@ -162,31 +162,6 @@ def substitute(value: Any, topic: str) -> Any:
 
 class ScenarioError(ChaosError):
     """A scenario that cannot run on the cluster it was given."""
-
-
-class Judge:
-    """The Spark reconciliation, with one session shared by every scenario of a run."""
-
-    def __init__(self, master: str | None = None) -> None:
-        self._master = master
-        self._spark: Any = None
-        self._lock = threading.Lock()
-
-    def verdict(self, history_dir: Path) -> Verdict:
-        from spark_jobs.reconcile import reconcile
-        from spark_jobs.session import build_session
-
-        with self._lock:
-            if self._spark is None:
-                self._spark = build_session(self._master, {"spark.driver.memory": "1g"})
-            findings = reconcile(self._spark, history_dir)
-        manifest = hist.read_manifest(history_dir)
-        return findings.judge(manifest.expectations)
-
-    def close(self) -> None:
-        if self._spark is not None:
-            self._spark.stop()
-            self._spark = None
 
 
 @dataclass
@@ -376,10 +351,13 @@ class ScenarioRun:
         isr = self._poll_isr_after_heal(heal_started)
         self._stop_sampler()
         drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer)
+        drained = time.monotonic()
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)
         self._evaluate_checks()
         self.verdict = self.judge.verdict(self.dir / "history")
+        self.window("end of the final drain to the verdict (history closed, bounds and checks, judgement)",
+                    time.monotonic() - drained)
         self.verdict.write(self.dir / "verdict.json")
         self._finished = True
         self._write_assertions()

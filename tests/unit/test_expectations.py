@@ -33,9 +33,9 @@ from harness.compose.expectations import (
     longest_gaps,
     send_outcomes,
 )
+from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import (
-    Judge,
     ScenarioError,
     ScenarioRun,
     ScenarioSpec,
