@@ -227,6 +227,20 @@ class _PartitionCondition(Condition):
         self.check(cluster.topology)
         partition_state(cluster, self.topic, self.partition)
 
+    def to_spec(self) -> Any:
+        return {self.kind: {"topic": self.topic, "partition": self.partition}}
+
+    def _now_and_before(self, state: ClusterState,
+                        baseline: ClusterState) -> tuple[PartitionState, PartitionState] | str:
+        """The partition in ``state`` and in ``baseline``, or why one of them is missing."""
+        part = _partition(state, self.topic, self.partition)
+        if part is None:
+            return _missing(state, self.topic, self.partition)
+        before = _partition(baseline, self.topic, self.partition)
+        if before is None:
+            return f"{self.topic}-{self.partition} was not in the state when the wait began"
+        return part, before
+
 
 @dataclass(frozen=True)
 class _IsrMembership(_PartitionCondition):
@@ -283,12 +297,10 @@ class LeaderChanged(_PartitionCondition):
     kind: ClassVar[str] = "leader_changed"
 
     def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
-        part = _partition(state, self.topic, self.partition)
-        if part is None:
-            return False, _missing(state, self.topic, self.partition)
-        before = _partition(baseline, self.topic, self.partition)
-        if before is None:
-            return False, f"{self.topic}-{self.partition} was not in the state when the wait began"
+        found = self._now_and_before(state, baseline)
+        if isinstance(found, str):
+            return False, found
+        part, before = found
         if part.leader_epoch != before.leader_epoch:
             return HELD
         return False, (f"{self.topic}-{self.partition} led by {part.leader} at leader epoch "
@@ -296,9 +308,6 @@ class LeaderChanged(_PartitionCondition):
 
     def describe(self) -> str:
         return f"the leader of {self.topic}-{self.partition} changed"
-
-    def to_spec(self) -> Any:
-        return {self.kind: {"topic": self.topic, "partition": self.partition}}
 
 
 @dataclass(frozen=True)
@@ -309,12 +318,10 @@ class NewLeaderFromIsr(_PartitionCondition):
     kind: ClassVar[str] = "new_leader_from_isr"
 
     def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
-        part = _partition(state, self.topic, self.partition)
-        if part is None:
-            return False, _missing(state, self.topic, self.partition)
-        before = _partition(baseline, self.topic, self.partition)
-        if before is None:
-            return False, f"{self.topic}-{self.partition} was not in the state when the wait began"
+        found = self._now_and_before(state, baseline)
+        if isinstance(found, str):
+            return False, found
+        part, before = found
         if part.online and part.leader != before.leader and part.leader in before.isr:
             return HELD
         return False, (f"{self.topic}-{self.partition} led by {part.leader} (before: {before.leader}, "
@@ -322,9 +329,6 @@ class NewLeaderFromIsr(_PartitionCondition):
 
     def describe(self) -> str:
         return f"a new leader of {self.topic}-{self.partition} from its ISR"
-
-    def to_spec(self) -> Any:
-        return {self.kind: {"topic": self.topic, "partition": self.partition}}
 
 
 @dataclass(frozen=True)
@@ -343,9 +347,6 @@ class Offline(_PartitionCondition):
 
     def describe(self) -> str:
         return f"{self.topic}-{self.partition} offline (no leader)"
-
-    def to_spec(self) -> Any:
-        return {self.kind: {"topic": self.topic, "partition": self.partition}}
 
 
 @dataclass(frozen=True)
