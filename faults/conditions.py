@@ -23,6 +23,7 @@ with exactly one key, as targets are (:mod:`faults.targets`)::
     when = { leader_is = { broker = 2, topic = "$topic", partition = 0 } }
     when = { new_leader_from_isr = { topic = "$topic", partition = 0 } }
     when = { isr_is = { brokers = [0, 2], topic = "$topic", partition = 0 } }
+    when = { zk_serving = "zk-a" }
     when = { not = "controller_changed" }
     when = { all = [ { offline = { ... } }, { isr_is = { ... } } ] }
 
@@ -43,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from faults.errors import FaultSpecError
+from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, required, typed
 from faults.targets import BrokerId, ClusterView, partition_state
 from harness.cluster.zkstate import ClusterState, PartitionState
@@ -421,6 +422,35 @@ class ControllerIs(_BrokerCondition):
 
 
 @dataclass(frozen=True)
+class ZkServing(Condition):
+    """ZooKeeper node ``node`` serves (its mode is leader or follower): it is part of a
+    quorum. Read from the modes the sampler records beside each snapshot; a state
+    without modes shows nothing, so the condition does not hold on it."""
+
+    node: str
+    kind: ClassVar[str] = "zk_serving"
+
+    def check(self, topology: Topology) -> None:
+        names = [z.name for z in topology.zookeepers]
+        if self.node not in names:
+            raise TargetError(f"no ZooKeeper node {self.node!r}; the nodes are {', '.join(names)}")
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        if state.zk_modes is None:
+            return False, "no ZooKeeper modes were read with this state"
+        mode = state.zk_modes.get(self.node)
+        if mode in ("leader", "follower"):
+            return HELD
+        return False, f"{self.node} is {mode or 'not serving'}"
+
+    def describe(self) -> str:
+        return f"{self.node} serves"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.node}
+
+
+@dataclass(frozen=True)
 class Not(Condition):
     """``condition`` does not hold (``{ not = "controller_changed" }``)."""
 
@@ -575,6 +605,7 @@ _TABLES: dict[str, Callable[[object, str], Condition]] = {
     NewLeaderFromIsr.kind: _partition_only(NewLeaderFromIsr),
     LeaderIs.kind: _leader_is,
     IsrIs.kind: _isr_is,
+    ZkServing.kind: lambda value, what: ZkServing(typed(value, str, f"{what}: {ZkServing.kind}")),
     Not.kind: _not,
     AllOf.kind: _all,
 }

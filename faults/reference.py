@@ -115,7 +115,8 @@ SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
              "`{ leader_changed = { topic, partition } }`, `{ new_leader_from_isr = { topic, partition } }`, "
              "`{ offline = { topic, partition } }`, `{ leader_is = { broker, topic, partition } }`, "
              "`{ isr_is = { brokers, topic, partition } }`, `{ broker_gone = B }` (or "
-             "`broker_registered`, `controller_is`), and the combinations `{ not = <condition> }` and "
+             "`broker_registered`, `controller_is`), `{ zk_serving = \"zk-a\" }`, and the combinations "
+             "`{ not = <condition> }` and "
              "`{ all = [<condition>, ...] }`. A scenario's checks take the same conditions."),
     "when_timeout_s": ("float", "120", "Longest wait for `when`; if it never holds the entry is not "
                        "injected and the schedule fails, naming the condition and the state at the "

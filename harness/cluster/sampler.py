@@ -32,6 +32,7 @@ next snapshot, so a slow node never delays the state sampling.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -121,6 +122,11 @@ class StateRecord:
 
     def held_until(self) -> float:
         return self.mono if self.last_mono is None else self.last_mono
+
+    def with_modes(self) -> ClusterState | None:
+        """The snapshot with the ZooKeeper modes it was recorded with, for conditions
+        that ask whether a ZooKeeper node serves."""
+        return None if self.state is None else dataclasses.replace(self.state, zk_modes=self.zk_modes)
 
     def rows(self) -> list[dict[str, Any]]:
         """This record as cluster_state rows: one per partition (one without a partition
@@ -343,7 +349,7 @@ class ZkSampler(threading.Thread):
             last = self._records[-1] if self._records else None
         if last is None or last.state is None or last.held_until() < since:
             return None
-        return last.state
+        return last.with_modes()
 
     @property
     def samples(self) -> list[Sample]:

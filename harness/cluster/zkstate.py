@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -52,6 +53,10 @@ class ClusterState:
     controller: int | None
     controller_epoch: int | None
     partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
+    # Each ZooKeeper node's mode ("leader", "follower"; None when it does not serve) as
+    # the sampler last read it, when known. Not part of the snapshot's identity: the
+    # modes are read at their own pace (harness/cluster/sampler.py).
+    zk_modes: Mapping[str, str | None] | None = field(default=None, compare=False)
 
     def topic(self, topic: str) -> list[PartitionState]:
         return sorted(

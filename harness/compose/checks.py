@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from faults.conditions import Condition, parse_condition
@@ -123,6 +123,24 @@ class Observed:
 
 
 @dataclass(frozen=True)
+class ProbeResult:
+    """What a probe found: the broker's view as a cluster state, or why it did not answer."""
+
+    probe: str
+    ts: float
+    state: ClusterState | None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        state = self.state
+        return {"probe": self.probe, "ts": self.ts, "error": self.error,
+                "view": None if state is None else {
+                    "brokers": list(state.live_brokers), "controller": state.controller,
+                    "partitions": {f"{t}-{p}": {"leader": s.leader, "isr": list(s.isr)}
+                                   for (t, p), s in sorted(state.partitions.items())}}}
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a finished run recorded, as the checks read it."""
 
@@ -130,6 +148,8 @@ class Evidence:
     moments: Mapping[Anchor, Moment]
     sends: Sequence[Mapping[str, Any]]  # rows of the history's sends table
     end: Moment  # when the workload stopped: open windows end there
+    polls: Sequence[Mapping[str, Any]] = ()  # rows of the history's polls table
+    probes: Mapping[str, ProbeResult] = field(default_factory=dict)  # by probe name
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)
@@ -354,17 +374,10 @@ class Sends(Check):
                 f"{start}{settle} to {end}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        begin, end = -math.inf, math.inf
-        if self.start is not None:
-            moment = evidence.moment(self.start)
-            if moment is None:
-                return False, f"{self.start.describe()} never ran"
-            begin = moment.ts + self.settle_s
-        if self.until is not None:
-            moment = evidence.moment(self.until)
-            if moment is None:
-                return False, f"{self.until.describe()} never ran"
-            end = moment.ts
+        window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window
         counted: dict[int, int] = {p: 0 for p in self.partitions or ()}
         totals: dict[int, int] = dict(counted)
         wanted = SEND_OUTCOMES[self.outcome]
@@ -479,6 +492,99 @@ class Unavailable(Check):
         return out
 
 
+@dataclass(frozen=True)
+class Seen(Check):
+    """What a probe found (:mod:`harness.compose.probes`): the broker's own view holds
+    ``condition``, or, with ``condition`` None, the broker did not answer at all."""
+
+    probe: str
+    condition: Condition | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "probe"
+
+    def describe(self) -> str:
+        if self.condition is None:
+            return f"probe {self.probe}: the broker does not answer"
+        return f"probe {self.probe}: in the broker's own view, {self.condition.describe()}"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        result = evidence.probes.get(self.probe)
+        if result is None:
+            return False, f"probe {self.probe} was never taken (its moment never came)"
+        if self.condition is None:
+            return result.state is None, result.error or "it answered"
+        if result.state is None:
+            return False, f"the broker did not answer: {result.error}"
+        held, why = self.condition.evaluate(result.state, result.state)
+        return held, "held" if held else why
+
+    def spec(self) -> dict[str, Any]:
+        if self.condition is None:
+            return {"probe": self.probe, "answers": False}
+        return {"probe": self.probe, "holds": self.condition.to_spec()}
+
+
+@dataclass(frozen=True)
+class Polls(Check):
+    """Per consumer named, the records it polled in the window (by when they were
+    polled) number within ``count``; the window runs from ``start`` plus ``settle_s``
+    (the run's start when None) to ``until`` (its end)."""
+
+    consumers: tuple[str, ...]
+    count: CountRange
+    start: Anchor | None = None
+    until: Anchor | None = None
+    settle_s: float = 0.0
+    label: str | None = None
+    kind: ClassVar[str] = "polls"
+
+    def describe(self) -> str:
+        start = "the run's start" if self.start is None else self.start.describe()
+        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
+        end = "its end" if self.until is None else self.until.describe()
+        return (f"records polled by {', '.join(self.consumers)}: {self.count.describe()} each, from "
+                f"{start}{settle} to {end}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window
+        counted = dict.fromkeys(self.consumers, 0)
+        for row in evidence.polls:
+            if row["consumer_id"] in counted and begin <= float(row["poll_ts"]) <= end:
+                counted[row["consumer_id"]] += 1
+        listing = "; ".join(f"{c}: {n}" for c, n in counted.items())
+        return all(self.count.holds(n) for n in counted.values()), listing
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"polls": list(self.consumers), "count": self.count.to_dict()}
+        for key, anchor in (("from", self.start), ("until", self.until)):
+            if anchor is not None:
+                out[key] = anchor.to_spec()
+        if self.settle_s:
+            out["settle_s"] = self.settle_s
+        return out
+
+
+def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
+                 until: Anchor | None) -> tuple[float, float] | str:
+    """The window's wall-clock ends: ``start`` + ``settle_s`` (else -inf) to ``until``
+    (else +inf); or why an anchor has no moment."""
+    begin, end = -math.inf, math.inf
+    if start is not None:
+        moment = evidence.moment(start)
+        if moment is None:
+            return f"{start.describe()} never ran"
+        begin = moment.ts + settle_s
+    if until is not None:
+        moment = evidence.moment(until)
+        if moment is None:
+            return f"{until.describe()} never ran"
+        end = moment.ts
+    return begin, end
+
+
 def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckResult]:
     return [check.evaluate(evidence) for check in checks]
 
@@ -486,12 +592,14 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 # ------------------------------------------------------------------------------ parsing
 
 
-_KINDS = ("eventually", "throughout", "sends", "unavailable_s")
+_KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
     "sends": {"sends", "count", "partitions", "producers", "from", "until", "timed_by", "settle_s", "name"},
     "unavailable_s": {"unavailable_s", "partitions", "from", "until", "name"},
+    "probe": {"probe", "holds", "answers", "name"},
+    "polls": {"polls", "count", "from", "until", "settle_s", "name"},
 }
 
 
@@ -510,12 +618,26 @@ def _ints(raw: Any, key: str, what: str) -> tuple[int, ...] | None:
     return tuple(raw)
 
 
-def _names(raw: Any, what: str) -> tuple[str, ...] | None:
+def _names(raw: Any, what: str, key: str = "producers") -> tuple[str, ...] | None:
     if raw is None:
         return None
     if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
-        raise CheckSpecError(f"{what}: 'producers' must be a list of names, not {raw!r}")
+        raise CheckSpecError(f"{what}: '{key}' must be a list of names, not {raw!r}")
     return tuple(raw)
+
+
+def _seen(raw: Mapping[str, Any], what: str, label: str | None) -> Seen:
+    """``probe = NAME`` with ``holds = <condition>`` or ``answers = false``."""
+    probe = raw["probe"]
+    if not isinstance(probe, str):
+        raise CheckSpecError(f"{what}: 'probe' names a [[probes]] entry")
+    if ("holds" in raw) == ("answers" in raw):
+        raise CheckSpecError(f"{what}: a probe check takes 'holds' (a condition) or 'answers = false'")
+    if "answers" in raw:
+        if raw["answers"] is not False:
+            raise CheckSpecError(f"{what}: 'answers' can only be false (use 'holds' for what it answers)")
+        return Seen(probe, None, label)
+    return Seen(probe, _condition(raw["holds"], what), label)
 
 
 def _anchor(raw: Mapping[str, Any], key: str, what: str) -> Anchor | None:
@@ -564,6 +686,13 @@ def parse_check(raw: Any, what: str = "check") -> Check:
             return Sends(str(raw[kind]), count, _ints(raw.get("partitions"), "partitions", what),
                          _names(raw.get("producers"), what), _anchor(raw, "from", what),
                          _anchor(raw, "until", what), timed_by, _number(raw, "settle_s", what, 0.0), label)
+        if kind == "probe":
+            return _seen(raw, what, label)
+        if kind == "polls":
+            consumers = _names(raw["polls"], what, "polls")
+            assert consumers is not None
+            return Polls(consumers, _count_range(raw.get("count"), what), _anchor(raw, "from", what),
+                         _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0), label)
         seconds = raw[kind]
         if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
             raise CheckSpecError(f"{what}: 'unavailable_s' must be {{ min = .., max = .. }}, not {seconds!r}")

@@ -24,7 +24,15 @@ import tomli_w
 from harness import history as hist
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import ZkSampler
-from harness.compose.checks import Anchor, Evidence, Moment, Observed, evaluate_checks, parse_check
+from harness.compose.checks import (
+    Anchor,
+    Evidence,
+    Moment,
+    Observed,
+    ProbeResult,
+    evaluate_checks,
+    parse_check,
+)
 from harness.compose.checks import Check as DeclaredCheck
 from harness.compose.expectations import (
     Bounds,
@@ -41,6 +49,7 @@ from harness.compose.expectations import (
     send_outcomes,
 )
 from harness.compose.judge import Judge
+from harness.compose.probes import Probe, ProbeTaker
 from harness.compose.rundir import RunDirectory, write_json
 from harness.errors import ChaosError
 from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload, drain_final_log
@@ -88,6 +97,9 @@ class ScenarioSpec:
     # What must happen beyond the verdict's rules: predicates over the cluster-state
     # timeline, the schedule's moments and the sends (harness/compose/checks.py).
     checks: tuple[DeclaredCheck, ...] = ()
+    # Looks at what one broker believes, at moments of the schedule, for probe checks
+    # (harness/compose/probes.py).
+    probes: tuple[Probe, ...] = ()
     # Bounds on failed and in-doubt sends, unavailability, elections and ISR recovery,
     # each judged as one check when the scenario finishes (harness/compose/expectations.py).
     bounds: Bounds | None = None
@@ -133,6 +145,7 @@ class ScenarioSpec:
             out["brokers"] = {"settings": dict(self.broker_settings)}
         out["schedule"] = [dict(entry) for entry in self.schedule]
         out["checks"] = [check.to_spec() for check in self.checks]
+        out["probes"] = [probe.to_spec() for probe in self.probes]
         return out
 
     def for_topic(self, topic: str) -> tuple[Schedule, list[DeclaredCheck]]:
@@ -144,6 +157,9 @@ class ScenarioSpec:
                   for i, c in enumerate(self.checks, start=1)]
         return schedule, checks
 
+
+# How long past the schedule's end a probe set after its last action may still be taken.
+PROBE_GRACE_S = 30.0
 
 TOPIC = "$topic"
 """The scenario's topic in a spec's schedule and checks (a scenario file writes the same)."""
@@ -215,8 +231,10 @@ class ScenarioRun:
         self._workload_started: float | None = None
         self._workload_stopped: float | None = None
         self._workload_stopped_mono: float | None = None
-        # When each schedule action began, for the spec's checks (filled by run_schedule).
+        # When each schedule action began, and what the probes found, for the spec's
+        # checks (filled by run_schedule).
         self.moments: dict[Anchor, Moment] = {}
+        self.probe_results: dict[str, ProbeResult] = {}
 
     # -- recording -------------------------------------------------------------------------
     def _record_fault(self, row: Mapping[str, Any]) -> None:
@@ -303,8 +321,13 @@ class ScenarioRun:
         # Each `after` link waits behind a heal whose own length is not planned: a grace each.
         chained = sum(1 for e in schedule.entries if e.after is not None)
         with schedule.start(self.cluster, self.log, observe=self.cluster_state.latest) as running:
+            probes = ProbeTaker(self.spec.probes, lambda: running.moments,
+                                lambda broker: self.cluster.broker_view(broker, [self.topic])).start()
             grace = None if timeout_s is None else schedule.longest_s + timeout_s * (1 + chained)
             finished = running.wait(grace)
+            probes.finish(max((p.after_s for p in self.spec.probes), default=0.0) + PROBE_GRACE_S)
+        self.probe_results.update(probes.results)
+        write_json(self.dir / "probes.json", [r.to_dict() for r in probes.results.values()])
         self.moments.update({Anchor(entry, action): Moment(ts, mono)
                              for (entry, action), (ts, mono) in running.moments.items()})
         schedule.save(self.dir / "schedule.json", self.log)
@@ -518,10 +541,14 @@ class ScenarioRun:
             sends = [row for part in hist.part_files(self.dir / "history", "sends")
                      for row in pq.read_table(part, columns=["producer_id", "partition", "send_ts", "ack_ts",
                                                              "outcome"]).to_pylist()]
+            polls = [row for part in hist.part_files(self.dir / "history", "polls")
+                     for row in pq.read_table(part, columns=["consumer_id", "poll_ts"]).to_pylist()]
             records = [] if self.sampler is None else self.sampler.records()
-            timeline = [Observed(r.mono, r.held_until(), r.state) for r in records if r.state is not None]
+            timeline = [Observed(r.mono, r.held_until(), state) for r in records
+                        if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
-            evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped))
+            evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls,
+                                dict(self.probe_results))
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
                 self.check(check.name, False, f"the run's evidence could not be read: {err!r}")

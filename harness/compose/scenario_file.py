@@ -58,8 +58,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.cluster.node_config import format_value
-from harness.compose.checks import Check, CheckSpecError, check_anchors, parse_check
+from harness.compose.checks import Check, CheckSpecError, Seen, check_anchors, parse_check
 from harness.compose.expectations import Bounds, BoundsError
+from harness.compose.probes import Probe
 from harness.compose.scenario import TOPIC, ScenarioSpec, TopicSpec, substitute
 from harness.errors import ChaosError, TopologyError
 from harness.history import Expectations, HistoryError
@@ -69,7 +70,7 @@ from topologies.model import SettingValue, Topology
 TOPIC_PLACEHOLDER = TOPIC
 KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "warmup_acked", "cooldown_s", "min_acked",
               "sample_interval_s", "topic", "producers", "consumers", "expectations", "bounds", "brokers",
-              "schedule", "checks"}
+              "schedule", "checks", "probes"}
 TOPIC_KEYS = {"partitions", "replication_factor", "config", "assignment"}
 # Broker settings the harness writes itself: listeners and addresses route every
 # connection through the fault proxies, so a scenario changing them would leave the
@@ -157,13 +158,14 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
     if not isinstance(schedule, list):
         raise ScenarioFileError(f"{where}: 'schedule' must be a list of tables ([[schedule]])")
     _check_schedule(schedule, where)
-    checks = _checks(data.get("checks", []), len(schedule), where)
+    probes = _probes(data.get("probes", []), len(schedule), where)
+    checks = _checks(data.get("checks", []), len(schedule), {p.name for p in probes}, where)
     return ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
                         description=str(data.get("description", "")),
                         expected=str(data.get("expected", "")), topic=topic,
                         producers=producers, consumers=consumers, expectations=expectations,
                         bounds=bounds, broker_settings=broker_settings, schedule=tuple(schedule),
-                        checks=checks,
+                        checks=checks, probes=probes,
                         sample_interval_s=_number(data, "sample_interval_s", 0.25, where),
                         warmup_s=_number(data, "warmup_s", 3, where),
                         warmup_acked=int(_number(data, "warmup_acked", 0, where)),
@@ -195,7 +197,7 @@ def _topic(raw: Any) -> TopicSpec:
                      config=dict(raw.get("config", {})), assignment=assignment)
 
 
-def _checks(raw: Any, entries: int, where: str) -> tuple[Check, ...]:
+def _checks(raw: Any, entries: int, probes: set[str], where: str) -> tuple[Check, ...]:
     if not isinstance(raw, list):
         raise ScenarioFileError(f"{where}: 'checks' must be a list of tables ([[checks]])")
     try:
@@ -203,7 +205,29 @@ def _checks(raw: Any, entries: int, where: str) -> tuple[Check, ...]:
         check_anchors(checks, entries)
     except CheckSpecError as err:
         raise ScenarioFileError(f"{where}: {err}") from err
+    for index, check in enumerate(checks, start=1):
+        if isinstance(check, Seen) and check.probe not in probes:
+            known = ", ".join(sorted(probes)) or "none"
+            raise ScenarioFileError(f"{where}: check {index} reads probe {check.probe!r}, which "
+                                    f"[[probes]] does not name (probes: {known})")
     return checks
+
+
+def _probes(raw: Any, entries: int, where: str) -> tuple[Probe, ...]:
+    if not isinstance(raw, list):
+        raise ScenarioFileError(f"{where}: 'probes' must be a list of tables ([[probes]])")
+    try:
+        probes = tuple(Probe.parse(item, f"probe {i}") for i, item in enumerate(raw, start=1))
+    except CheckSpecError as err:
+        raise ScenarioFileError(f"{where}: {err}") from err
+    names = [p.name for p in probes]
+    for index, probe in enumerate(probes, start=1):
+        if names.count(probe.name) > 1:
+            raise ScenarioFileError(f"{where}: probe {index}: the name {probe.name!r} is used twice")
+        if probe.at.entry > entries:
+            raise ScenarioFileError(f"{where}: probe {index} ({probe.name}): {probe.at.describe()} - the "
+                                    f"schedule has {entries} entr{'y' if entries == 1 else 'ies'}")
+    return probes
 
 
 def _bounds(raw: Any, topic: TopicSpec) -> Bounds | None:

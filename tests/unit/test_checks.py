@@ -16,7 +16,10 @@ from harness.compose.checks import (
     Evidence,
     Moment,
     Observed,
+    Polls,
+    ProbeResult,
     SecondsRange,
+    Seen,
     Sends,
     Throughout,
     Unavailable,
@@ -115,6 +118,10 @@ CHECK_FORMS: list[dict[str, Any]] = [
     {"sends": "acked", "count": {"min": 0, "max": 0}, "timed_by": "ack", "settle_s": 0.5,
      "until": {"inject": 2}},
     {"unavailable_s": {"max": 6.0}, "partitions": [0], "from": {"heal": 1}},
+    {"probe": "b0", "holds": {"leader_is": {"broker": 0, "topic": "$topic", "partition": 0}}},
+    {"probe": "b0", "answers": False, "name": "broker 0 is gone"},
+    {"polls": ["ca", "cb"], "count": {"max": 0}, "from": {"inject": 1}, "settle_s": 2.0,
+     "until": {"heal": 1}},
 ]
 
 
@@ -134,6 +141,9 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"sends": "failed"}, "'sends' needs 'count'"),
     ({"unavailable_s": {"min": 5, "max": 2}}, "min 5 is above max 2"),
     ({"sends": "failed", "count": 1, "colour": "red"}, "unknown key(s) colour"),
+    ({"probe": "b0"}, "takes 'holds' (a condition) or 'answers = false'"),
+    ({"probe": "b0", "answers": True}, "'answers' can only be false"),
+    ({"polls": "ca", "count": 1}, "'polls' must be a list of names"),
 ])
 def test_malformed_checks_are_refused_in_one_line(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
@@ -170,3 +180,34 @@ def test_throughout_can_run_for_a_stretch_instead_of_to_a_moment() -> None:
     assert not Throughout(LeaderIs("t", 0, broker=0), inject(1), for_s=7).evaluate(EVIDENCE).passed
     with pytest.raises(CheckSpecError, match="'until' or 'for_s', not both"):
         Throughout(LeaderIs("t", 0, broker=0), inject(1), until=heal(1), for_s=5)
+
+
+
+def _probe(state: ClusterState | None, error: str | None = None) -> dict[str, ProbeResult]:
+    return {"b1": ProbeResult("b1", WALL + 20, state, error)}
+
+
+def test_a_probe_check_judges_the_brokers_own_view_or_its_silence() -> None:
+    end = Moment(WALL + 40, 40.0)
+    stale = Evidence(TIMELINE, MOMENTS, SENDS, end, probes=_probe(_state(0, (0, 1, 2), -1)))
+    # ZooKeeper has the partition offline at 20 s; broker 1 still names broker 0 as leader.
+    assert Seen("b1", LeaderIs("t", 0, broker=0)).evaluate(stale).passed
+    assert not Seen("b1", Offline("t", 0)).evaluate(stale).passed
+    assert not Seen("b1", None).evaluate(stale).passed  # it answered
+    silent = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), probes=_probe(None, "refused"))
+    assert Seen("b1", None).evaluate(silent).passed
+    detail = Seen("b1", LeaderIs("t", 0, broker=0)).evaluate(silent).detail
+    assert detail == "the broker did not answer: refused"
+    assert Seen("b9", None).evaluate(silent).detail.startswith("probe b9 was never taken")
+
+
+def test_polls_count_each_consumers_records_in_the_window() -> None:
+    polls = [{"consumer_id": "ca", "poll_ts": WALL + t} for t in (5, 12, 30)] + \
+            [{"consumer_id": "cb", "poll_ts": WALL + t} for t in range(10, 26)]
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), polls=polls)
+    window = {"start": inject(1), "until": heal(1)}
+    assert Polls(("ca",), CountRange(1, 1), **window).evaluate(evidence).detail == "ca: 1"
+    assert not Polls(("ca",), CountRange(0, 0), **window).evaluate(evidence).passed
+    assert Polls(("ca",), CountRange(0, 0), settle_s=3, **window).evaluate(evidence).passed
+    assert Polls(("cb",), CountRange(at_least=15), **window).evaluate(evidence).passed
+    assert not Polls(("cc",), CountRange(at_least=1)).evaluate(evidence).passed  # never polled

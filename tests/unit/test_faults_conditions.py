@@ -24,6 +24,7 @@ from faults.conditions import (
     NewLeaderFromIsr,
     Not,
     Offline,
+    ZkServing,
     parse_condition,
     topics_to_read,
 )
@@ -60,6 +61,7 @@ EVERY_FORM: list[tuple[Any, Condition]] = [
     ({"leader_is": {"broker": 2, "topic": "t", "partition": 0}}, LeaderIs("t", 0, broker=2)),
     ({"isr_is": {"brokers": [0, 2], "topic": "t", "partition": 0}}, IsrIs("t", 0, brokers=(0, 2))),
     ({"new_leader_from_isr": {"topic": "t", "partition": 2}}, NewLeaderFromIsr("t", 2)),
+    ({"zk_serving": "zk-a"}, ZkServing("zk-a")),
     ({"not": "controller_changed"}, Not(ControllerChanged())),
     ({"all": [{"offline": {"topic": "t", "partition": 0}}, {"isr_is": {"brokers": [1], "topic": "t",
                                                                          "partition": 0}}]},
@@ -254,3 +256,16 @@ def test_a_new_leader_from_the_isr_is_another_broker_that_was_in_sync_when_the_w
     assert NewLeaderFromIsr("t", 0).evaluate(unclean, before) == (False,
                                                                   "t-0 led by 2 (before: 0, isr [0, 1])")
     assert not NewLeaderFromIsr("t", 0).evaluate(_state(_part(leader=-1, isr=(0,), epoch=4)), before)[0]
+
+
+def test_a_zookeeper_node_serves_when_its_recorded_mode_is_leader_or_follower() -> None:
+    import dataclasses
+
+    state = _state()
+    assert ZkServing("zk-a").evaluate(state, state) == (False, "no ZooKeeper modes were read with this state")
+    modes = dataclasses.replace(state, zk_modes={"zk-a": None, "zk-b": "leader", "zk-c": "follower"})
+    assert ZkServing("zk-b").evaluate(modes, modes)[0] and ZkServing("zk-c").evaluate(modes, modes)[0]
+    assert ZkServing("zk-a").evaluate(modes, modes) == (False, "zk-a is not serving")
+    assert modes == state, "the modes are not part of a snapshot's identity"
+    with pytest.raises(TargetError, match="no ZooKeeper node 'zk-q'"):
+        ZkServing("zk-q").check(load_topology("three_az"))

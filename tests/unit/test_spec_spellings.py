@@ -17,6 +17,7 @@ from tests.chaos.scenarios.test_s04_durable_configuration import s4_kill_leader_
 from tests.chaos.scenarios.test_s05_unclean_election import s5_spec
 from tests.chaos.scenarios.test_s06_crash_before_replication import s6_spec
 from tests.chaos.scenarios.test_s07_one_link_cut import s7_spec
+from tests.chaos.scenarios.test_s09_zone_isolated_leader_elsewhere import s9_spec
 
 SESSION_S = 6.0
 PYTHON_SPECS = {
@@ -30,6 +31,7 @@ PYTHON_SPECS = {
     "s6-acks-1": s6_spec(1, 0, "1", SESSION_S),
     "s7-idempotence-off": s7_spec(False, 5.0),
     "s7-idempotence-on": s7_spec(True, 5.0),
+    "s9": s9_spec(SESSION_S),
 }
 FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 

@@ -1,0 +1,143 @@
+"""Probes: what one broker believes, looked at during the run, for a scenario's checks.
+
+ZooKeeper says what the controller decided; a broker cut off from the controller or
+from ZooKeeper may believe something else, and that belief is what its clients act on
+(S8-S11: stale leaders, two controllers, split brain). A :class:`Probe` asks one
+broker for its own metadata (a Metadata request straight to it,
+:func:`harness.cluster.broker_metadata.broker_view`) a given time after a schedule
+action began; the answer becomes a cluster state - its live brokers, its controller,
+its leaders and ISRs - so the same conditions that judge ZooKeeper's timeline judge it
+(a :class:`~harness.compose.checks.Seen` check). A broker that does not answer is
+recorded with the error, which is itself checkable (``answers = false``).
+
+In a scenario file::
+
+    [[probes]]
+    name = "b0-isolated"
+    broker = 0
+    at = { inject = 1 }
+    after_s = 8
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.cluster.broker_metadata import BrokerView
+from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.compose.checks import Anchor, CheckSpecError, ProbeResult
+
+PROBE_KEYS = {"name", "broker", "at", "after_s"}
+TICK_S = 0.05
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Broker ``broker``'s metadata, asked ``after_s`` seconds after the action ``at`` began."""
+
+    name: str
+    broker: int
+    at: Anchor
+    after_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
+            raise CheckSpecError(f"a probe's name is letters, digits, '-' and '_', not {self.name!r}")
+        if not math.isfinite(self.after_s) or self.after_s < 0:
+            raise CheckSpecError(f"probe {self.name}: after_s must be a non-negative number, "
+                                 f"not {self.after_s!r}")
+
+    def describe(self) -> str:
+        return f"broker {self.broker}'s metadata {self.after_s:g} s after {self.at.describe()}"
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"name": self.name, "broker": self.broker, "at": self.at.to_spec(), "after_s": self.after_s}
+
+    @classmethod
+    def parse(cls, raw: Any, what: str) -> Probe:
+        if not isinstance(raw, Mapping):
+            raise CheckSpecError(f"{what} must be a table ([[probes]])")
+        unknown = sorted(set(raw) - PROBE_KEYS)
+        if unknown:
+            known = ", ".join(sorted(PROBE_KEYS))
+            raise CheckSpecError(f"{what}: unknown key(s) {', '.join(unknown)}; known: {known}")
+        name, broker, after = raw.get("name"), raw.get("broker"), raw.get("after_s", 0.0)
+        if not isinstance(name, str):
+            raise CheckSpecError(f"{what}: 'name' must be a string")
+        if isinstance(broker, bool) or not isinstance(broker, int):
+            raise CheckSpecError(f"{what}: 'broker' must be a broker id")
+        if isinstance(after, bool) or not isinstance(after, int | float):
+            raise CheckSpecError(f"{what}: 'after_s' must be a number of seconds")
+        if "at" not in raw:
+            raise CheckSpecError(f"{what}: 'at' names the moment ({{ inject = N }} or {{ heal = N }})")
+        return cls(name, broker, Anchor.parse(raw["at"], f"{what}: 'at'"), float(after))
+
+
+def view_as_state(view: BrokerView) -> ClusterState:
+    """A broker's metadata as a cluster state; what it does not hold (epochs) is -1."""
+    partitions = {(topic, v.partition): PartitionState(topic=topic, partition=v.partition, leader=v.leader,
+                                                       leader_epoch=-1, isr=v.isr, controller_epoch=-1,
+                                                       replicas=v.replicas)
+                  for topic, views in view.topics.items() for v in views}
+    return ClusterState(live_brokers=tuple(sorted(view.brokers)), controller=view.controller,
+                        controller_epoch=None, partitions=partitions)
+
+
+Moments = Callable[[], Mapping[tuple[int, str], tuple[float, float]]]
+"""The schedule's actions so far: (entry, "inject" | "heal") -> (wall, monotonic) of their start."""
+
+
+class ProbeTaker:
+    """Takes each probe when its moment has come, beside a running schedule."""
+
+    def __init__(self, probes: Sequence[Probe], moments: Moments, look: Callable[[int], BrokerView]) -> None:
+        self.probes = list(probes)
+        self.results: dict[str, ProbeResult] = {}
+        self._moments = moments
+        self._look = look
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="probes", daemon=True)
+
+    def start(self) -> ProbeTaker:
+        if self.probes:
+            self._thread.start()
+        return self
+
+    def _due(self) -> list[Probe]:
+        moments = dict(self._moments())
+        now = time.monotonic()
+        return [p for p in self.probes if p.name not in self.results
+                and (p.at.entry, p.at.action) in moments
+                and moments[(p.at.entry, p.at.action)][1] + p.after_s <= now]
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and len(self.results) < len(self.probes):
+            for probe in self._due():
+                self.results[probe.name] = self._take(probe)
+            self._stop.wait(TICK_S)
+
+    def _take(self, probe: Probe) -> ProbeResult:
+        taken = time.time()
+        try:
+            return ProbeResult(probe.name, taken, view_as_state(self._look(probe.broker)))
+        except Exception as err:  # a broker that does not answer is a finding, not a failure
+            return ProbeResult(probe.name, taken, None, f"{type(err).__name__}: {err}")
+
+    def finish(self, timeout_s: float) -> None:
+        """Once the schedule has ended: take what is still due (waiting up to
+        ``timeout_s`` for probes set after the last action), then stop. A probe whose
+        moment never came stays untaken, and a check on it fails."""
+        deadline = time.monotonic() + timeout_s
+        moments = dict(self._moments())
+        pending = [p for p in self.probes if (p.at.entry, p.at.action) in moments]
+        while self._thread.is_alive() and time.monotonic() < deadline and \
+                any(p.name not in self.results for p in pending):
+            time.sleep(TICK_S)
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
