@@ -18,6 +18,8 @@ from tests.chaos.scenarios.test_s05_unclean_election import s5_spec
 from tests.chaos.scenarios.test_s06_crash_before_replication import s6_spec
 from tests.chaos.scenarios.test_s07_one_link_cut import s7_spec
 from tests.chaos.scenarios.test_s09_zone_isolated_leader_elsewhere import s9_spec
+from tests.chaos.scenarios.test_s10_zone_isolated_split_brain import s10_spec
+from tests.chaos.scenarios.test_s11_controller_zone_isolated import VARIANTS, s11_spec
 
 SESSION_S = 6.0
 PYTHON_SPECS = {
@@ -32,6 +34,9 @@ PYTHON_SPECS = {
     "s7-idempotence-off": s7_spec(False, 5.0),
     "s7-idempotence-on": s7_spec(True, 5.0),
     "s9": s9_spec(SESSION_S),
+    "s10-acks-1": s10_spec("1", 1, SESSION_S),
+    "s10-acks-all": s10_spec("all", 2, SESSION_S),
+    **{f"s11-{name}": s11_spec(variant, SESSION_S) for name, variant in VARIANTS.items()},
 }
 FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 

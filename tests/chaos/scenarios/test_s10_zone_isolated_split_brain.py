@@ -25,43 +25,49 @@ from collections.abc import Callable
 
 import pytest
 
-from faults import PreferredLeaderElection, isolate_zone
+from faults.conditions import (
+    AllOf,
+    BrokerGone,
+    ControllerChanged,
+    ControllerIs,
+    JoinsIsr,
+    LeaderChanged,
+    LeaderIs,
+    Not,
+)
 from harness.cluster.lifecycle import Cluster
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.compose.checks import Eventually, Seen, Sends, Throughout, heal, inject
+from harness.compose.expectations import CountRange
+from harness.compose.probes import Probe
+from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.compose.spec_runner import run_spec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios._client_log import ClientLog
-from tests.chaos.scenarios._network_helpers import (
-    Mark,
-    all_in_isr,
-    examples,
-    leader_seen_by,
-    partition_state,
-    place_controller,
-    wait_for,
-)
+from tests.chaos.scenarios._network_helpers import place_controller
 
 pytestmark = pytest.mark.chaos
 
 OLD_LEADER, CONTROLLER = 0, 2
-ASSIGNMENT = {0: [0, 1, 2], 1: [0, 2, 1]}
+ASSIGNMENT = {0: (0, 1, 2), 1: (0, 2, 1)}
 PARTITIONS = tuple(ASSIGNMENT)
 NEW_LEADER = {p: replicas[1] for p, replicas in ASSIGNMENT.items()}  # first live replica of the ISR
+REJOIN_S = 60.0  # broker 0 truncating, catching up and rejoining, on a loaded machine
 
 
-@pytest.mark.parametrize(("acks", "min_isr"), [("1", 1), ("all", 2)], ids=["acks-1", "acks-all-minisr-2"])
-def test_s10_zone_isolated_split_brain(
-    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster,
-    acks: str, min_isr: int,
-) -> None:
-    placed = place_controller(cluster, CONTROLLER)
+def s10_spec(acks: str, min_isr: int, session_timeout_s: float) -> ScenarioSpec:
+    """Isolate zone a (broker 0, leader of both partitions) for three session timeouts
+    and a little; once broker 0 is back in every ISR, a preferred-leader election."""
+    session = session_timeout_s
     unsafe = acks == "1"
+    elected = 2 * session  # broker 0's session expired and the majority elected
     producer = {"acks": acks, "enable.idempotence": False, "retries": 2147483647}
     accept: dict[str, Rule] = {"aborted_read": 0, "unexpected": 0, "duplicate": "any", "reordered": "any",
-                                 "unseen": 0}
+                               "unseen": 0}
     accept.update({"lost": "at_least_one", "truncated": "at_least_one"} if unsafe
                   else {"lost": 0, "truncated": 0})
-    spec = ScenarioSpec(
+    rejoined = AllOf(tuple(JoinsIsr(TOPIC, p, OLD_LEADER) for p in PARTITIONS))
+    still_leads = AllOf(tuple(LeaderIs(TOPIC, p, broker=OLD_LEADER) for p in PARTITIONS))
+    return ScenarioSpec(
         id="s10-split-brain", title="S10 a zone isolated with the partition leader inside: split brain",
         description=f"Broker 0 leads both partitions, controller on broker 2; isolate zone a; acks={acks}, "
                     f"min.insync.replicas={min_isr}; producers and consumers in zones a and b.",
@@ -76,96 +82,50 @@ def test_s10_zone_isolated_split_brain(
         producers=(ProducerSpec("pa", "a", producer, rate_per_s=100),
                    ProducerSpec("pb", "b", producer, rate_per_s=100)),
         consumers=(ConsumerSpec("ca", "a"), ConsumerSpec("cb", "b")),
-        expectations=accept,
+        expectations=accept, min_acked=1000, warmup_acked=100,
+        schedule=(
+            {"start_s": 0, "duration_s": 3 * session + 5, "fault": "isolate", "target": {"zone": "a"}},
+            {"after": 1, "start_s": 0, "when": rejoined.to_spec(), "when_timeout_s": REJOIN_S,
+             "duration_s": 0, "fault": "preferred_election", "topic": TOPIC},
+        ),
+        probes=(Probe("b0-split", OLD_LEADER, inject(1), after_s=elected + 1),
+                *(Probe(f"p{p}-new-leader", NEW_LEADER[p], inject(1), after_s=elected + 1)
+                  for p in PARTITIONS),
+                Probe("b0-late", OLD_LEADER, inject(1), after_s=3 * session + 3)),
+        checks=(
+            Eventually(AllOf((BrokerGone(OLD_LEADER), ControllerIs(CONTROLLER), Not(ControllerChanged()))),
+                       inject(1), within_s=elected, label="broker 0's session expired; controller unchanged"),
+            *(Eventually(AllOf((LeaderIs(TOPIC, p, broker=NEW_LEADER[p]), LeaderChanged(TOPIC, p),
+                                Not(JoinsIsr(TOPIC, p, OLD_LEADER)))), inject(1), within_s=elected,
+                         label=f"p{p}: majority elected broker {NEW_LEADER[p]} with a higher leader epoch")
+              for p in PARTITIONS),
+            Seen("b0-split", still_leads, label="two leaders at once: broker 0 still believes it leads"),
+            *(Seen(f"p{p}-new-leader", LeaderIs(TOPIC, p, broker=NEW_LEADER[p]),
+                   label=f"... while broker {NEW_LEADER[p]} knows it leads p{p}") for p in PARTITIONS),
+            Seen("b0-late", still_leads, label="broker 0 still believes it leads at the end of the split"),
+            Eventually(rejoined, heal(1), within_s=REJOIN_S,
+                       label="after the heal broker 0 truncates, catches up and rejoins the ISRs"),
+            *(Throughout(LeaderIs(TOPIC, p, broker=NEW_LEADER[p]), heal(1), inject(2),
+                         label=f"p{p}: broker 0 follows broker {NEW_LEADER[p]} until the preferred election")
+              for p in PARTITIONS),
+            *(Eventually(AllOf((LeaderIs(TOPIC, p, broker=OLD_LEADER), LeaderChanged(TOPIC, p))), inject(2),
+                         within_s=session,
+                         label=f"p{p}: preferred-leader election makes broker 0 leader again")
+              for p in PARTITIONS),
+            Sends("acked", CountRange(at_least=100), producers=("pb",), start=inject(1), settle_s=elected,
+                  until=heal(1), timed_by="ack", label="the majority's clients write to the new leaders"),
+            Sends("acked", CountRange(at_least=10) if unsafe else CountRange(0, 0), producers=("pa",),
+                  start=inject(1), settle_s=elected if unsafe else 1, until=heal(1), timed_by="ack",
+                  label="zone a's clients still write to the old leader (acks=1 acknowledged)" if unsafe
+                  else "the isolated leader acknowledged nothing (acks=all, min.insync.replicas=2)"),
+        ),
     )
-    with scenario(spec) as run:
-        run.settle(3)
-        before = cluster.state([run.topic])
-        isolation = isolate_zone("a")
-        run.inject(isolation)
-        cut_at = Mark.now()
 
-        def elected() -> bool:
-            state = cluster.state([run.topic])
-            return all(state.partitions[(run.topic, p)].leader == NEW_LEADER[p] for p in PARTITIONS)
 
-        election = wait_for(elected, 40, "new leaders elected on the majority side")
-        run.window("isolation -> new leaders in ZooKeeper (session expiry + election)", election)
-        elected_at = Mark.now()
-        during = cluster.state([run.topic])
-        assert run.check("broker 0's session expired; controller unchanged",
-                         OLD_LEADER not in during.live_brokers
-                         and (during.controller, during.controller_epoch) == (CONTROLLER, placed.epoch),
-                         f"live {during.live_brokers}, "
-                         f"controller {during.controller}/{during.controller_epoch}")
-        for p in PARTITIONS:
-            old, new = before.partitions[(run.topic, p)], during.partitions[(run.topic, p)]
-            assert run.check(f"p{p}: majority elected broker {NEW_LEADER[p]} with a higher leader epoch",
-                             new.leader_epoch > old.leader_epoch and OLD_LEADER not in new.isr,
-                             f"leader {old.leader}/{old.leader_epoch} -> {new.leader}/{new.leader_epoch}, "
-                             f"isr {list(new.isr)}")
-        # ZooKeeper changes first; the controller's LeaderAndIsr reaches the new leaders
-        # a moment later (and never reaches broker 0).
-        wait_for(lambda: all(leader_seen_by(cluster, NEW_LEADER[p], run.topic, p) == NEW_LEADER[p]
-                             for p in PARTITIONS), 15, "the new leaders learning of their election")
-        views = {p: (leader_seen_by(cluster, OLD_LEADER, run.topic, p),
-                     leader_seen_by(cluster, NEW_LEADER[p], run.topic, p)) for p in PARTITIONS}
-        assert run.check("two leaders at once: broker 0 still believes it leads",
-                         all(views[p] == (OLD_LEADER, NEW_LEADER[p]) for p in PARTITIONS),
-                         f"(broker 0's view, new leader's view) per partition: {views}")
-        run.settle(5)  # both brains take writes
-        assert run.check("broker 0 still believes it leads at the end of the split",
-                         all(leader_seen_by(cluster, OLD_LEADER, run.topic, p) == OLD_LEADER
-                             for p in PARTITIONS))
-        heal_at = Mark.now()
-        run.heal(isolation)
-        rejoin = wait_for(lambda: all_in_isr(cluster, run.topic, PARTITIONS, OLD_LEADER), 60,
-                          "broker 0 truncating, catching up and rejoining the ISRs")
-        run.window("heal -> broker 0 back in every ISR as a follower", rejoin)
-        rejoined_at = Mark.now()
-        healed = cluster.state([run.topic])
-        assert run.check("after the heal broker 0 follows the new leaders",
-                         all(healed.partitions[(run.topic, p)].leader == NEW_LEADER[p] for p in PARTITIONS)
-                         and all(leader_seen_by(cluster, OLD_LEADER, run.topic, p) == NEW_LEADER[p]
-                                 for p in PARTITIONS),
-                         f"leaders {[healed.partitions[(run.topic, p)].leader for p in PARTITIONS]}")
-        run.inject(PreferredLeaderElection(run.topic))
-        for p in PARTITIONS:
-            state = partition_state(cluster, run.topic, p)
-            previous = healed.partitions[(run.topic, p)]
-            assert run.check(f"p{p}: preferred-leader election makes broker 0 leader again",
-                             state.leader == OLD_LEADER and state.leader_epoch > previous.leader_epoch,
-                             f"leader {previous.leader}/{previous.leader_epoch} -> "
-                             f"{state.leader}/{state.leader_epoch}")
-        run.settle(2)
-        verdict = run.finish()
-        clients = ClientLog.of(run)
-        # Broker 0 keeps acknowledging zone a's writes until the controller's LeaderAndIsr
-        # reaches it after the heal, so the split lasts until it is a follower again.
-        split_acks = clients.acked_between("pa", elected_at.wall, rejoined_at.wall)
-        majority_acks = clients.acked_between("pb", elected_at.wall, heal_at.wall)
-        assert run.check("the majority's clients write to the new leaders", majority_acks > 100,
-                         f"pb: {majority_acks} acks between the election and the heal")
-        if unsafe:
-            assert run.check("zone a's clients still write to the old leader (acks=1 acknowledged)",
-                             split_acks > 20, f"pa: {split_acks} acks from broker 0 after the new election")
-        else:
-            assert run.check("the isolated leader acknowledged nothing (acks=all, min.insync.replicas=2)",
-                             clients.acked_between("pa", cut_at.wall + 1, heal_at.wall) == 0,
-                             "0 acks in the isolation; pa's sends made in it ended "
-                             f"{clients.outcomes_sent_between('pa', cut_at.wall + 1, heal_at.wall)} "
-                             "(acknowledged by the new leaders after the heal)")
-        # Every write broker 0 acknowledged while cut off was on broker 0 alone, so the
-        # checker must report at least all of those as lost.
-        acked_alone = clients.acked_between("pa", cut_at.wall + 0.5, heal_at.wall)
-    counts = verdict.findings.counts()
-    record = verdict.to_dict()
-    assert verdict.passed, record["rules"]
-    if unsafe:
-        lost, truncated = examples(record, "lost"), examples(record, "truncated")
-        assert counts["lost"] > 0 and counts["truncated"] > 0 and lost and truncated
-        assert counts["lost"] >= acked_alone > 0, (counts, acked_alone)
-        assert all(e["final_message_id"] != e["message_id"] for e in lost), lost
-    else:
-        assert counts["lost"] == 0 and counts["truncated"] == 0
-    assert verdict.findings.totals.get("acked", 0) > 1000
+@pytest.mark.parametrize(("acks", "min_isr"), [("1", 1), ("all", 2)], ids=["acks-1", "acks-all-minisr-2"])
+def test_s10_zone_isolated_split_brain(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, acks: str, min_isr: int,
+) -> None:
+    place_controller(cluster, CONTROLLER)
+    run = run_spec(s10_spec(acks, min_isr, cluster.session_timeout_s), scenario)
+    assert run.passed, run.failures()
