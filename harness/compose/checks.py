@@ -123,17 +123,37 @@ class Observed:
 
 
 @dataclass(frozen=True)
+class Lookup:
+    """A fresh consumer's look-up: the first offset written at or after ``since`` (wall
+    clock), and the first record it then read (offset and timestamp in ms), if any."""
+
+    since: float
+    offset: int
+    first_read: int | None
+    first_ts_ms: int | None
+
+    @property
+    def resumed(self) -> bool:
+        """Read from exactly the offset looked up, a record written no earlier than asked."""
+        return (self.offset >= 0 and self.first_read == self.offset and self.first_ts_ms is not None
+                and self.first_ts_ms >= int(self.since * 1000))
+
+
+@dataclass(frozen=True)
 class ProbeResult:
-    """What a probe found: the broker's view as a cluster state, or why it did not answer."""
+    """What a probe found: the broker's view as a cluster state, a consumer's look-up,
+    or why the broker or client did not answer."""
 
     probe: str
     ts: float
     state: ClusterState | None
     error: str | None = None
+    lookup: Lookup | None = None
 
     def to_dict(self) -> dict[str, Any]:
         state = self.state
         return {"probe": self.probe, "ts": self.ts, "error": self.error,
+                "lookup": None if self.lookup is None else vars(self.lookup),
                 "view": None if state is None else {
                     "brokers": list(state.live_brokers), "controller": state.controller,
                     "partitions": {f"{t}-{p}": {"leader": s.leader, "isr": list(s.isr)}
@@ -149,6 +169,7 @@ class Evidence:
     sends: Sequence[Mapping[str, Any]]  # rows of the history's sends table
     end: Moment  # when the workload stopped: open windows end there
     polls: Sequence[Mapping[str, Any]] = ()  # rows of the history's polls table
+    attempts: Sequence[Mapping[str, Any]] = ()  # rows of the history's attempts table
     probes: Mapping[str, ProbeResult] = field(default_factory=dict)  # by probe name
 
     def moment(self, anchor: Anchor) -> Moment | None:
@@ -500,9 +521,12 @@ class Seen(Check):
     probe: str
     condition: Condition | None = None
     label: str | None = None
+    resumes: bool = False  # a look-up probe: the consumer read from the offset it looked up
     kind: ClassVar[str] = "probe"
 
     def describe(self) -> str:
+        if self.resumes:
+            return f"probe {self.probe}: a consumer resumes from the offset it looked up"
         if self.condition is None:
             return f"probe {self.probe}: the broker does not answer"
         return f"probe {self.probe}: in the broker's own view, {self.condition.describe()}"
@@ -511,6 +535,13 @@ class Seen(Check):
         result = evidence.probes.get(self.probe)
         if result is None:
             return False, f"probe {self.probe} was never taken (its moment never came)"
+        if self.resumes:
+            found = result.lookup
+            if found is None:
+                return False, f"no look-up was made: {result.error or 'not a look-up probe'}"
+            written = (found.first_ts_ms or 0) / 1000
+            return found.resumed, (f"looked up offset {found.offset} for {found.since:.3f}; first read "
+                                   f"offset {found.first_read}, written at {written:.3f}")
         if self.condition is None:
             return result.state is None, result.error or "it answered"
         if result.state is None:
@@ -519,6 +550,8 @@ class Seen(Check):
         return held, "held" if held else why
 
     def spec(self) -> dict[str, Any]:
+        if self.resumes:
+            return {"probe": self.probe, "resumes": True}
         if self.condition is None:
             return {"probe": self.probe, "answers": False}
         return {"probe": self.probe, "holds": self.condition.to_spec()}
@@ -536,14 +569,20 @@ class Polls(Check):
     until: Anchor | None = None
     settle_s: float = 0.0
     label: str | None = None
+    partitions: tuple[int, ...] | None = None
+    # Over the whole run, each consumer's reads of each partition named went on at the
+    # next offset: no offset skipped or read twice across leader changes.
+    contiguous: bool = False
     kind: ClassVar[str] = "polls"
 
     def describe(self) -> str:
         start = "the run's start" if self.start is None else self.start.describe()
         settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
         end = "its end" if self.until is None else self.until.describe()
-        return (f"records polled by {', '.join(self.consumers)}: {self.count.describe()} each, from "
-                f"{start}{settle} to {end}")
+        which = "" if self.partitions is None else f" of {_partition_listing(self.partitions)}"
+        order = ", every read at the next offset" if self.contiguous else ""
+        return (f"records{which} polled by {', '.join(self.consumers)}: {self.count.describe()} each, from "
+                f"{start}{settle} to {end}{order}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
@@ -551,19 +590,79 @@ class Polls(Check):
             return False, window
         begin, end = window
         counted = dict.fromkeys(self.consumers, 0)
+        offsets: dict[tuple[str, int], list[tuple[float, int]]] = {}
         for row in evidence.polls:
-            if row["consumer_id"] in counted and begin <= float(row["poll_ts"]) <= end:
+            if row["consumer_id"] not in counted:
+                continue
+            if self.partitions is not None and int(row["partition"]) not in self.partitions:
+                continue
+            offsets.setdefault((row["consumer_id"], int(row["partition"])), []).append(
+                (float(row["poll_ts"]), int(row["offset"])))
+            if begin <= float(row["poll_ts"]) <= end:
                 counted[row["consumer_id"]] += 1
         listing = "; ".join(f"{c}: {n}" for c, n in counted.items())
-        return all(self.count.holds(n) for n in counted.values()), listing
+        jumps = [f"{c} p{p} {a} -> {b}" for (c, p), seen in sorted(offsets.items())
+                 for (_, a), (_, b) in zip(sorted(seen), sorted(seen)[1:], strict=False) if b != a + 1]
+        if self.contiguous:
+            listing += f"; offset jumps: {', '.join(jumps[:5]) or 'none'}"
+        return all(self.count.holds(n) for n in counted.values()) and not (self.contiguous and jumps), listing
 
     def spec(self) -> dict[str, Any]:
         out: dict[str, Any] = {"polls": list(self.consumers), "count": self.count.to_dict()}
+        if self.partitions is not None:
+            out["partitions"] = list(self.partitions)
+        if self.contiguous:
+            out["contiguous"] = True
         for key, anchor in (("from", self.start), ("until", self.until)):
             if anchor is not None:
                 out[key] = anchor.to_spec()
         if self.settle_s:
             out["settle_s"] = self.settle_s
+        return out
+
+
+@dataclass(frozen=True)
+class Attempts(Check):
+    """The producers' failed attempts (the history's attempts table: every error a send
+    met, retried or final) in the ``for_s`` seconds from ``start``, all producers named
+    together: their number lies in ``count``; ``errors`` limits them to those codes."""
+
+    producers: tuple[str, ...]
+    count: CountRange
+    start: Anchor
+    for_s: float
+    errors: tuple[str, ...] | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "attempts"
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.for_s) or self.for_s <= 0:
+            raise CheckSpecError(f"attempts: for_s must be a positive number of seconds, not {self.for_s!r}")
+
+    def describe(self) -> str:
+        which = ("failed attempts" if self.errors is None
+                 else f"attempts failing with {', '.join(self.errors)}")
+        return (f"{which} of {', '.join(self.producers)}: {self.count.describe()} in the {self.for_s:g} s "
+                f"from {self.start.describe()}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        moment = evidence.moment(self.start)
+        if moment is None:
+            return False, f"{self.start.describe()} never ran"
+        seen: dict[str, int] = {}
+        for row in evidence.attempts:
+            inside = moment.ts <= float(row["ts"]) <= moment.ts + self.for_s
+            if row["producer_id"] in self.producers and inside:
+                seen[str(row["error"])] = seen.get(str(row["error"]), 0) + 1
+        counted = sum(n for error, n in seen.items() if self.errors is None or error in self.errors)
+        listing = ", ".join(f"{error} {n}" for error, n in sorted(seen.items())) or "none"
+        return self.count.holds(counted), f"{counted} counted; every error seen: {listing}"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"attempts": list(self.producers), "count": self.count.to_dict(),
+                               "from": self.start.to_spec(), "for_s": self.for_s}
+        if self.errors is not None:
+            out["errors"] = list(self.errors)
         return out
 
 
@@ -592,14 +691,15 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 # ------------------------------------------------------------------------------ parsing
 
 
-_KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls")
+_KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
     "sends": {"sends", "count", "partitions", "producers", "from", "until", "timed_by", "settle_s", "name"},
     "unavailable_s": {"unavailable_s", "partitions", "from", "until", "name"},
-    "probe": {"probe", "holds", "answers", "name"},
-    "polls": {"polls", "count", "from", "until", "settle_s", "name"},
+    "probe": {"probe", "holds", "answers", "resumes", "name"},
+    "polls": {"polls", "count", "from", "until", "settle_s", "partitions", "contiguous", "name"},
+    "attempts": {"attempts", "errors", "count", "producers", "from", "for_s", "name"},
 }
 
 
@@ -631,8 +731,13 @@ def _seen(raw: Mapping[str, Any], what: str, label: str | None) -> Seen:
     probe = raw["probe"]
     if not isinstance(probe, str):
         raise CheckSpecError(f"{what}: 'probe' names a [[probes]] entry")
-    if ("holds" in raw) == ("answers" in raw):
-        raise CheckSpecError(f"{what}: a probe check takes 'holds' (a condition) or 'answers = false'")
+    if sum(key in raw for key in ("holds", "answers", "resumes")) != 1:
+        raise CheckSpecError(f"{what}: a probe check takes 'holds' (a condition), 'answers = false' or "
+                             "'resumes = true'")
+    if "resumes" in raw:
+        if raw["resumes"] is not True:
+            raise CheckSpecError(f"{what}: 'resumes' can only be true")
+        return Seen(probe, None, label, resumes=True)
     if "answers" in raw:
         if raw["answers"] is not False:
             raise CheckSpecError(f"{what}: 'answers' can only be false (use 'holds' for what it answers)")
@@ -691,8 +796,20 @@ def parse_check(raw: Any, what: str = "check") -> Check:
         if kind == "polls":
             consumers = _names(raw["polls"], what, "polls")
             assert consumers is not None
+            contiguous = raw.get("contiguous", False)
+            if not isinstance(contiguous, bool):
+                raise CheckSpecError(f"{what}: 'contiguous' is true or false")
             return Polls(consumers, _count_range(raw.get("count"), what), _anchor(raw, "from", what),
-                         _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0), label)
+                         _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0), label,
+                         _ints(raw.get("partitions"), "partitions", what), contiguous)
+        if kind == "attempts":
+            start = _anchor(raw, "from", what)
+            if start is None:
+                raise CheckSpecError(f"{what}: 'attempts' needs 'from' (the inject or heal it follows)")
+            errors = _names(raw.get("errors"), what, "errors")
+            producers = _names(raw["attempts"], what, "attempts") or ()
+            return Attempts(producers, _count_range(raw.get("count"), what), start,
+                            _number(raw, "for_s", what), errors, label)
         seconds = raw[kind]
         if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
             raise CheckSpecError(f"{what}: 'unavailable_s' must be {{ min = .., max = .. }}, not {seconds!r}")

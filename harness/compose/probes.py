@@ -30,22 +30,34 @@ from typing import Any
 
 from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.zkstate import ClusterState, PartitionState
-from harness.compose.checks import Anchor, CheckSpecError, ProbeResult
+from harness.compose.checks import Anchor, CheckSpecError, Lookup, ProbeResult
 
-PROBE_KEYS = {"name", "broker", "at", "after_s"}
+PROBE_KEYS = {"name", "look", "broker", "zone", "partition", "since_s", "at", "after_s"}
+LOOKS = ("metadata", "lookup")
+LOOKUP_READ_S = 20.0  # how long a look-up consumer may take to read its first record
 TICK_S = 0.05
 
 
 @dataclass(frozen=True)
 class Probe:
-    """Broker ``broker``'s metadata, asked ``after_s`` seconds after the action ``at`` began."""
+    """A look ``after_s`` seconds after the action ``at`` began: broker ``broker``'s own
+    metadata (``look = "metadata"``), or (``look = "lookup"``) a fresh consumer in
+    ``zone`` that looks up the first offset of ``partition`` written at or after
+    ``since_s`` seconds before the look (ListOffsets by timestamp, which the partition's
+    current leader answers) and reads from there."""
 
     name: str
     broker: int
     at: Anchor
     after_s: float = 0.0
+    look: str = "metadata"
+    zone: str = "a"
+    partition: int = 0
+    since_s: float = 1.0
 
     def __post_init__(self) -> None:
+        if self.look not in LOOKS:
+            raise CheckSpecError(f"probe {self.name}: look is one of {', '.join(LOOKS)}, not {self.look!r}")
         if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
             raise CheckSpecError(f"a probe's name is letters, digits, '-' and '_', not {self.name!r}")
         if not math.isfinite(self.after_s) or self.after_s < 0:
@@ -53,10 +65,17 @@ class Probe:
                                  f"not {self.after_s!r}")
 
     def describe(self) -> str:
+        if self.look == "lookup":
+            return (f"a consumer in zone {self.zone} looking up p{self.partition} from {self.since_s:g} s "
+                    f"back, {self.after_s:g} s after {self.at.describe()}")
         return f"broker {self.broker}'s metadata {self.after_s:g} s after {self.at.describe()}"
 
     def to_spec(self) -> dict[str, Any]:
-        return {"name": self.name, "broker": self.broker, "at": self.at.to_spec(), "after_s": self.after_s}
+        out: dict[str, Any] = {"name": self.name, "at": self.at.to_spec(), "after_s": self.after_s}
+        if self.look == "lookup":
+            return {**out, "look": self.look, "zone": self.zone, "partition": self.partition,
+                    "since_s": self.since_s}
+        return {**out, "broker": self.broker}
 
     @classmethod
     def parse(cls, raw: Any, what: str) -> Probe:
@@ -66,16 +85,30 @@ class Probe:
         if unknown:
             known = ", ".join(sorted(PROBE_KEYS))
             raise CheckSpecError(f"{what}: unknown key(s) {', '.join(unknown)}; known: {known}")
-        name, broker, after = raw.get("name"), raw.get("broker"), raw.get("after_s", 0.0)
+        name, look = raw.get("name"), raw.get("look", "metadata")
         if not isinstance(name, str):
             raise CheckSpecError(f"{what}: 'name' must be a string")
-        if isinstance(broker, bool) or not isinstance(broker, int):
-            raise CheckSpecError(f"{what}: 'broker' must be a broker id")
-        if isinstance(after, bool) or not isinstance(after, int | float):
-            raise CheckSpecError(f"{what}: 'after_s' must be a number of seconds")
         if "at" not in raw:
             raise CheckSpecError(f"{what}: 'at' names the moment ({{ inject = N }} or {{ heal = N }})")
-        return cls(name, broker, Anchor.parse(raw["at"], f"{what}: 'at'"), float(after))
+        at = Anchor.parse(raw["at"], f"{what}: 'at'")
+        after = _number(raw, "after_s", 0.0, what)
+        if look == "lookup":
+            zone = raw.get("zone", "a")
+            if not isinstance(zone, str):
+                raise CheckSpecError(f"{what}: 'zone' must be a zone name")
+            return cls(name, -1, at, after, "lookup", zone, int(_number(raw, "partition", 0, what)),
+                       _number(raw, "since_s", 1.0, what))
+        broker = raw.get("broker")
+        if isinstance(broker, bool) or not isinstance(broker, int):
+            raise CheckSpecError(f"{what}: 'broker' must be a broker id")
+        return cls(name, broker, at, after, str(look))
+
+
+def _number(raw: Mapping[str, Any], key: str, default: float, what: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CheckSpecError(f"{what}: '{key}' must be a number")
+    return float(value)
 
 
 def view_as_state(view: BrokerView) -> ClusterState:
@@ -95,7 +128,8 @@ Moments = Callable[[], Mapping[tuple[int, str], tuple[float, float]]]
 class ProbeTaker:
     """Takes each probe when its moment has come, beside a running schedule."""
 
-    def __init__(self, probes: Sequence[Probe], moments: Moments, look: Callable[[int], BrokerView]) -> None:
+    def __init__(self, probes: Sequence[Probe], moments: Moments,
+                 look: Callable[[Probe], ProbeResult]) -> None:
         self.probes = list(probes)
         self.results: dict[str, ProbeResult] = {}
         self._moments = moments
@@ -122,11 +156,10 @@ class ProbeTaker:
             self._stop.wait(TICK_S)
 
     def _take(self, probe: Probe) -> ProbeResult:
-        taken = time.time()
         try:
-            return ProbeResult(probe.name, taken, view_as_state(self._look(probe.broker)))
+            return self._look(probe)
         except Exception as err:  # a broker that does not answer is a finding, not a failure
-            return ProbeResult(probe.name, taken, None, f"{type(err).__name__}: {err}")
+            return ProbeResult(probe.name, time.time(), None, f"{type(err).__name__}: {err}")
 
     def finish(self, timeout_s: float) -> None:
         """Once the schedule has ended: take what is still due (waiting up to
@@ -141,3 +174,37 @@ class ProbeTaker:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
+
+
+class Looker:
+    """Takes a probe on a live cluster: a broker's metadata, or a consumer's look-up."""
+
+    def __init__(self, cluster: Any, topic: str) -> None:
+        self._cluster = cluster
+        self._topic = topic
+
+    def __call__(self, probe: Probe) -> ProbeResult:
+        taken = time.time()
+        if probe.look == "metadata":
+            view = self._cluster.broker_view(probe.broker, [self._topic])
+            return ProbeResult(probe.name, taken, view_as_state(view))
+        return ProbeResult(probe.name, taken, None, lookup=self._lookup(probe, taken - probe.since_s))
+
+    def _lookup(self, probe: Probe, since: float) -> Lookup:
+        from confluent_kafka import TopicPartition
+
+        from harness.workload.clients import make_consumer
+
+        consumer = make_consumer(self._cluster, probe.zone)
+        try:
+            wanted = TopicPartition(self._topic, probe.partition, int(since * 1000))
+            (found,) = consumer.offsets_for_times([wanted], timeout=LOOKUP_READ_S)
+            consumer.assign([TopicPartition(self._topic, probe.partition, found.offset)])
+            deadline = time.monotonic() + LOOKUP_READ_S
+            while time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None and not msg.error():
+                    return Lookup(since, found.offset, msg.offset(), msg.timestamp()[1])
+            return Lookup(since, found.offset, None, None)
+        finally:
+            consumer.close()

@@ -49,7 +49,7 @@ from harness.compose.expectations import (
     send_outcomes,
 )
 from harness.compose.judge import Judge
-from harness.compose.probes import Probe, ProbeTaker
+from harness.compose.probes import Looker, Probe, ProbeTaker
 from harness.compose.rundir import RunDirectory, write_json
 from harness.errors import ChaosError
 from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload, drain_final_log
@@ -322,7 +322,7 @@ class ScenarioRun:
         chained = sum(1 for e in schedule.entries if e.after is not None)
         with schedule.start(self.cluster, self.log, observe=self.cluster_state.latest) as running:
             probes = ProbeTaker(self.spec.probes, lambda: running.moments,
-                                lambda broker: self.cluster.broker_view(broker, [self.topic])).start()
+                                Looker(self.cluster, self.topic)).start()
             grace = None if timeout_s is None else schedule.longest_s + timeout_s * (1 + chained)
             finished = running.wait(grace)
             probes.finish(max((p.after_s for p in self.spec.probes), default=0.0) + PROBE_GRACE_S)
@@ -541,13 +541,13 @@ class ScenarioRun:
             sends = [row for part in hist.part_files(self.dir / "history", "sends")
                      for row in pq.read_table(part, columns=["producer_id", "partition", "send_ts", "ack_ts",
                                                              "outcome"]).to_pylist()]
-            polls = [row for part in hist.part_files(self.dir / "history", "polls")
-                     for row in pq.read_table(part, columns=["consumer_id", "poll_ts"]).to_pylist()]
+            polls = self._rows("polls", ["consumer_id", "partition", "offset", "poll_ts"])
+            attempts = self._rows("attempts", ["producer_id", "ts", "error"])
             records = [] if self.sampler is None else self.sampler.records()
             timeline = [Observed(r.mono, r.held_until(), state) for r in records
                         if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
-            evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls,
+            evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls, attempts,
                                 dict(self.probe_results))
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
@@ -557,6 +557,11 @@ class ScenarioRun:
         for declared, result in zip(self.spec.checks, evaluate_checks(checks, evidence), strict=True):
             self.check(declared.name.replace(f"{TOPIC}-", "p"), result.passed,
                        result.detail.replace(f"{self.topic}-", "p"))
+
+    def _rows(self, table: str, columns: list[str]) -> list[dict[str, Any]]:
+        """The closed history's ``table``, those columns only, as rows."""
+        return [row for part in hist.part_files(self.dir / "history", table)
+                for row in pq.read_table(part, columns=columns).to_pylist()]
 
     @property
     def passed(self) -> bool:

@@ -11,6 +11,7 @@ from faults.conditions import ControllerChanged, IsrIs, LeaderChanged, LeaderIs,
 from harness.cluster.zkstate import ClusterState, PartitionState
 from harness.compose.checks import (
     Anchor,
+    Attempts,
     CheckSpecError,
     Eventually,
     Evidence,
@@ -122,6 +123,10 @@ CHECK_FORMS: list[dict[str, Any]] = [
     {"probe": "b0", "answers": False, "name": "broker 0 is gone"},
     {"polls": ["ca", "cb"], "count": {"max": 0}, "from": {"inject": 1}, "settle_s": 2.0,
      "until": {"heal": 1}},
+    {"polls": ["cb"], "count": {"min": 1}, "partitions": [0], "contiguous": True},
+    {"probe": "lookup", "resumes": True},
+    {"attempts": ["pa", "pb"], "count": {"min": 1}, "from": {"inject": 2}, "for_s": 5.0,
+     "errors": ["NOT_LEADER_OR_FOLLOWER"]},
 ]
 
 
@@ -141,7 +146,9 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"sends": "failed"}, "'sends' needs 'count'"),
     ({"unavailable_s": {"min": 5, "max": 2}}, "min 5 is above max 2"),
     ({"sends": "failed", "count": 1, "colour": "red"}, "unknown key(s) colour"),
-    ({"probe": "b0"}, "takes 'holds' (a condition) or 'answers = false'"),
+    ({"probe": "b0"}, "takes 'holds' (a condition), 'answers = false' or 'resumes = true'"),
+    ({"probe": "b0", "resumes": False}, "'resumes' can only be true"),
+    ({"attempts": ["pa"], "count": 1, "for_s": 3}, "'attempts' needs 'from'"),
     ({"probe": "b0", "answers": True}, "'answers' can only be false"),
     ({"polls": "ca", "count": 1}, "'polls' must be a list of names"),
 ])
@@ -202,8 +209,10 @@ def test_a_probe_check_judges_the_brokers_own_view_or_its_silence() -> None:
 
 
 def test_polls_count_each_consumers_records_in_the_window() -> None:
-    polls = [{"consumer_id": "ca", "poll_ts": WALL + t} for t in (5, 12, 30)] + \
-            [{"consumer_id": "cb", "poll_ts": WALL + t} for t in range(10, 26)]
+    polls = [{"consumer_id": "ca", "partition": 0, "offset": i, "poll_ts": WALL + t}
+             for i, t in enumerate((5, 12, 30))] + \
+            [{"consumer_id": "cb", "partition": 1, "offset": t * 2, "poll_ts": WALL + t}
+             for t in range(10, 26)]
     evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), polls=polls)
     window = {"start": inject(1), "until": heal(1)}
     assert Polls(("ca",), CountRange(1, 1), **window).evaluate(evidence).detail == "ca: 1"
@@ -211,3 +220,21 @@ def test_polls_count_each_consumers_records_in_the_window() -> None:
     assert Polls(("ca",), CountRange(0, 0), settle_s=3, **window).evaluate(evidence).passed
     assert Polls(("cb",), CountRange(at_least=15), **window).evaluate(evidence).passed
     assert not Polls(("cc",), CountRange(at_least=1)).evaluate(evidence).passed  # never polled
+    # ca read offsets 0, 1, 2 in turn; cb skipped every other offset.
+    assert Polls(("ca",), CountRange(at_least=1), contiguous=True).evaluate(evidence).passed
+    skipped = Polls(("cb",), CountRange(at_least=1), contiguous=True).evaluate(evidence)
+    assert not skipped.passed and "cb p1 20 -> 22" in skipped.detail
+
+
+def test_attempts_count_the_producers_errors_in_the_stretch_after_a_moment() -> None:
+    not_leader_error = "NOT_LEADER_OR_FOLLOWER"
+    rows = [{"producer_id": "pa", "ts": WALL + t, "error": e}
+            for t, e in ((9, not_leader_error), (11, not_leader_error), (12, "_TRANSPORT"),
+                         (30, not_leader_error))]
+    rows.append({"producer_id": "pb", "ts": WALL + 11, "error": "X"})
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), attempts=rows)
+    not_leader = Attempts(("pa",), CountRange(at_least=1), inject(1), for_s=5, errors=(not_leader_error,))
+    result = not_leader.evaluate(evidence)
+    assert result.passed and result.detail.startswith("1 counted")
+    assert Attempts(("pa", "pb"), CountRange(3, 3), inject(1), for_s=5).evaluate(evidence).passed
+    assert not Attempts(("pa",), CountRange(at_least=1), heal(1), for_s=4).evaluate(evidence).passed

@@ -9,7 +9,7 @@ import pytest
 import tomli_w
 
 from harness.cluster.broker_metadata import BrokerView, PartitionView
-from harness.compose.checks import CheckSpecError, heal, inject
+from harness.compose.checks import CheckSpecError, ProbeResult, heal, inject
 from harness.compose.probes import Probe, ProbeTaker, view_as_state
 from harness.compose.scenario_file import ScenarioFileError, parse_scenario
 
@@ -27,11 +27,11 @@ def test_probes_are_taken_once_their_moment_has_come_and_a_silent_broker_is_reco
     moments: dict[tuple[int, str], tuple[float, float]] = {}
     asked: list[int] = []
 
-    def look(broker: int) -> BrokerView:
-        asked.append(broker)
-        if broker == 1:
+    def look(probe: Probe) -> ProbeResult:
+        asked.append(probe.broker)
+        if probe.broker == 1:
             raise ConnectionRefusedError("refused")
-        return VIEW
+        return ProbeResult(probe.name, time.time(), view_as_state(VIEW))
 
     probes = [Probe("early", 0, inject(1)), Probe("silent", 1, inject(1), after_s=0.1),
               Probe("never", 0, heal(2))]
@@ -73,3 +73,13 @@ def test_probes_naming_what_the_scenario_lacks_are_refused(change: dict[str, obj
 def test_a_probe_name_must_be_a_plain_word() -> None:
     with pytest.raises(CheckSpecError, match="a probe's name"):
         Probe("b 1", 1, inject(1))
+
+
+def test_a_lookup_probe_reads_back_as_written() -> None:
+    raw = {"name": "after-kill", "look": "lookup", "zone": "c", "partition": 0, "since_s": 2.0,
+           "at": {"inject": 1}, "after_s": 9.0}
+    probe = Probe.parse(raw, "probe 1")
+    assert (probe.look, probe.zone, probe.since_s) == ("lookup", "c", 2.0)
+    assert probe.to_spec() == raw
+    with pytest.raises(CheckSpecError, match="look is one of metadata, lookup"):
+        Probe.parse({**raw, "look": "guess", "broker": 0}, "probe 1")

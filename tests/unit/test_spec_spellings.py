@@ -20,6 +20,7 @@ from tests.chaos.scenarios.test_s07_one_link_cut import s7_spec
 from tests.chaos.scenarios.test_s09_zone_isolated_leader_elsewhere import s9_spec
 from tests.chaos.scenarios.test_s10_zone_isolated_split_brain import s10_spec
 from tests.chaos.scenarios.test_s11_controller_zone_isolated import VARIANTS, s11_spec
+from tests.chaos.scenarios.test_s12_clients_through_leader_changes import s12_spec
 
 SESSION_S = 6.0
 PYTHON_SPECS = {
@@ -37,6 +38,8 @@ PYTHON_SPECS = {
     "s10-acks-1": s10_spec("1", 1, SESSION_S),
     "s10-acks-all": s10_spec("all", 2, SESSION_S),
     **{f"s11-{name}": s11_spec(variant, SESSION_S) for name, variant in VARIANTS.items()},
+    "s12-idempotence-on": s12_spec(True, SESSION_S),
+    "s12-idempotence-off": s12_spec(False, SESSION_S),
 }
 FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 
