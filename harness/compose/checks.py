@@ -140,6 +140,15 @@ class Lookup:
 
 
 @dataclass(frozen=True)
+class Produced:
+    """What a probe's producer got: sends acknowledged, sends failed, the errors seen."""
+
+    acked: int
+    failed: int
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ProbeResult:
     """What a probe found: the broker's view as a cluster state, a consumer's look-up,
     or why the broker or client did not answer."""
@@ -149,11 +158,15 @@ class ProbeResult:
     state: ClusterState | None
     error: str | None = None
     lookup: Lookup | None = None
+    produced: Produced | None = None
+    read: tuple[int, int] | None = None  # a read probe: (partition, records read from its start)
 
     def to_dict(self) -> dict[str, Any]:
         state = self.state
         return {"probe": self.probe, "ts": self.ts, "error": self.error,
                 "lookup": None if self.lookup is None else vars(self.lookup),
+                "produced": None if self.produced is None else vars(self.produced),
+                "read": None if self.read is None else {"partition": self.read[0], "records": self.read[1]},
                 "view": None if state is None else {
                     "brokers": list(state.live_brokers), "controller": state.controller,
                     "partitions": {f"{t}-{p}": {"leader": s.leader, "isr": list(s.isr)}
@@ -373,6 +386,8 @@ class Sends(Check):
     timed_by: str = "send"
     settle_s: float = 0.0
     label: str | None = None
+    # The window ends this long after its start instead of at ``until``.
+    for_s: float | None = None
     kind: ClassVar[str] = "sends"
 
     def __post_init__(self) -> None:
@@ -382,6 +397,8 @@ class Sends(Check):
             raise CheckSpecError(f"sends: timed_by is \"send\" or \"ack\", not {self.timed_by!r}")
         if self.timed_by == "ack" and self.outcome != "acked":
             raise CheckSpecError("sends: only acknowledged sends have an acknowledgement to time them by")
+        if self.for_s is not None and (self.until is not None or self.start is None):
+            raise CheckSpecError("sends: 'for_s' counts from 'from' and replaces 'until'")
 
     def describe(self) -> str:
         who = "" if self.producers is None else f" by {', '.join(self.producers)}"
@@ -391,6 +408,8 @@ class Sends(Check):
         start = "the run's start" if self.start is None else self.start.describe()
         settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
         end = "its end" if self.until is None else self.until.describe()
+        if self.for_s is not None:
+            end = f"{self.for_s:g} s later"
         return (f"sends{who} {words}: {self.count.describe()} on each of {where}, {when} from "
                 f"{start}{settle} to {end}")
 
@@ -399,6 +418,8 @@ class Sends(Check):
         if isinstance(window, str):
             return False, window
         begin, end = window
+        if self.for_s is not None:
+            end = begin + self.for_s
         counted: dict[int, int] = {p: 0 for p in self.partitions or ()}
         totals: dict[int, int] = dict(counted)
         wanted = SEND_OUTCOMES[self.outcome]
@@ -430,6 +451,8 @@ class Sends(Check):
                 out[key] = anchor.to_spec()
         if self.timed_by != "send":
             out["timed_by"] = self.timed_by
+        if self.for_s is not None:
+            out["for_s"] = self.for_s
         if self.settle_s:
             out["settle_s"] = self.settle_s
         return out
@@ -522,9 +545,16 @@ class Seen(Check):
     condition: Condition | None = None
     label: str | None = None
     resumes: bool = False  # a look-up probe: the consumer read from the offset it looked up
+    acked: CountRange | None = None  # a produce probe: how many of its sends were acknowledged
+    # A read probe: it read at least every record acknowledged on its partition before it.
+    reads_acked: bool = False
     kind: ClassVar[str] = "probe"
 
     def describe(self) -> str:
+        if self.reads_acked:
+            return f"probe {self.probe}: a consumer reads back every record acknowledged before it"
+        if self.acked is not None:
+            return f"probe {self.probe}: {self.acked.describe()} of its sends acknowledged"
         if self.resumes:
             return f"probe {self.probe}: a consumer resumes from the offset it looked up"
         if self.condition is None:
@@ -535,6 +565,21 @@ class Seen(Check):
         result = evidence.probes.get(self.probe)
         if result is None:
             return False, f"probe {self.probe} was never taken (its moment never came)"
+        if self.reads_acked:
+            if result.read is None:
+                return False, f"nothing was read: {result.error or 'not a read probe'}"
+            partition, read = result.read
+            acked = sum(1 for row in evidence.sends if int(row["partition"]) == partition
+                        and row["outcome"] == hist.OUTCOME_ACKED and row.get("ack_ts") is not None
+                        and float(row["ack_ts"]) <= result.ts)
+            return 0 < acked <= read, (f"{read} records read back from p{partition}; {acked} had been "
+                                       "acknowledged there before the probe")
+        if self.acked is not None:
+            sent = result.produced
+            if sent is None:
+                return False, f"nothing was produced: {result.error or 'not a produce probe'}"
+            errors = ", ".join(sent.errors) or "none"
+            return self.acked.holds(sent.acked), f"{sent.acked} acknowledged, {sent.failed} failed ({errors})"
         if self.resumes:
             found = result.lookup
             if found is None:
@@ -550,6 +595,10 @@ class Seen(Check):
         return held, "held" if held else why
 
     def spec(self) -> dict[str, Any]:
+        if self.reads_acked:
+            return {"probe": self.probe, "reads_acked": True}
+        if self.acked is not None:
+            return {"probe": self.probe, "acked": self.acked.to_dict()}
         if self.resumes:
             return {"probe": self.probe, "resumes": True}
         if self.condition is None:
@@ -695,9 +744,10 @@ _KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls"
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
-    "sends": {"sends", "count", "partitions", "producers", "from", "until", "timed_by", "settle_s", "name"},
+    "sends": {"sends", "count", "partitions", "producers", "from", "until", "timed_by", "settle_s", "for_s",
+              "name"},
     "unavailable_s": {"unavailable_s", "partitions", "from", "until", "name"},
-    "probe": {"probe", "holds", "answers", "resumes", "name"},
+    "probe": {"probe", "holds", "answers", "resumes", "acked", "reads_acked", "name"},
     "polls": {"polls", "count", "from", "until", "settle_s", "partitions", "contiguous", "name"},
     "attempts": {"attempts", "errors", "count", "producers", "from", "for_s", "name"},
 }
@@ -731,9 +781,15 @@ def _seen(raw: Mapping[str, Any], what: str, label: str | None) -> Seen:
     probe = raw["probe"]
     if not isinstance(probe, str):
         raise CheckSpecError(f"{what}: 'probe' names a [[probes]] entry")
-    if sum(key in raw for key in ("holds", "answers", "resumes")) != 1:
-        raise CheckSpecError(f"{what}: a probe check takes 'holds' (a condition), 'answers = false' or "
-                             "'resumes = true'")
+    if sum(key in raw for key in ("holds", "answers", "resumes", "acked", "reads_acked")) != 1:
+        raise CheckSpecError(f"{what}: a probe check takes 'holds' (a condition), 'answers = false', "
+                             "'resumes = true', 'acked' (a count) or 'reads_acked = true'")
+    if "reads_acked" in raw:
+        if raw["reads_acked"] is not True:
+            raise CheckSpecError(f"{what}: 'reads_acked' can only be true")
+        return Seen(probe, None, label, reads_acked=True)
+    if "acked" in raw:
+        return Seen(probe, None, label, acked=_count_range(raw["acked"], what))
     if "resumes" in raw:
         if raw["resumes"] is not True:
             raise CheckSpecError(f"{what}: 'resumes' can only be true")
@@ -790,7 +846,8 @@ def parse_check(raw: Any, what: str = "check") -> Check:
                 raise CheckSpecError(f"{what}: 'timed_by' is \"send\" or \"ack\", not {timed_by!r}")
             return Sends(str(raw[kind]), count, _ints(raw.get("partitions"), "partitions", what),
                          _names(raw.get("producers"), what), _anchor(raw, "from", what),
-                         _anchor(raw, "until", what), timed_by, _number(raw, "settle_s", what, 0.0), label)
+                         _anchor(raw, "until", what), timed_by, _number(raw, "settle_s", what, 0.0), label,
+                         None if "for_s" not in raw else _number(raw, "for_s", what))
         if kind == "probe":
             return _seen(raw, what, label)
         if kind == "polls":

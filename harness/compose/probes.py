@@ -30,10 +30,11 @@ from typing import Any
 
 from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.zkstate import ClusterState, PartitionState
-from harness.compose.checks import Anchor, CheckSpecError, Lookup, ProbeResult
+from harness.compose.checks import Anchor, CheckSpecError, Lookup, ProbeResult, Produced
 
-PROBE_KEYS = {"name", "look", "broker", "zone", "partition", "since_s", "at", "after_s"}
-LOOKS = ("metadata", "lookup")
+PROBE_KEYS = {"name", "look", "broker", "zone", "partition", "since_s", "count", "timeout_s", "at", "after_s"}
+LOOKS = ("metadata", "lookup", "produce", "read")
+PROBE_TOPIC_SUFFIX = "-probes"  # produce probes write beside the scenario's topic, not into it
 LOOKUP_READ_S = 20.0  # how long a look-up consumer may take to read its first record
 TICK_S = 0.05
 
@@ -44,7 +45,13 @@ class Probe:
     metadata (``look = "metadata"``), or (``look = "lookup"``) a fresh consumer in
     ``zone`` that looks up the first offset of ``partition`` written at or after
     ``since_s`` seconds before the look (ListOffsets by timestamp, which the partition's
-    current leader answers) and reads from there."""
+    current leader answers) and reads from there; or (``look = "produce"``) a fresh
+    acks=all producer in ``zone`` that knows only broker ``broker`` and sends ``count``
+    records to ``partition`` of the scenario's side topic (``<topic>-probes``, same
+    replicas) within ``timeout_s``. librdkafka refreshes metadata from a broker it is
+    already connected to, so such a producer lives on that one broker's metadata; or
+    (``look = "read"``) a fresh consumer in ``zone`` that reads ``partition`` from its
+    first offset for up to ``timeout_s``, counting the records."""
 
     name: str
     broker: int
@@ -54,6 +61,8 @@ class Probe:
     zone: str = "a"
     partition: int = 0
     since_s: float = 1.0
+    count: int = 20
+    timeout_s: float = 15.0
 
     def __post_init__(self) -> None:
         if self.look not in LOOKS:
@@ -65,6 +74,12 @@ class Probe:
                                  f"not {self.after_s!r}")
 
     def describe(self) -> str:
+        if self.look == "produce":
+            return (f"a producer in zone {self.zone} knowing only broker {self.broker}, {self.count} sends, "
+                    f"{self.after_s:g} s after {self.at.describe()}")
+        if self.look == "read":
+            return (f"a consumer in zone {self.zone} reading p{self.partition} from its start, "
+                    f"{self.after_s:g} s after {self.at.describe()}")
         if self.look == "lookup":
             return (f"a consumer in zone {self.zone} looking up p{self.partition} from {self.since_s:g} s "
                     f"back, {self.after_s:g} s after {self.at.describe()}")
@@ -75,6 +90,12 @@ class Probe:
         if self.look == "lookup":
             return {**out, "look": self.look, "zone": self.zone, "partition": self.partition,
                     "since_s": self.since_s}
+        if self.look == "read":
+            return {**out, "look": self.look, "zone": self.zone, "partition": self.partition,
+                    "timeout_s": self.timeout_s}
+        if self.look == "produce":
+            return {**out, "look": self.look, "broker": self.broker, "zone": self.zone,
+                    "partition": self.partition, "count": self.count, "timeout_s": self.timeout_s}
         return {**out, "broker": self.broker}
 
     @classmethod
@@ -92,6 +113,12 @@ class Probe:
             raise CheckSpecError(f"{what}: 'at' names the moment ({{ inject = N }} or {{ heal = N }})")
         at = Anchor.parse(raw["at"], f"{what}: 'at'")
         after = _number(raw, "after_s", 0.0, what)
+        if look == "read":
+            zone = raw.get("zone", "a")
+            if not isinstance(zone, str):
+                raise CheckSpecError(f"{what}: 'zone' must be a zone name")
+            return cls(name, -1, at, after, "read", zone, int(_number(raw, "partition", 0, what)),
+                       timeout_s=_number(raw, "timeout_s", 15.0, what))
         if look == "lookup":
             zone = raw.get("zone", "a")
             if not isinstance(zone, str):
@@ -101,6 +128,13 @@ class Probe:
         broker = raw.get("broker")
         if isinstance(broker, bool) or not isinstance(broker, int):
             raise CheckSpecError(f"{what}: 'broker' must be a broker id")
+        if look == "produce":
+            zone = raw.get("zone", "a")
+            if not isinstance(zone, str):
+                raise CheckSpecError(f"{what}: 'zone' must be a zone name")
+            return cls(name, broker, at, after, "produce", zone, int(_number(raw, "partition", 0, what)),
+                       count=int(_number(raw, "count", 20, what)),
+                       timeout_s=_number(raw, "timeout_s", 15.0, what))
         return cls(name, broker, at, after, str(look))
 
 
@@ -188,7 +222,51 @@ class Looker:
         if probe.look == "metadata":
             view = self._cluster.broker_view(probe.broker, [self._topic])
             return ProbeResult(probe.name, taken, view_as_state(view))
+        if probe.look == "produce":
+            return ProbeResult(probe.name, taken, None, produced=self._produce(probe))
+        if probe.look == "read":
+            return ProbeResult(probe.name, taken, None, read=(probe.partition, self._read(probe)))
         return ProbeResult(probe.name, taken, None, lookup=self._lookup(probe, taken - probe.since_s))
+
+    def _produce(self, probe: Probe) -> Produced:
+        from confluent_kafka import Producer
+
+        from harness.cluster.fabric import LinkKind, client_name
+        from harness.workload.clients import PRODUCER_DEFAULTS, send_batch
+
+        link = self._cluster.fabric.one(client_name(probe.zone), f"kafka-{probe.broker}", LinkKind.CLIENT)
+        ms = int(probe.timeout_s * 1000)
+        bootstrap = f"127.0.0.1:{self._cluster.host_ports[link.name]}"
+        producer = Producer({**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap,
+                             "client.id": f"kafka-chaos-probe-{probe.name}", "message.timeout.ms": ms,
+                             "request.timeout.ms": min(ms, 5000)})
+        tally = send_batch(producer, self._topic + PROBE_TOPIC_SUFFIX, probe.count,
+                           prefix=f"probe-{probe.name}", partition=probe.partition,
+                           timeout_s=probe.timeout_s + 5)
+        if len(producer) == 0:  # closed now, so it does not retry against a removed cluster
+            producer.close()
+        return Produced(len(tally.acked), len(tally.failed), tuple(sorted(set(tally.failed.values()))))
+
+    def _read(self, probe: Probe) -> int:
+        """Records of the partition a fresh consumer reads from offset 0 until it has
+        read up to the high watermark it was told at the start, or the timeout."""
+        from confluent_kafka import TopicPartition
+
+        from harness.workload.clients import make_consumer
+
+        consumer = make_consumer(self._cluster, probe.zone)
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(self._topic, probe.partition),
+                                                     timeout=probe.timeout_s)
+            consumer.assign([TopicPartition(self._topic, probe.partition, 0)])
+            read, deadline = 0, time.monotonic() + probe.timeout_s
+            while read < high and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None and not msg.error():
+                    read += 1
+            return read
+        finally:
+            consumer.close()
 
     def _lookup(self, probe: Probe, since: float) -> Lookup:
         from confluent_kafka import TopicPartition

@@ -49,7 +49,7 @@ from harness.compose.expectations import (
     send_outcomes,
 )
 from harness.compose.judge import Judge
-from harness.compose.probes import Looker, Probe, ProbeTaker
+from harness.compose.probes import PROBE_TOPIC_SUFFIX, Looker, Probe, ProbeTaker
 from harness.compose.rundir import RunDirectory, write_json
 from harness.errors import ChaosError
 from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload, drain_final_log
@@ -272,6 +272,10 @@ class ScenarioRun:
         assignment = None if topic.assignment is None else {p: list(r) for p, r in topic.assignment.items()}
         self.cluster.create_topic(self.topic, topic.partitions, topic.replication_factor,
                                   dict(topic.config), assignment=assignment)
+        if any(probe.look == "produce" for probe in self.spec.probes):
+            # Produce probes write beside the topic: their records are no workload's sends.
+            self.cluster.create_topic(self.topic + PROBE_TOPIC_SUFFIX, topic.partitions,
+                                      topic.replication_factor, dict(topic.config), assignment=assignment)
         self._write_config()
         self._check_broker_settings()
         self.sampler = ZkSampler.for_cluster(self.cluster, [self.topic],

@@ -19,6 +19,7 @@ from harness.compose.checks import (
     Observed,
     Polls,
     ProbeResult,
+    Produced,
     SecondsRange,
     Seen,
     Sends,
@@ -125,6 +126,9 @@ CHECK_FORMS: list[dict[str, Any]] = [
      "until": {"heal": 1}},
     {"polls": ["cb"], "count": {"min": 1}, "partitions": [0], "contiguous": True},
     {"probe": "lookup", "resumes": True},
+    {"probe": "via-b1", "acked": {"min": 0, "max": 0}},
+    {"probe": "read-back", "reads_acked": True},
+    {"sends": "not_acked", "count": {"min": 0, "max": 0}, "from": {"inject": 1}, "for_s": 3.0},
     {"attempts": ["pa", "pb"], "count": {"min": 1}, "from": {"inject": 2}, "for_s": 5.0,
      "errors": ["NOT_LEADER_OR_FOLLOWER"]},
 ]
@@ -146,7 +150,7 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"sends": "failed"}, "'sends' needs 'count'"),
     ({"unavailable_s": {"min": 5, "max": 2}}, "min 5 is above max 2"),
     ({"sends": "failed", "count": 1, "colour": "red"}, "unknown key(s) colour"),
-    ({"probe": "b0"}, "takes 'holds' (a condition), 'answers = false' or 'resumes = true'"),
+    ({"probe": "b0"}, "takes 'holds' (a condition), 'answers = false', 'resumes = true', 'acked'"),
     ({"probe": "b0", "resumes": False}, "'resumes' can only be true"),
     ({"attempts": ["pa"], "count": 1, "for_s": 3}, "'attempts' needs 'from'"),
     ({"probe": "b0", "answers": True}, "'answers' can only be false"),
@@ -238,3 +242,25 @@ def test_attempts_count_the_producers_errors_in_the_stretch_after_a_moment() -> 
     assert result.passed and result.detail.startswith("1 counted")
     assert Attempts(("pa", "pb"), CountRange(3, 3), inject(1), for_s=5).evaluate(evidence).passed
     assert not Attempts(("pa",), CountRange(at_least=1), heal(1), for_s=4).evaluate(evidence).passed
+
+
+
+def test_produce_and_read_probes_are_judged_by_their_counts() -> None:
+    end = Moment(WALL + 40, 40.0)
+    produced = {"via": ProbeResult("via", WALL + 20, None, produced=Produced(0, 20, ("_MSG_TIMED_OUT",)))}
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, end, probes=produced)
+    assert Seen("via", acked=CountRange(0, 0)).evaluate(evidence).passed
+    assert not Seen("via", acked=CountRange(20, 20)).evaluate(evidence).passed
+    # p0 had 10 acknowledgements before 20 s (at 0.01..9.01 s): a read of 10 covers them, 9 does not.
+    for read, passed in ((10, True), (9, False)):
+        result = {"rb": ProbeResult("rb", WALL + 20, None, read=(0, read))}
+        judged = Seen("rb", reads_acked=True).evaluate(Evidence(TIMELINE, MOMENTS, SENDS, end, probes=result))
+        assert judged.passed is passed, judged.detail
+
+
+def test_sends_can_count_a_stretch_after_a_moment() -> None:
+    # p0's sends at 11..23 s failed: the 3 s after the inject at 10 hold three (11, 12, 13).
+    check = Sends("failed", CountRange(3, 3), partitions=(0,), start=inject(1), for_s=3)
+    assert check.evaluate(EVIDENCE).detail == "p0: 3 of 3"
+    with pytest.raises(CheckSpecError, match="'for_s' counts from 'from'"):
+        Sends("failed", CountRange(1, 1), until=heal(1), start=inject(1), for_s=3)

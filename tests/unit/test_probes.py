@@ -83,3 +83,13 @@ def test_a_lookup_probe_reads_back_as_written() -> None:
     assert probe.to_spec() == raw
     with pytest.raises(CheckSpecError, match="look is one of metadata, lookup"):
         Probe.parse({**raw, "look": "guess", "broker": 0}, "probe 1")
+
+
+
+def test_produce_and_read_probes_read_back_as_written() -> None:
+    produce = {"name": "via-b1", "at": {"inject": 3}, "after_s": 1.0, "look": "produce", "broker": 1,
+               "zone": "b", "partition": 0, "count": 20, "timeout_s": 15.0}
+    read = {"name": "read-back", "at": {"inject": 1}, "after_s": 14.0, "look": "read", "zone": "b",
+            "partition": 0, "timeout_s": 20.0}
+    for raw in (produce, read):
+        assert Probe.parse(raw, "probe 1").to_spec() == raw

@@ -13,10 +13,11 @@ from harness.compose.scenario_file import ScenarioFileError, load_scenario_file,
 from tests.chaos.scenarios.test_s01_single_replica_kill import s1_spec
 from tests.chaos.scenarios.test_s02_move_before_maintenance import s2_spec
 from tests.chaos.scenarios.test_s03_controlled_vs_kill import s3_spec
-from tests.chaos.scenarios.test_s04_durable_configuration import s4_kill_leader_spec
+from tests.chaos.scenarios.test_s04_durable_configuration import s4_kill_leader_spec, s4_two_down_spec
 from tests.chaos.scenarios.test_s05_unclean_election import s5_spec
 from tests.chaos.scenarios.test_s06_crash_before_replication import s6_spec
 from tests.chaos.scenarios.test_s07_one_link_cut import s7_spec
+from tests.chaos.scenarios.test_s08_cut_from_controller import s8_spec
 from tests.chaos.scenarios.test_s09_zone_isolated_leader_elsewhere import s9_spec
 from tests.chaos.scenarios.test_s10_zone_isolated_split_brain import s10_spec
 from tests.chaos.scenarios.test_s11_controller_zone_isolated import VARIANTS, s11_spec
@@ -28,12 +29,14 @@ PYTHON_SPECS = {
     "s2": s2_spec(0, [0, 1, 2], SESSION_S),
     "s3": s3_spec(1, [0, 1, 2], SESSION_S),
     "s4-kill-leader": s4_kill_leader_spec(SESSION_S),
+    "s4-two-down": s4_two_down_spec(SESSION_S),
     "s5-unclean-off": s5_spec(0, 1, False, SESSION_S),
     "s5-unclean-on": s5_spec(0, 1, True, SESSION_S),
     "s6-acks-all": s6_spec(1, 0, "all", SESSION_S),
     "s6-acks-1": s6_spec(1, 0, "1", SESSION_S),
     "s7-idempotence-off": s7_spec(False, 5.0),
     "s7-idempotence-on": s7_spec(True, 5.0),
+    "s8": s8_spec(SESSION_S),
     "s9": s9_spec(SESSION_S),
     "s10-acks-1": s10_spec("1", 1, SESSION_S),
     "s10-acks-all": s10_spec("all", 2, SESSION_S),

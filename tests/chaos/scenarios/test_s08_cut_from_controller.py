@@ -18,47 +18,57 @@ controller itself becomes the new leader and broker 1 stays a follower).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 
 import pytest
 
-from faults import BrokerId, Kill, ZoneClients, cut_between
-from harness.cluster.lifecycle import Cluster
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.workload.driver import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios._client_log import ClientLog
-from tests.chaos.scenarios._network_helpers import (
-    Mark,
-    all_in_isr,
-    leader_seen_by,
-    place_controller,
-    probe,
-    single_broker_bootstrap,
-    wait_for,
+from faults.conditions import (
+    AllOf,
+    BrokerRegistered,
+    ControllerChanged,
+    ControllerIs,
+    JoinsIsr,
+    LeaderChanged,
+    LeaderIs,
+    NewLeaderFromIsr,
+    Not,
 )
+from harness.cluster.lifecycle import Cluster
+from harness.compose.checks import Eventually, Seen, Sends, Throughout, heal, inject
+from harness.compose.expectations import CountRange
+from harness.compose.probes import Probe
+from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.compose.spec_runner import run_spec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
+from tests.chaos.scenarios._network_helpers import place_controller
 
 pytestmark = pytest.mark.chaos
 
 LEADER, STALE, CONTROLLER = 0, 1, 2
-REPLICAS = [LEADER, CONTROLLER, STALE]
+REPLICAS = (LEADER, CONTROLLER, STALE)
 PARTITIONS = (0, 1)
 PRODUCER = {"acks": "all", "enable.idempotence": False, "retries": 2147483647}
 # acks=all on the probe partition waits for broker 1 (cut from broker 2, the new leader)
 # until broker 2 shrinks the ISR after replica.lag.time.max.ms (5 s); a probe timeout
 # close to that raced the shrink on a loaded machine, so it allows three times as much.
 PROBE_COUNT, PROBE_TIMEOUT_S = 20, 15.0
+STABLE_S = 6.0  # leadership stable with broker 1 cut off, before the kill
+REJOIN_S = 40.0
 
 
-def test_s8_broker_cut_from_controller_keeps_stale_metadata(
-    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
-) -> None:
-    placed = place_controller(cluster, CONTROLLER)
-    # A second topic, with the same replicas, for the probe clients: their records must
-    # not show up in the scenario's log as messages nobody sent.
-    probe_topic = f"s8-probe-{uuid.uuid4().hex[:6]}"
-    cluster.create_topic(probe_topic, assignment={0: REPLICAS})
-    spec = ScenarioSpec(
+def s8_spec(session_timeout_s: float) -> ScenarioSpec:
+    """Cut broker 1 from the controller; kill the leader; ask every broker what it
+    believes; produce through broker 2, then through broker 1 alone; heal."""
+    session = session_timeout_s
+    elected = 2 * session + 1  # broker 0's session expired, broker 2 elected, metadata sent
+    blind_at = STABLE_S + elected
+    blind_s = PROBE_TIMEOUT_S + 10
+    cut_s = blind_at + blind_s + 4
+    stale_leads = LeaderIs(TOPIC, 0, broker=LEADER)
+    brokers = (LEADER, STALE, CONTROLLER)
+    metadata = [Probe(f"stable-b{b}", b, inject(1), after_s=STABLE_S - 1) for b in brokers]
+    stable = STABLE_S - 3  # sends made in the last seconds before the kill may meet it
+    return ScenarioSpec(
         id="s8-cut-from-controller", title="S8 a broker cut off from the controller only",
         description="Controller on broker 2; cut broker 1 <-> broker 2 (both directions); then kill -9 "
                     "broker 0, leader of both partitions (replicas [0, 2, 1]); acks=all producers in "
@@ -72,96 +82,61 @@ def test_s8_broker_cut_from_controller_keeps_stale_metadata(
         consumers=(ConsumerSpec("cc", "c"),),
         expectations={"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
                       "duplicate": "any", "reordered": "any", "unseen": 0},
+        min_acked=1000, warmup_acked=100,
+        schedule=(
+            {"start_s": 0, "duration_s": cut_s, "fault": "cut",
+             "links": {"from": {"broker": STALE}, "to": {"broker": CONTROLLER}, "both_ways": True}},
+            {"start_s": STABLE_S, "duration_s": cut_s + 2 * session, "fault": "kill",
+             "target": {"broker": LEADER}},
+            # For the probe through broker 1: zone b's clients cannot reach broker 2, so
+            # broker 1's metadata is all they can ever have.
+            {"start_s": blind_at, "duration_s": blind_s, "fault": "cut",
+             "links": {"from": {"zone_clients": "b"}, "to": {"broker": CONTROLLER}, "both_ways": True}},
+        ),
+        probes=(*metadata,
+                *(Probe(f"b{b}-after-kill", b, inject(2), after_s=elected) for b in brokers),
+                Probe("via-b2", CONTROLLER, inject(2), after_s=elected, look="produce", zone="c",
+                      count=PROBE_COUNT, timeout_s=PROBE_TIMEOUT_S),
+                Probe("via-b1", STALE, inject(3), after_s=1, look="produce", zone="b", count=PROBE_COUNT,
+                      timeout_s=PROBE_TIMEOUT_S),
+                Probe("b1-still", STALE, inject(3), after_s=PROBE_TIMEOUT_S + 6),
+                Probe("b1-healed", STALE, heal(1), after_s=2 * session)),
+        checks=(
+            *(Seen(probe.name, stale_leads,
+                   label=f"with stable leadership broker {probe.broker} names broker 0 as leader")
+              for probe in metadata),
+            Throughout(AllOf((ControllerIs(CONTROLLER), Not(ControllerChanged()))), inject(1),
+                       label="controller unchanged (broker 2, same epoch)"),
+            *(Eventually(AllOf((LeaderIs(TOPIC, p, broker=CONTROLLER), NewLeaderFromIsr(TOPIC, p),
+                                LeaderChanged(TOPIC, p))), inject(2), within_s=elected,
+                         label=f"p{p}: controller elected broker 2 from the ISR, epoch up")
+              for p in PARTITIONS),
+            Seen("b2-after-kill", LeaderIs(TOPIC, 0, broker=CONTROLLER),
+                 label="broker 2 names itself leader ..."),
+            Seen("b1-after-kill", AllOf((stale_leads, BrokerRegistered(LEADER))),
+                 label="... while broker 1 still names the dead broker 0, and lists it as live"),
+            Seen("b0-after-kill", None, label="the leader broker 1 names cannot be reached"),
+            Seen("via-b2", acked=CountRange(PROBE_COUNT, PROBE_COUNT),
+                 label="a client bootstrapped at broker 2 produces"),
+            Seen("via-b1", acked=CountRange(0, 0),
+                 label="a client with only broker 1's metadata fails every send"),
+            Seen("b1-still", stale_leads, label="broker 1 still disagrees while cut off"),
+            Seen("b1-healed", AllOf(tuple(LeaderIs(TOPIC, p, broker=CONTROLLER) for p in PARTITIONS)),
+                 label="after the heal broker 1's metadata names the new leader"),
+            Eventually(AllOf(tuple(JoinsIsr(TOPIC, p, STALE) for p in PARTITIONS)), heal(1),
+                       within_s=REJOIN_S, label="broker 1 follows the new leader and rejoins the ISRs"),
+            *(check for name in ("pa", "pb", "pc") for check in (
+                Sends("not_acked", CountRange(0, 0), producers=(name,), start=inject(1), for_s=stable,
+                      label=f"{name} unaffected while leadership was stable: no send failed"),
+                Sends("acked", CountRange(at_least=30), producers=(name,), start=inject(1), for_s=stable,
+                      label=f"{name} unaffected while leadership was stable: sends acknowledged"))),
+        ),
     )
-    with scenario(spec) as run:
-        run.settle(2)
-        cut = cut_between(BrokerId(STALE), BrokerId(CONTROLLER))
-        run.inject(cut)
-        cut_at = Mark.now()
-        run.settle(6)  # leadership stable, broker 1 cut off from the controller
-        stable = {b: leader_seen_by(cluster, b, run.topic, 0) for b in (LEADER, STALE, CONTROLLER)}
-        assert run.check("with stable leadership every broker names broker 0 as leader",
-                         set(stable.values()) == {LEADER}, f"views {stable}")
-        before = cluster.state([run.topic])
-        kill = Kill(BrokerId(LEADER))
-        run.inject(kill)
-        killed_at = Mark.now()
 
-        def elected() -> bool:
-            return all(cluster.state([run.topic]).partitions[(run.topic, p)].leader == CONTROLLER
-                       for p in PARTITIONS)
 
-        election = wait_for(elected, 40, "broker 2 elected leader in ZooKeeper")
-        run.window("kill -9 of the leader -> new leader in ZooKeeper", election)
-
-        def disagree() -> bool:
-            return (leader_seen_by(cluster, CONTROLLER, run.topic, 0) == CONTROLLER
-                    and leader_seen_by(cluster, STALE, run.topic, 0) == LEADER)
-
-        wait_for(disagree, 10, "brokers 1 and 2 disagreeing about the leader")
-        disagree_at = Mark.now()
-        after = cluster.state([run.topic])
-        for p in PARTITIONS:
-            old, new = before.partitions[(run.topic, p)], after.partitions[(run.topic, p)]
-            assert run.check(f"p{p}: controller elected broker 2 from the ISR, epoch up",
-                             new.leader == CONTROLLER and new.leader_epoch > old.leader_epoch
-                             and CONTROLLER in old.isr,
-                             f"leader {old.leader}/{old.leader_epoch} -> {new.leader}/{new.leader_epoch}")
-        assert run.check("controller unchanged (broker 2, same epoch)",
-                         (after.controller, after.controller_epoch) == (CONTROLLER, placed.epoch),
-                         f"controller {after.controller} epoch {after.controller_epoch}")
-        views = {b: leader_seen_by(cluster, b, run.topic, 0) for b in (STALE, CONTROLLER)}
-        assert run.check("brokers disagree: broker 1 still names the dead broker 0",
-                         views == {STALE: LEADER, CONTROLLER: CONTROLLER}, f"views {views}, ZooKeeper 2")
-        stale_view = cluster.broker_view(STALE, [run.topic])
-        assert run.check("broker 1 still lists dead broker 0 as live", LEADER in stale_view.brokers,
-                         f"broker 1 knows brokers {stale_view.brokers}, ZooKeeper {after.live_brokers}")
-        # A client that follows broker 1's metadata goes to broker 0, which is dead: it
-        # cannot connect (asked directly, not through a client library's choices).
-        assert run.check("the leader broker 1 names cannot be reached",
-                         leader_seen_by(cluster, LEADER, run.topic, 0) is None,
-                         "broker 0 does not answer a Metadata request")
-        via_controller = probe(single_broker_bootstrap(cluster, "c", CONTROLLER), probe_topic, 0,
-                               PROBE_COUNT, PROBE_TIMEOUT_S)
-        assert run.check("a client bootstrapped at broker 2 produces",
-                         len(via_controller.acked) == PROBE_COUNT, f"{len(via_controller.acked)} acked")
-        # A client bootstrapped at broker 1 could still open a connection to broker 2 for a
-        # metadata refresh and recover; with zone b's clients cut from broker 2 for the
-        # probe, broker 1's metadata is all it can ever have, and every send must fail.
-        blind = cut_between(ZoneClients("b"), BrokerId(CONTROLLER))
-        run.inject(blind)
-        try:
-            via_stale = probe(single_broker_bootstrap(cluster, "b", STALE), probe_topic, 0,
-                              PROBE_COUNT, PROBE_TIMEOUT_S)
-        finally:
-            run.heal(blind)
-        assert run.check("a client with only broker 1's metadata fails every send",
-                         not via_stale.acked and len(via_stale.failed) == PROBE_COUNT,
-                         f"{len(via_stale.acked)} of {PROBE_COUNT} acked, "
-                         f"errors {sorted(set(via_stale.failed.values()))}")
-        assert run.check("broker 1 still disagrees while cut off",
-                         leader_seen_by(cluster, STALE, run.topic, 0) == LEADER)
-        healed_at = Mark.now()
-        run.heal(cut)
-        converge = wait_for(lambda: all(leader_seen_by(cluster, STALE, run.topic, p) == CONTROLLER
-                                        for p in PARTITIONS), 30, "broker 1's metadata converging")
-        run.window("heal -> broker 1's metadata names the new leader", converge)
-        run.window("brokers disagree about the leader (observed)",
-                   healed_at.mono - disagree_at.mono + converge)
-        rejoin = wait_for(lambda: all_in_isr(cluster, run.topic, PARTITIONS, STALE), 40,
-                          "broker 1 following the new leader and rejoining the ISRs")
-        run.window("heal -> broker 1 back in the ISRs", rejoin)
-        run.settle(2)
-        verdict = run.finish()
-        clients = ClientLog.of(run)
-        for producer in ("pa", "pb", "pc"):
-            # Sends of the last seconds before the kill may still be in flight when the
-            # leader dies (acks take longer on a loaded machine): judge only older ones.
-            outcomes = clients.outcomes_sent_between(producer, cut_at.wall, killed_at.wall - 3)
-            assert run.check(f"{producer} unaffected while leadership was stable",
-                             outcomes["acked"] > 100 and outcomes["failed"] == outcomes["unknown"] == 0,
-                             f"sends with the cut in place, before the kill: {outcomes}")
-    counts = verdict.findings.counts()
-    assert verdict.passed, verdict.to_dict()["rules"]
-    assert counts["lost"] == 0 and counts["truncated"] == 0
-    assert verdict.findings.totals.get("acked", 0) > 1000
+def test_s8_broker_cut_from_controller_keeps_stale_metadata(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
+) -> None:
+    place_controller(cluster, CONTROLLER)
+    run = run_spec(s8_spec(cluster.session_timeout_s), scenario)
+    assert run.passed, run.failures()
