@@ -17,7 +17,7 @@ from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios._network_helpers import place_controller
+from tests.chaos.scenarios._controller import place_controller
 
 pytestmark = pytest.mark.chaos
 
