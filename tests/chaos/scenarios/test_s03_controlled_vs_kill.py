@@ -14,7 +14,8 @@ victim's session closed (controlled), and no such snapshot may exist after a kil
 Unavailability is bounded by the session timeout on both sides: the controlled stop
 moves each leadership within half a session and no partition waits longer than that for
 an acknowledgement; the kill moves nothing for half a session and leaves its partitions
-without an acknowledgement for at least a session.
+without an acknowledgement for at least two thirds of one (the session expires a timeout
+after the last heartbeat, sent every third of the timeout).
 """
 
 from __future__ import annotations
@@ -106,8 +107,12 @@ def s3_spec(victim: int, brokers: list[int], session_timeout_s: float) -> Scenar
                          within_s=3 * session, label=f"kill: p{p} led by the first live ISR replica "
                                                      f"({successor[p]}) after the session expired")
               for p in led),
-            Unavailable(SecondsRange(at_least=session), partitions=led, start=inject(3), until=heal(3),
-                        label="kill: the led partitions without an acknowledgement for a session or more"),
+            # A session expires a timeout after the broker's last heartbeat, which it sends
+            # every third of the timeout: so at least two thirds of a session after the kill.
+            Unavailable(SecondsRange(at_least=2 * session / 3), partitions=led, start=inject(3),
+                        until=heal(3),
+                        label="kill: the led partitions without an acknowledgement for two thirds of a "
+                              "session or more"),
         ),
     )
 
