@@ -248,22 +248,27 @@ class Looker:
         return Produced(len(tally.acked), len(tally.failed), tuple(sorted(set(tally.failed.values()))))
 
     def _read(self, probe: Probe) -> int:
-        """Records of the partition a fresh consumer reads from offset 0 until it has
-        read up to the high watermark it was told at the start, or the timeout."""
-        from confluent_kafka import TopicPartition
+        """Records of the partition a fresh consumer reads from offset 0 until it reaches
+        the end (the partition-EOF event) or the timeout. Not by the high watermark asked
+        up front: a leader whose ISR just shrank answers that request with
+        OFFSET_NOT_AVAILABLE until its high watermark has caught up, while fetches work."""
+        from confluent_kafka import KafkaError, TopicPartition
 
         from harness.workload.clients import make_consumer
 
-        consumer = make_consumer(self._cluster, probe.zone)
+        consumer = make_consumer(self._cluster, probe.zone, {"enable.partition.eof": True})
         try:
-            _, high = consumer.get_watermark_offsets(TopicPartition(self._topic, probe.partition),
-                                                     timeout=probe.timeout_s)
             consumer.assign([TopicPartition(self._topic, probe.partition, 0)])
             read, deadline = 0, time.monotonic() + probe.timeout_s
-            while read < high and time.monotonic() < deadline:
+            while time.monotonic() < deadline:
                 msg = consumer.poll(0.5)
-                if msg is not None and not msg.error():
+                if msg is None:
+                    continue
+                error = msg.error()
+                if error is None:
                     read += 1
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    break
             return read
         finally:
             consumer.close()
