@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -58,6 +58,14 @@ POLLS_SCHEMA = pa.schema(
         pa.field("poll_ts", pa.float64(), nullable=False),
         pa.field("id_producer", pa.string()),
         pa.field("id_seq", pa.int64()),
+        # Schema 5: where the record came from in a consumer group. ``group`` is null for a
+        # consumer that assign()s its partitions itself; ``assignment`` numbers the member's
+        # assignments from 0 (its n-th partitions-assigned callback; librdkafka does not hand
+        # the group generation to Python); ``poll_seq`` numbers the consumer's polled
+        # records from 0 in the order it received them, the order its reads are judged in.
+        pa.field("group", pa.string()),
+        pa.field("assignment", pa.int32()),
+        pa.field("poll_seq", pa.int64()),
     ]
 )
 
@@ -99,6 +107,50 @@ ATTEMPTS_SCHEMA = pa.schema(
     ]
 )
 
+# Offset commits of group consumers (schema 5): one row per partition of a commit, once its
+# outcome is known (the commit callback for automatic and asynchronous commits, the return
+# of a synchronous one). ``offset`` is the committed position: the next offset to read.
+COMMIT_COMMITTED = "committed"
+COMMIT_FAILED = "failed"
+COMMIT_OUTCOMES = (COMMIT_COMMITTED, COMMIT_FAILED)
+COMMIT_MODES = ("auto", "sync", "async")
+COMMITS_SCHEMA = pa.schema(
+    [
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("consumer_id", pa.string(), nullable=False),
+        pa.field("assignment", pa.int32()),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("offset", pa.int64(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("mode", pa.string(), nullable=False),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("error", pa.string()),
+    ]
+)
+
+# Group membership changes as each member saw them (schema 5): one row per partition
+# assigned to, revoked from or lost by a member, at its rebalance callback. An assignment's
+# ``resume_offset`` is the group's committed offset for the partition, looked up by the
+# member in that callback: where its reads must start (null: nothing committed, so the
+# member starts at the log start, auto.offset.reset=earliest).
+REBALANCE_ASSIGNED = "assigned"
+REBALANCE_REVOKED = "revoked"
+REBALANCE_LOST = "lost"
+REBALANCE_EVENTS = (REBALANCE_ASSIGNED, REBALANCE_REVOKED, REBALANCE_LOST)
+REBALANCES_SCHEMA = pa.schema(
+    [
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("consumer_id", pa.string(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("event", pa.string(), nullable=False),
+        pa.field("assignment", pa.int32(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("resume_offset", pa.int64()),
+    ]
+)
+
 # What ZooKeeper showed during the run (harness/cluster/sampler.py): one row per distinct
 # sampled snapshot and partition of the scenario topic (one row without a partition when a
 # snapshot has none), and one unreadable row (readable false, error set, state columns null)
@@ -132,6 +184,8 @@ SCHEMAS: Mapping[str, pa.Schema] = {
     "faults": FAULTS_SCHEMA,
     "attempts": ATTEMPTS_SCHEMA,
     "cluster_state": CLUSTER_STATE_SCHEMA,
+    "commits": COMMITS_SCHEMA,
+    "rebalances": REBALANCES_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
 

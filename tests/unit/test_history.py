@@ -263,4 +263,4 @@ def test_cluster_state_rows_round_trip_with_list_columns_and_gap_rows(tmp_path: 
     empty = _write(tmp_path / "e")
     validate_history(empty)
     assert dict(iter_tables(empty))["cluster_state"].num_rows == 0
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
