@@ -11,7 +11,9 @@ The job runs in three Spark jobs: an overview (topics, each final-log partition'
 range, send outcomes per time bucket: one aggregation), the main pass (one shuffle and a
 vectorised sweep whose tasks hand back only a summary: counts, their first examples, the
 blocks' end messages), and a bounded look-up of the records behind the examples. The
-driver merges the summaries and finishes the reorders that straddle two blocks.
+driver merges the summaries and finishes the reorders that straddle two blocks. A history
+with consumer-group data gets one more job for the group kinds (``groups.py``); one
+without pays only a read of Parquet footers to learn that.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from harness.history import (
     split_message_id,
     validate_history,
 )
-from spark_jobs import plan, sweep
+from spark_jobs import groups, plan, sweep
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 from spark_jobs.session import build_session, parallelism
@@ -187,12 +189,14 @@ def _look_up(
     tables: Mapping[str, DataFrame],
     prelude: _Prelude,
     raw: Sequence[tuple[tuple[str, int], str, _Hit]],
+    extra: Sequence[tuple[str, int, int]] = (),
 ) -> _Found:
     """Ids and acknowledgement times of the example messages, and what the final log holds
     at each example's position: one job. A sent message's id comes from its send; a
     never-sent one's from its record on the final log (where the example sits at a copy
-    of it) or, for an unexpected position the log does not give to it, from the polls."""
-    if not raw:
+    of it) or, for an unexpected position the log does not give to it, from the polls.
+    ``extra`` are further positions (the group findings') whose final-log record is wanted."""
+    if not raw and not extra:
         return _Found({}, {}, {})
     seqs = sorted({r.S for _, _, r in raw if r.S is not None and r.S >= 0})
     ranges = {(r.topic, r.partition): (r.log_start, r.log_end) for r in prelude.range_rows}
@@ -206,6 +210,10 @@ def _look_up(
             on_log.add((*r.at, r.offset))
         if kind == "unexpected":  # a never-sent record read where the log may lack it
             in_polls.add((*r.at, r.offset))
+    for topic, partition, offset in extra:
+        lo, hi = ranges.get((topic, partition), (0, -1))
+        if topic in prelude.topics and lo <= offset <= hi:
+            on_log.add((topic, partition, offset))
     rows = plan.found_at(
         spark, tables, prelude.topics, seqs, {"final_log": sorted(on_log), "polls": sorted(in_polls)}
     ).collect()
@@ -303,6 +311,7 @@ def _assemble(
     summary: pa.Table,
     bucket_seconds: float,
     examples: int,
+    grouped: groups.GroupFindings | None = None,
 ) -> Findings:
     parts: dict[tuple[str, int], PartitionFindings] = {}
 
@@ -341,7 +350,8 @@ def _assemble(
     if crossed:  # the sweep's first examples, merged with these: keep the first few again
         raw = _first_examples(raw, examples)
 
-    found = _look_up(spark, tables, prelude, raw)
+    shown = grouped.examples if grouped else []
+    found = _look_up(spark, tables, prelude, raw, [(g.topic, g.partition, g.offset) for g in shown])
     raw.sort(key=_ranked)
     for tp, kind, r in raw:
         mid = found.ids.get((r.P, r.S))
@@ -359,6 +369,25 @@ def _assemble(
                 detail=_detail(kind, r.offset, r.aux, holder),
             )
         )
+
+    if grouped:
+        for tp, by_kind in grouped.counts.items():
+            for kind, n in by_kind.items():
+                part(tp).counts[kind] += n
+        for g in shown:  # in order of offset per partition and kind already
+            part((g.topic, g.partition)).examples.setdefault(g.kind, []).append(
+                Example(
+                    kind=g.kind,
+                    message_id=None,
+                    producer_id=None,
+                    topic=g.topic,
+                    partition=g.partition,
+                    offset=g.offset,
+                    ack_ts=None,
+                    final_message_id=found.holders.get((g.topic, g.partition, g.offset)),
+                    detail=g.detail,
+                )
+            )
 
     ordered = [parts[k] for k in sorted(parts)]
     totals = {name: sum(p.sends[name] for p in ordered) for name in ("acked", "failed", "unknown")}
@@ -411,12 +440,20 @@ def reconcile(
     with _arrow_batches(spark, ARROW_BATCH_ROWS):
         summary = summarised.toArrow()
     t2 = time.perf_counter()
-    findings = _assemble(spark, tables, history, manifest, prelude, summary, bucket_seconds, examples)
+    grouped = None
+    if groups.has_group_data(history):  # footers only: a history without groups pays nothing
+        extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
+        grouped = groups.judge({**tables, **extra}, prelude.topics, examples)
+    t3 = time.perf_counter()
+    findings = _assemble(
+        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped
+    )
     t4 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
         "main_pass_s": round(t2 - t1, 3),
-        "examples_s": round(t4 - t2, 3),
+        "groups_s": round(t3 - t2, 3),
+        "examples_s": round(t4 - t3, 3),
         "total_s": round(t4 - t0, 3),
         "shuffle_partitions": n,
     }

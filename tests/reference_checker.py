@@ -163,6 +163,9 @@ class History:
     polls: list[Record]
     copies: dict[Key, list[Position]] = field(default_factory=dict)  # final-log positions, first first
     reads: dict[Key, set[Position]] = field(default_factory=dict)  # positions it was polled at
+    group_reads: list[dict[str, Any]] = field(default_factory=list)  # polls rows with a group
+    commits: list[dict[str, Any]] = field(default_factory=list)
+    rebalances: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> History:
@@ -173,8 +176,11 @@ class History:
             if record.position in log:
                 raise ValueError(f"final log holds two records at {record.position}")
             log[record.position] = record
-        polls = [_record(r) for r in _rows(root, "polls")]
-        return cls(sends, log, polls)
+        rows = _rows(root, "polls")
+        polls = [_record(r) for r in rows]
+        grouped = [r for r in rows if r["group"] is not None]
+        return cls(sends, log, polls, group_reads=grouped, commits=_rows(root, "commits"),
+                   rebalances=_rows(root, "rebalances"))  # fmt: skip
 
     def __post_init__(self) -> None:
         for position in sorted(self.log):
@@ -334,7 +340,108 @@ def unseen(h: History) -> Iterator[Finding]:
             yield h.finding("unseen", key, h.copies[key][0])
 
 
-RULES = (lost, duplicate, truncated, unexpected, aborted_read, reordered, unseen)
+# ------------------------------------------------------------------- consumer-group rules
+
+
+def _acked_offsets(h: History) -> dict[Partition, set[int]]:
+    out: dict[Partition, set[int]] = {}
+    for send in h.sends.values():
+        at = send.acknowledged_at
+        if at is not None:
+            out.setdefault(at[:2], set()).add(at[2])
+    return out
+
+
+def _position_finding(kind: str, topic: str, partition: int, offset: int, count: int, h: History) -> Finding:
+    """A group finding: about a position, named by no message."""
+    where = (topic, partition, offset)
+    return Finding(kind, (topic, partition), count, frozenset([None]), where, h.held_id(where), None)
+
+
+def _member_reads(h: History) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    """Group reads per (group, consumer, assignment, topic, partition), each in order of
+    poll_seq, then poll_ts, then offset (a null first, as in an ascending SQL order)."""
+    out: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in h.group_reads:
+        key = (r["group"], r["consumer_id"], r["assignment"], r["topic"], r["partition"])
+        out.setdefault(key, []).append(r)
+    for reads in out.values():
+        reads.sort(key=lambda r: (r["poll_seq"] is not None, r["poll_seq"] or 0, r["poll_ts"], r["offset"]))
+    return out
+
+
+def poll_skip(h: History) -> Iterator[Finding]:
+    """Acknowledged offsets strictly between two consecutive reads of a member, or from its
+    resume offset up to its first read. Where: the first such offset; one per gap."""
+    acked = _acked_offsets(h)
+    resume: dict[tuple[Any, ...], int] = {}
+    for r in h.rebalances:
+        if r["event"] == "assigned":
+            k = (r["group"], r["consumer_id"], r["assignment"], r["topic"], r["partition"])
+            resume[k] = min(resume.get(k, r["resume_offset"] or 0), r["resume_offset"] or 0)
+    for (group, consumer, assignment, topic, partition), reads in _member_reads(h).items():
+        offsets = [r["offset"] for r in reads]
+        start = resume.get((group, consumer, assignment, topic, partition), 0)
+        gaps = [(start, offsets[0])] + [(a + 1, b) for a, b in pairwise(offsets)]
+        for lo, hi in gaps:
+            skipped = [o for o in acked.get((topic, partition), set()) if lo <= o < hi]
+            if skipped:
+                yield _position_finding("poll_skip", topic, partition, min(skipped), len(skipped), h)
+
+
+def nonmonotonic_poll(h: History) -> Iterator[Finding]:
+    """A member's read at or below its previous read in one assignment. Where: that read."""
+    for (_, _, _, topic, partition), reads in _member_reads(h).items():
+        for a, b in pairwise(r["offset"] for r in reads):
+            if b <= a:
+                yield _position_finding("nonmonotonic_poll", topic, partition, b, 1, h)
+
+
+def _committed(h: History) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
+    out: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for c in h.commits:
+        if c["outcome"] == "committed":
+            out.setdefault((c["group"], c["topic"], c["partition"]), []).append(c)
+    for commits in out.values():
+        commits.sort(key=lambda c: (c["ts"], c["offset"]))
+    return out
+
+
+def commit_regression(h: History) -> Iterator[Finding]:
+    """A commit below the one just before it, per group and partition. Where: the commit."""
+    for (_, topic, partition), commits in _committed(h).items():
+        for a, b in pairwise(commits):
+            if b["offset"] < a["offset"]:
+                yield _position_finding("commit_regression", topic, partition, b["offset"], 1, h)
+
+
+def commit_beyond_read(h: History) -> Iterator[Finding]:
+    """A commit of c while the group's highest read m (poll_ts <= the commit's ts) left an
+    offset in m+1..c-1 that held a record (final log or acknowledged). Where: the commit."""
+    acked = _acked_offsets(h)
+    for (group, topic, partition), commits in _committed(h).items():
+        held = {p[2] for p in h.log if p[:2] == (topic, partition)} | acked.get((topic, partition), set())
+        here = (group, topic, partition)
+        reads = [r for r in h.group_reads if (r["group"], r["topic"], r["partition"]) == here]
+        for c in commits:
+            m = max((r["offset"] for r in reads if r["poll_ts"] <= c["ts"]), default=-1)
+            if any(m < o < c["offset"] for o in held):
+                yield _position_finding("commit_beyond_read", topic, partition, c["offset"], 1, h)
+
+
+RULES = (
+    lost,
+    duplicate,
+    truncated,
+    unexpected,
+    aborted_read,
+    reordered,
+    unseen,
+    poll_skip,
+    nonmonotonic_poll,
+    commit_regression,
+    commit_beyond_read,
+)
 
 
 # ---------------------------------------------------------------------- beside the findings

@@ -11,7 +11,9 @@ from harness.history.schema import HistoryError
 
 # --------------------------------------------------------------------------- expectations
 
-# The anomaly kinds the reconciliation reports; the order is the report's order.
+# The anomaly kinds the reconciliation reports; the order is the report's order. The last
+# four are about consumer groups (schema 5's group reads, commits and rebalances) and are
+# zero for a history without group data.
 ANOMALY_KINDS = (
     "lost",
     "duplicate",
@@ -20,7 +22,12 @@ ANOMALY_KINDS = (
     "aborted_read",
     "reordered",
     "unseen",
+    "poll_skip",
+    "nonmonotonic_poll",
+    "commit_regression",
+    "commit_beyond_read",
 )
+GROUP_KINDS = ANOMALY_KINDS[7:]
 
 RuleWord = Literal["any", "at_least_one"]
 Rule = int | RuleWord
@@ -92,6 +99,10 @@ class Expectations:
     aborted_read: Rule = 0
     reordered: Rule = 0
     unseen: Rule = 0
+    poll_skip: Rule = 0
+    nonmonotonic_poll: Rule = 0
+    commit_regression: Rule = 0
+    commit_beyond_read: Rule = 0
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Expectations:

@@ -32,6 +32,10 @@ ALL_KINDS = {
     "aborted_read": 2,
     "reordered": 3,
     "unseen": 2,
+    "poll_skip": 3,
+    "nonmonotonic_poll": 2,
+    "commit_regression": 2,
+    "commit_beyond_read": 2,
 }
 
 

@@ -2,7 +2,8 @@
 
 Histories come from ``spark_jobs.synthetic``, which plants each anomaly kind without
 touching any other kind and records the planted counts per partition; hypothesis chooses
-the shape (sizes, producers, partitions) and how many of each kind to plant.
+the shape (sizes, producers, partitions, whether a consumer group reads the partitions)
+and how many of each kind to plant.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.history import ANOMALY_KINDS
+from harness.history import ANOMALY_KINDS, GROUP_KINDS
 from spark_jobs.findings import Findings
 from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
@@ -65,6 +66,8 @@ def _plant(draw: st.DrawFn, kinds: tuple[str, ...]) -> SynthSpec:
         seed=draw(st.integers(0, 2**16)),
         part_rows=draw(st.sampled_from([50, 1000])),  # several parts per table, or one
         chunk_sends=draw(st.sampled_from([10_000, 150])),  # one chunk, or topics side by side
+        groups=draw(st.booleans()),  # implied anyway when a group kind is planted
+        commit_every=draw(st.sampled_from([7, 40])),
     )
 
 
@@ -77,12 +80,17 @@ def _check(found: Findings, truth: SynthHistory) -> None:
     for kind in ANOMALY_KINDS:
         got = {(p.topic, p.partition): p.counts[kind] for p in found.partitions if p.counts[kind]}
         assert got == truth.expected[kind], kind
+        findings = truth.findings.get(kind, {})  # where findings are not count units
         for p in found.partitions:
             examples = p.examples.get(kind, [])
-            assert len(examples) == min(EXAMPLES, p.counts[kind]), (kind, p.partition)
+            shown = findings.get((p.topic, p.partition), 0) if kind in truth.findings else p.counts[kind]
+            assert len(examples) == min(EXAMPLES, shown), (kind, p.partition)
             for e in examples:
                 assert e.message_id in truth.planted[kind], (kind, e)
                 assert (e.topic, e.partition) == (p.topic, p.partition)
+                if kind in GROUP_KINDS:  # who did it is in the detail; first by offset
+                    assert "member-" in e.detail, e.detail
+                    assert [x.offset for x in examples] == sorted(x.offset or 0 for x in examples)
                 if kind == "lost":
                     assert e.final_message_id is None  # acked beyond the log's end
                 if kind in ("duplicate", "aborted_read", "unseen", "reordered", "unexpected"):
