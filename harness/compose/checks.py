@@ -184,6 +184,7 @@ class Evidence:
     polls: Sequence[Mapping[str, Any]] = ()  # rows of the history's polls table
     attempts: Sequence[Mapping[str, Any]] = ()  # rows of the history's attempts table
     probes: Mapping[str, ProbeResult] = field(default_factory=dict)  # by probe name
+    commits: Sequence[Mapping[str, Any]] = ()  # rows of the history's commits table
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)
@@ -715,6 +716,118 @@ class Attempts(Check):
         return out
 
 
+COMMIT_OUTCOMES = {"committed": ("committed",), "failed": ("failed",), "any": ("committed", "failed")}
+
+
+@dataclass(frozen=True)
+class Commits(Check):
+    """The group members' offset commits (the history's commits table, one row per
+    partition of a commit) that ended ``outcome`` in the window, all members named (every
+    member when None) together: their number lies in ``count``. The window runs from
+    ``start`` plus ``settle_s`` (the run's start when None) to ``until`` (its end), or for
+    ``for_s`` seconds; a commit is placed by when its outcome was known."""
+
+    outcome: str
+    count: CountRange
+    consumers: tuple[str, ...] | None = None
+    start: Anchor | None = None
+    until: Anchor | None = None
+    settle_s: float = 0.0
+    for_s: float | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "commits"
+
+    def __post_init__(self) -> None:
+        if self.outcome not in COMMIT_OUTCOMES:
+            words = ", ".join(COMMIT_OUTCOMES)
+            raise CheckSpecError(f"commits: outcome {self.outcome!r} is not one of {words}")
+        if self.for_s is not None and (self.until is not None or self.start is None):
+            raise CheckSpecError("commits: 'for_s' counts from 'from' and replaces 'until'")
+
+    def describe(self) -> str:
+        who = "" if self.consumers is None else f" by {', '.join(self.consumers)}"
+        start = "the run's start" if self.start is None else self.start.describe()
+        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
+        end = "its end" if self.until is None else self.until.describe()
+        if self.for_s is not None:
+            end = f"{self.for_s:g} s later"
+        outcome = "ending either way" if self.outcome == "any" else self.outcome
+        return f"offset commits{who} {outcome}: {self.count.describe()} from {start}{settle} to {end}"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window
+        if self.for_s is not None:
+            end = begin + self.for_s
+        seen: dict[str, int] = {}
+        counted = 0
+        for row in evidence.commits:
+            if self.consumers is not None and row["consumer_id"] not in self.consumers:
+                continue
+            if not begin <= float(row["ts"]) <= end:
+                continue
+            word = str(row["outcome"]) if row["error"] is None else f"{row['outcome']} ({row['error']})"
+            seen[word] = seen.get(word, 0) + 1
+            counted += row["outcome"] in COMMIT_OUTCOMES[self.outcome]
+        listing = ", ".join(f"{word} {n}" for word, n in sorted(seen.items())) or "none"
+        return self.count.holds(counted), f"{counted} counted; every commit in the window: {listing}"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"commits": self.outcome, "count": self.count.to_dict()}
+        if self.consumers is not None:
+            out["consumers"] = list(self.consumers)
+        for key, anchor in (("from", self.start), ("until", self.until)):
+            if anchor is not None:
+                out[key] = anchor.to_spec()
+        if self.for_s is not None:
+            out["for_s"] = self.for_s
+        if self.settle_s:
+            out["settle_s"] = self.settle_s
+        return out
+
+
+@dataclass(frozen=True)
+class CommitGap(Check):
+    """The longest stretch of the window in which no named member (every member when
+    None) had a commit go through lies in ``seconds``; the window's ends count as
+    boundaries. Measured from the recorded commits alone, so it does not depend on how
+    long the fault took to strike after its inject began."""
+
+    seconds: SecondsRange
+    consumers: tuple[str, ...] | None = None
+    start: Anchor | None = None
+    until: Anchor | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "commit_gap_s"
+
+    def describe(self) -> str:
+        who = "no member" if self.consumers is None else f"none of {', '.join(self.consumers)}"
+        return (f"{who} committing for {self.seconds.describe()} at the longest, "
+                f"{_window_words(self.start, self.until)}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = evidence.window(self.start, self.until)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window[0].ts, window[1].ts
+        times = sorted(float(row["ts"]) for row in evidence.commits
+                       if row["outcome"] == hist.COMMIT_COMMITTED
+                       and (self.consumers is None or row["consumer_id"] in self.consumers))
+        gap = longest_gap(times, begin, end)
+        return self.seconds.holds(gap), f"{gap:.2f} s (window {end - begin:.1f} s)"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"commit_gap_s": self.seconds.to_dict()}
+        if self.consumers is not None:
+            out["consumers"] = list(self.consumers)
+        for key, anchor in (("from", self.start), ("until", self.until)):
+            if anchor is not None:
+                out[key] = anchor.to_spec()
+        return out
+
+
 def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
                  until: Anchor | None) -> tuple[float, float] | str:
     """The window's wall-clock ends: ``start`` + ``settle_s`` (else -inf) to ``until``
@@ -740,7 +853,8 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 # ------------------------------------------------------------------------------ parsing
 
 
-_KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts")
+_KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts", "commits",
+          "commit_gap_s")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
@@ -750,6 +864,8 @@ _KEYS = {
     "probe": {"probe", "holds", "answers", "resumes", "acked", "reads_acked", "name"},
     "polls": {"polls", "count", "from", "until", "settle_s", "partitions", "contiguous", "name"},
     "attempts": {"attempts", "errors", "count", "producers", "from", "for_s", "name"},
+    "commits": {"commits", "count", "consumers", "from", "until", "settle_s", "for_s", "name"},
+    "commit_gap_s": {"commit_gap_s", "consumers", "from", "until", "name"},
 }
 
 
@@ -867,9 +983,18 @@ def parse_check(raw: Any, what: str = "check") -> Check:
             producers = _names(raw["attempts"], what, "attempts") or ()
             return Attempts(producers, _count_range(raw.get("count"), what), start,
                             _number(raw, "for_s", what), errors, label)
+        if kind == "commits":
+            return Commits(str(raw[kind]), _count_range(raw.get("count"), what),
+                           _names(raw.get("consumers"), what, "consumers"), _anchor(raw, "from", what),
+                           _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0),
+                           None if "for_s" not in raw else _number(raw, "for_s", what), label)
         seconds = raw[kind]
         if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
-            raise CheckSpecError(f"{what}: 'unavailable_s' must be {{ min = .., max = .. }}, not {seconds!r}")
+            raise CheckSpecError(f"{what}: '{kind}' must be {{ min = .., max = .. }}, not {seconds!r}")
+        if kind == "commit_gap_s":
+            return CommitGap(SecondsRange(seconds.get("min"), seconds.get("max")),
+                             _names(raw.get("consumers"), what, "consumers"), _anchor(raw, "from", what),
+                             _anchor(raw, "until", what), label)
         return Unavailable(SecondsRange(seconds.get("min"), seconds.get("max")),
                            _ints(raw.get("partitions"), "partitions", what),
                            _anchor(raw, "from", what), _anchor(raw, "until", what), label)

@@ -135,8 +135,7 @@ class ScenarioSpec:
                            "settings": dict(p.settings)}
                           | ({} if p.partitions is None else {"partitions": list(p.partitions)})
                           for p in self.producers],
-            "consumers": [{"name": c.name, "zone": c.zone, "settings": dict(c.settings)}
-                          for c in self.consumers],
+            "consumers": [c.to_dict() for c in self.consumers],
             "expectations": dict(self.expectations),
         }
         if self.bounds is not None and not self.bounds.empty:
@@ -547,12 +546,13 @@ class ScenarioRun:
                                                              "outcome"]).to_pylist()]
             polls = self._rows("polls", ["consumer_id", "partition", "offset", "poll_ts"])
             attempts = self._rows("attempts", ["producer_id", "ts", "error"])
+            commits = self._rows("commits", ["consumer_id", "ts", "outcome", "error"])
             records = [] if self.sampler is None else self.sampler.records()
             timeline = [Observed(r.mono, r.held_until(), state) for r in records
                         if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
             evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls, attempts,
-                                dict(self.probe_results))
+                                dict(self.probe_results), commits)
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
                 self.check(check.name, False, f"the run's evidence could not be read: {err!r}")
@@ -623,8 +623,7 @@ class ScenarioRun:
             "topic": self.spec.topic.to_dict(self.topic),
             "producer": [{"name": p.name, "zone": p.zone, "rate_per_s": p.rate_per_s,
                           "settings": dict(p.settings)} for p in self.spec.producers],
-            "consumer": [{"name": c.name, "zone": c.zone, "settings": dict(c.settings)}
-                         for c in self.spec.consumers],
+            "consumer": [c.to_dict() for c in self.spec.consumers],
             "schedule": schedule,
             "expectations": dict(self.spec.expectations),
             "bounds": {} if self.spec.bounds is None else self.spec.bounds.to_dict(),
@@ -644,6 +643,7 @@ class ScenarioRun:
         so a page answers "was that the default?" without reading harness code."""
         from harness.workload.attempts import attempt_logging_shown
         from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
+        from harness.workload.group_member import member_settings
 
         running = self.cluster.broker_settings()
         extra = self.cluster.release.extra_broker_settings
@@ -660,9 +660,12 @@ class ScenarioRun:
                         [("default", PRODUCER_DEFAULTS), ("scenario", p.settings),
                          ("harness", {**harness(p.zone), **attempt_logging_shown(p.settings)})])}
                    for p in self.spec.producers]
+        def member(c: ConsumerSpec) -> dict[str, Any]:
+            return {} if c.group is None else member_settings(c.group, c.commit, c.settings)
+
         clients += [{"role": "consumer", "name": c.name, "zone": c.zone, "settings": layered_settings(
                          [("default", CONSUMER_DEFAULTS), ("harness", {"group.id": None}),
-                          ("scenario", c.settings), ("harness", harness(c.zone))])}
+                          ("scenario", c.settings), ("harness", {**harness(c.zone), **member(c)})])}
                     for c in self.spec.consumers]
         return {
             "brokers": layered_settings([("topology", topology), ("scenario", scenario),

@@ -146,8 +146,7 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
                          partitions=None if c.get("partitions") is None else tuple(c["partitions"]))
             for c in _clients(data.get("producers", [{"name": "pa", "zone": "a"}]), "producers", where))
         consumers = tuple(
-            ConsumerSpec(name=c["name"], zone=c["zone"], settings=dict(c.get("settings", {})))
-            for c in _clients(data.get("consumers", []), "consumers", where))
+            ConsumerSpec.from_dict(c) for c in _clients(data.get("consumers", []), "consumers", where))
         expectations = dict(data.get("expectations", {}))
         Expectations.from_dict(expectations)
         bounds = _bounds(data.get("bounds"), topic)

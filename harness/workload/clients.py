@@ -64,6 +64,16 @@ def make_consumer(placement: ZonePlacement, zone: str, settings: Mapping[str, An
     return Consumer(config)
 
 
+def decode_value(value: bytes | None) -> str | None:
+    """A record's value as the message id it carries; None when it is not text."""
+    if value is None:
+        return None
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return None
+
+
 @dataclass
 class SendTally:
     """What a batch of sends came to, as the producer saw it."""

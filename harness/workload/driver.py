@@ -25,7 +25,8 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartit
 
 from harness import history as hist
 from harness.workload.attempts import AttemptTracker, attempt_logging
-from harness.workload.clients import ZonePlacement, make_consumer, make_producer
+from harness.workload.clients import ZonePlacement, decode_value, make_consumer, make_producer
+from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress
 
 # Errors after which the record is certainly not on the log: the broker rejected it
 # before appending, or the client never could send it anywhere.
@@ -75,11 +76,60 @@ class ProducerSpec:
 
 @dataclass(frozen=True)
 class ConsumerSpec:
-    """One live consumer reading every partition from the start."""
+    """One live consumer. Without a ``group`` it assign()s every partition and reads from
+    the start, never committing; with one it is a member of that consumer group
+    (:mod:`harness.workload.group_member`): it subscribes, takes the partitions the group
+    gives it, resumes from the group's committed offsets and commits as ``commit`` says
+    (``none``, ``auto``, ``sync`` or ``async``), leaving and rejoining the group every
+    ``restart_every_s`` seconds if that is set, and spending ``process_ms`` on each
+    record it reads."""
 
     name: str
     zone: str
     settings: Mapping[str, Any] = field(default_factory=dict)
+    group: str | None = None
+    commit: str = "none"
+    restart_every_s: float | None = None
+    process_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.commit not in COMMIT_MODES:
+            raise ValueError(f"consumer {self.name}: commit must be one of {', '.join(COMMIT_MODES)}, "
+                             f"not {self.commit!r}")
+        if self.group is None and (self.commit != "none" or self.restart_every_s is not None
+                                   or self.process_ms):
+            raise ValueError(f"consumer {self.name}: 'commit', 'restart_every_s' and 'process_ms' "
+                             "need a 'group'")
+        if self.restart_every_s is not None and self.restart_every_s <= 0:
+            raise ValueError(f"consumer {self.name}: restart_every_s must be positive")
+        if self.process_ms < 0:
+            raise ValueError(f"consumer {self.name}: process_ms cannot be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario-file table that spells this consumer."""
+        out: dict[str, Any] = {"name": self.name, "zone": self.zone, "settings": dict(self.settings)}
+        if self.group is not None:
+            out["group"] = self.group
+            out["commit"] = self.commit
+        if self.restart_every_s is not None:
+            out["restart_every_s"] = self.restart_every_s
+        if self.process_ms:
+            out["process_ms"] = self.process_ms
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConsumerSpec:
+        """The consumer a scenario file's ``[[consumers]]`` table spells."""
+        unknown = sorted(set(data) - {"name", "zone", "settings", "group", "commit", "restart_every_s",
+                                      "process_ms"})
+        if unknown:
+            raise ValueError(f"consumer {data.get('name')}: unknown key(s) {', '.join(unknown)}")
+        group = data.get("group")
+        restart = data.get("restart_every_s")
+        return cls(name=str(data["name"]), zone=str(data["zone"]), settings=dict(data.get("settings", {})),
+                   group=None if group is None else str(group), commit=str(data.get("commit", "none")),
+                   restart_every_s=None if restart is None else float(restart),
+                   process_ms=float(data.get("process_ms", 0.0)))
 
 
 class _Recorder:
@@ -237,22 +287,13 @@ class _ConsumerLoop(threading.Thread):
                 continue
             value = msg.value()
             partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
-            self.polled += 1
             self.next_offsets[partition] = max(offset + 1, self.next_offsets.get(partition, 0))
             self.recorder.row("polls", {
                 "consumer_id": self.spec.name, "zone": self.spec.zone, "topic": self.topic,
                 "partition": partition, "offset": offset,
-                "message_id": _decode(value), "poll_ts": time.time(),
+                "message_id": decode_value(value), "poll_ts": time.time(), "poll_seq": self.polled,
             })
-
-
-def _decode(value: bytes | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return value.decode()
-    except UnicodeDecodeError:
-        return None
+            self.polled += 1
 
 
 class Workload:
@@ -266,8 +307,12 @@ class Workload:
         self._stop = threading.Event()
         self.producers = [_ProducerLoop(p, placement, topic, partitions, self.recorder, self._stop)
                           for p in producers]
-        self.consumers = [_ConsumerLoop(c, placement, topic, partitions, self.recorder)
-                          for c in consumers]
+        groups = {c.group: GroupProgress() for c in consumers if c.group is not None}
+        self.consumers: list[_ConsumerLoop | GroupMember] = [
+            _ConsumerLoop(c, placement, topic, partitions, self.recorder) if c.group is None
+            else GroupMember(c.name, c.zone, c.settings, c.group, c.commit, c.restart_every_s, c.process_ms,
+                             placement, topic, self.recorder, groups[c.group])
+            for c in consumers]
 
     def start(self) -> Workload:
         for thread in [*self.consumers, *self.producers]:
@@ -297,12 +342,13 @@ class Workload:
 
     def client_errors(self) -> dict[str, str]:
         """Clients whose loop died, and why: their part of the history stopped early."""
-        loops: list[_ProducerLoop | _ConsumerLoop] = [*self.producers, *self.consumers]
-        return {loop.spec.name: loop.error for loop in loops if loop.error is not None}
+        loops: list[_ProducerLoop | _ConsumerLoop | GroupMember] = [*self.producers, *self.consumers]
+        return {_name(loop): loop.error for loop in loops if loop.error is not None}
 
     def lagging_consumers(self) -> list[str]:
-        """Consumers that stopped before reading every acknowledged offset."""
-        return [c.spec.name for c in self.consumers if not c.caught_up()]
+        """Consumers that stopped before reading every acknowledged offset (for a group
+        member: before its group had read them all)."""
+        return [_name(c) for c in self.consumers if not c.caught_up()]
 
     def outcomes(self) -> dict[str, int]:
         total = {o: 0 for o in hist.OUTCOMES}
@@ -310,6 +356,10 @@ class Workload:
             for outcome, count in producer.outcomes.items():
                 total[outcome] += count
         return total
+
+
+def _name(loop: _ProducerLoop | _ConsumerLoop | GroupMember) -> str:
+    return loop.member if isinstance(loop, GroupMember) else loop.spec.name
 
 
 def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], writer: hist.HistoryWriter,
@@ -334,7 +384,7 @@ def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], write
                     continue
                 offset = int(msg.offset() or 0)
                 writer.append("final_log", {"topic": topic, "partition": partition,
-                                            "offset": offset, "message_id": _decode(msg.value())})
+                                            "offset": offset, "message_id": decode_value(msg.value())})
                 position = offset + 1
                 total += 1
             if position < high:

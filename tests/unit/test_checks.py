@@ -13,6 +13,8 @@ from harness.compose.checks import (
     Anchor,
     Attempts,
     CheckSpecError,
+    CommitGap,
+    Commits,
     Eventually,
     Evidence,
     Moment,
@@ -131,6 +133,10 @@ CHECK_FORMS: list[dict[str, Any]] = [
     {"sends": "not_acked", "count": {"min": 0, "max": 0}, "from": {"inject": 1}, "for_s": 3.0},
     {"attempts": ["pa", "pb"], "count": {"min": 1}, "from": {"inject": 2}, "for_s": 5.0,
      "errors": ["NOT_LEADER_OR_FOLLOWER"]},
+    {"commits": "committed", "count": {"max": 0}, "consumers": ["g1", "g2"], "from": {"inject": 1},
+     "for_s": 4.0, "settle_s": 0.5},
+    {"commits": "any", "count": {"min": 1}, "from": {"heal": 1}},
+    {"commit_gap_s": {"min": 4.0}, "consumers": ["g1"], "from": {"inject": 1}, "until": {"heal": 1}},
 ]
 
 
@@ -155,6 +161,8 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"attempts": ["pa"], "count": 1, "for_s": 3}, "'attempts' needs 'from'"),
     ({"probe": "b0", "answers": True}, "'answers' can only be false"),
     ({"polls": "ca", "count": 1}, "'polls' must be a list of names"),
+    ({"commits": "lost", "count": 1}, "outcome 'lost' is not one of committed, failed, any"),
+    ({"commits": "failed", "count": 1, "until": {"heal": 1}, "for_s": 2}, "'for_s' counts from 'from'"),
 ])
 def test_malformed_checks_are_refused_in_one_line(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
@@ -264,3 +272,28 @@ def test_sends_can_count_a_stretch_after_a_moment() -> None:
     assert check.evaluate(EVIDENCE).detail == "p0: 3 of 3"
     with pytest.raises(CheckSpecError, match="'for_s' counts from 'from'"):
         Sends("failed", CountRange(1, 1), until=heal(1), start=inject(1), for_s=3)
+
+
+def test_commits_count_the_members_commit_outcomes_in_the_window() -> None:
+    def commit(member: str, at: float, outcome: str = "committed",
+               error: str | None = None) -> dict[str, Any]:
+        return {"consumer_id": member, "ts": WALL + at, "outcome": outcome, "error": error}
+
+    rows = [commit("g1", t) for t in (1, 5, 9)] + [commit("g1", 12, "failed", "NOT_COORDINATOR")]
+    rows += [commit("g2", t) for t in (26, 27)] + [commit("g2", 11, "failed", "_TIMED_OUT")]
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), commits=rows)
+    stall = Commits("committed", CountRange(at_most=0), start=inject(1), until=heal(1))
+    result = stall.evaluate(evidence)
+    assert result.passed, result.detail
+    assert "failed (NOT_COORDINATOR) 1" in result.detail and "failed (_TIMED_OUT) 1" in result.detail
+    assert Commits("failed", CountRange(2, 2), start=inject(1), for_s=5).evaluate(evidence).passed
+    assert not Commits("committed", CountRange(at_most=0), consumers=("g2",), start=heal(1)).evaluate(
+        evidence).passed
+    assert not Commits("committed", CountRange(at_most=0), start=inject(1), settle_s=-2,
+                       until=heal(1)).evaluate(evidence).passed  # g1's commit at 9 falls inside
+    # Between the inject at 10 and the heal at 25 nothing went through: a 15 s gap; g1's
+    # last commit at 9 and g2's first at 26 lie outside, so the window's ends bound it.
+    gap = CommitGap(SecondsRange(at_least=14), start=inject(1), until=heal(1)).evaluate(evidence)
+    assert gap.passed and gap.detail.startswith("15.00 s"), gap.detail
+    assert not CommitGap(SecondsRange(at_most=10), start=inject(1)).evaluate(evidence).passed  # 10 -> 26
+    assert CommitGap(SecondsRange(12.9, 13.1), start=heal(1)).evaluate(evidence).passed  # 27 -> the end at 40

@@ -220,3 +220,40 @@ def test_the_pages_bounds_and_brokers_examples_load(tmp_path: Path) -> None:
         "\n".join(line[4:] for line in block.splitlines()) + "\n" for block in examples))
     assert scenario.spec.bounds is not None and scenario.spec.bounds.unavailable_s == {1: 5}
     assert scenario.spec.broker_settings["log.flush.interval.messages"] == 1
+
+
+GROUP_MEMBERS = '''
+[[consumers]]
+name = "m1"
+zone = "a"
+group = "readers"
+commit = "sync"
+
+[[consumers]]
+name = "m2"
+zone = "b"
+group = "readers"
+commit = "auto"
+restart_every_s = 4
+process_ms = 5
+'''
+
+
+def test_group_members_load_with_their_commit_mode_and_restarts(tmp_path: Path) -> None:
+    consumers = _load(tmp_path, GROUP_MEMBERS).spec.consumers
+    assert [(c.name, c.group, c.commit, c.restart_every_s, c.process_ms) for c in consumers] == [
+        ("m1", "readers", "sync", None, 0.0), ("m2", "readers", "auto", 4.0, 5.0)]
+    assert consumers[1].to_dict() == {"name": "m2", "zone": "b", "settings": {}, "group": "readers",
+                                      "commit": "auto", "restart_every_s": 4.0, "process_ms": 5.0}
+
+
+@pytest.mark.parametrize(("consumer", "message"), [
+    ('commit = "sometimes"\ngroup = "g"\n', "commit must be one of none, auto, sync, async"),
+    ('commit = "auto"\n', "'commit', 'restart_every_s' and 'process_ms' need a 'group'"),
+    ('group = "g"\nrestart_every_s = 0\n', "restart_every_s must be positive"),
+    ('group = "g"\nprocess_ms = -1\n', "process_ms cannot be negative"),
+    ('group = "g"\nrebalance = "often"\n', "unknown key(s) rebalance"),
+])
+def test_malformed_group_members_are_refused_in_one_line(tmp_path: Path, consumer: str, message: str) -> None:
+    with pytest.raises(ScenarioFileError, match=re.escape(message)):
+        _load(tmp_path, f'[[consumers]]\nname = "m"\nzone = "a"\n{consumer}')

@@ -1,0 +1,266 @@
+"""A consumer-group member: it subscribes, rebalances, commits, and records all of it.
+
+Where :class:`~harness.workload.driver` consumers ``assign()`` every partition and never
+commit, a group member lets the group coordinator hand it partitions, resumes each from
+the group's committed offset, and commits what it read in one of three ways:
+
+- ``auto``: librdkafka commits the offsets of delivered records every
+  ``auto.commit.interval.ms`` (1 s here unless a scenario says otherwise) and on close;
+- ``sync``: after recording each batch it read (its "processing"), it commits the batch's
+  next offsets and waits for the answer;
+- ``async``: the same, without waiting; the answer arrives in the commit callback.
+
+Everything the member saw goes into the history: each read with its group, assignment
+number and receive order (``polls``); each partition assigned, revoked or lost, with the
+committed offset it resumes from (``rebalances``); each commit's outcome (``commits``).
+The judge reads poll skips, backward polls, commit regressions and commits beyond what
+was read from those rows alone.
+
+A member may leave and rejoin the group every ``restart_every_s`` seconds (a clean
+``close()``, so the group rebalances at once), which with several members makes a
+rebalance storm. A restart interrupts the batch being processed (``process_ms`` per
+record): the records not yet processed are never read, although automatic commits
+commit them - the hazard of automatic commits that the judge catches as commits beyond
+what was read, and that committing after processing avoids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from harness import history as hist
+from harness.workload.clients import ZonePlacement, decode_value, make_consumer
+
+# How a member commits; "none" reads without ever committing.
+COMMIT_MODES = ("none", "auto", "sync", "async")
+AUTO_COMMIT_INTERVAL_MS = 1000
+# How long a member keeps asking for the committed offsets of a new assignment before it
+# gives up (and dies, failing the scenario): a coordinator moving after a broker loss
+# answers within a session timeout or two.
+RESUME_LOOKUP_TIMEOUT_S = 60.0
+BATCH = 500
+
+
+def member_settings(group: str, commit: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The consumer settings a member's group and commit mode impose over the scenario's
+    (shown on the scenario page as the harness's)."""
+    out: dict[str, Any] = {"group.id": group, "enable.auto.commit": commit == "auto"}
+    if commit == "auto":
+        out["auto.commit.interval.ms"] = settings.get("auto.commit.interval.ms", AUTO_COMMIT_INTERVAL_MS)
+    return out
+
+
+class Recorder(Protocol):
+    """Where a member's rows go (the workload's thread-safe recorder)."""
+
+    def row(self, table: str, row: Mapping[str, Any]) -> None: ...
+
+
+class GroupProgress:
+    """What a group has read, shared by its members: partition -> next offset to read.
+    The workload's final catch-up waits for the group, not for each member, since each
+    member holds only some of the partitions."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.next_offsets: dict[int, int] = {}
+
+    def read(self, partition: int, offset: int) -> None:
+        with self._lock:
+            self.next_offsets[partition] = max(offset + 1, self.next_offsets.get(partition, 0))
+
+    def caught_up(self, targets: Mapping[int, int]) -> bool:
+        with self._lock:
+            return all(self.next_offsets.get(p, 0) > offset for p, offset in targets.items())
+
+
+class GroupMember(threading.Thread):
+    """One member of ``group``, reading ``topic`` until told to finish."""
+
+    def __init__(self, name: str, zone: str, settings: Mapping[str, Any], group: str, commit: str,
+                 restart_every_s: float | None, process_ms: float, placement: ZonePlacement, topic: str,
+                 recorder: Recorder, progress: GroupProgress) -> None:
+        super().__init__(name=f"member-{name}", daemon=True)
+        if commit not in COMMIT_MODES:  # ConsumerSpec checks it first; this guards direct use
+            raise ValueError(f"consumer {name}: commit must be one of {', '.join(COMMIT_MODES)}")
+        self.member, self.zone, self.group, self.commit_mode = name, zone, group, commit
+        self.settings, self.placement, self.topic = dict(settings), placement, topic
+        self.restart_every_s = restart_every_s
+        self.process_s = process_ms / 1000
+        self._rejoin_at = float("inf")
+        self.recorder, self.progress = recorder, progress
+        self.assignment = -1  # the member's assignment number; the first one is 0
+        self.poll_seq = 0
+        self.polled = 0
+        self.error: str | None = None  # why the member died, if it did
+        self._finish = threading.Event()
+        self._targets: dict[int, int] = {}
+        self._deadline = 0.0
+
+    # ------------------------------------------------------------------ the workload's side
+
+    def finish(self, targets: Mapping[int, int], timeout_s: float) -> None:
+        """Stop once the group has read every ``partition -> offset`` in ``targets``, or
+        after ``timeout_s``."""
+        self._targets = dict(targets)
+        self._deadline = time.monotonic() + timeout_s
+        self._finish.set()
+
+    def caught_up(self) -> bool:
+        return self.progress.caught_up(self._targets)
+
+    def _done(self) -> bool:
+        return self._finish.is_set() and (self.caught_up() or time.monotonic() >= self._deadline)
+
+    # ------------------------------------------------------------------------- reading
+
+    def run(self) -> None:
+        consumer: Consumer | None = None
+        try:
+            consumer = self._join()
+            self._rejoin_at = self._next_restart()
+            while not self._done():
+                if self._restart_due():
+                    consumer.close()  # leaves the group: the others rebalance at once
+                    consumer = self._join()
+                    self._rejoin_at = self._next_restart()
+                self._read_batch(consumer)
+        except BaseException as exc:  # recorded: the scenario fails on a member that died
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if consumer is not None:
+                with contextlib.suppress(RuntimeError):  # closed by a restart that failed to rejoin
+                    consumer.close()
+
+    def _restart_due(self) -> bool:
+        """Time to leave and rejoin; never once the workload is finishing, so the group
+        settles and can catch up."""
+        return time.monotonic() >= self._rejoin_at and not self._finish.is_set()
+
+    def _next_restart(self) -> float:
+        return float("inf") if self.restart_every_s is None else time.monotonic() + self.restart_every_s
+
+    def _join(self) -> Consumer:
+        settings = {**self.settings, **member_settings(self.group, self.commit_mode, self.settings),
+                    "on_commit": self._on_commit}
+        consumer = make_consumer(self.placement, self.zone, settings)
+        consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
+                           on_lost=self._on_lost)
+        return consumer
+
+    def _read_batch(self, consumer: Consumer) -> None:
+        """Fetch a batch and process it record by record: a record counts as read (a
+        ``polls`` row) once processed, which takes ``process_ms``. A restart that falls
+        due mid-batch interrupts the processing, as a crash or a redeploy would: the rest
+        of the batch is never processed, although librdkafka stored (and with automatic
+        commits will commit) the offsets of everything it delivered."""
+        processed: dict[int, int] = {}  # partition -> next offset after this batch
+        for msg in consumer.consume(num_messages=BATCH, timeout=0.2):
+            if self._restart_due():
+                return  # interrupted: nothing more is processed, nothing committed by hand
+            if msg.error():
+                continue
+            if self.process_s:
+                time.sleep(self.process_s)
+            partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
+            self.recorder.row("polls", {
+                "consumer_id": self.member, "zone": self.zone, "topic": self.topic,
+                "partition": partition, "offset": offset, "message_id": decode_value(msg.value()),
+                "poll_ts": time.time(), "group": self.group, "assignment": self.assignment,
+                "poll_seq": self.poll_seq,
+            })
+            self.poll_seq += 1
+            self.polled += 1
+            self.progress.read(partition, offset)
+            processed[partition] = offset + 1
+        if processed and self.commit_mode in ("sync", "async"):
+            self._commit(consumer, processed)
+
+    # ------------------------------------------------------------------------ committing
+
+    def _commit(self, consumer: Consumer, processed: Mapping[int, int]) -> None:
+        offsets = [TopicPartition(self.topic, p, o) for p, o in sorted(processed.items())]
+        if self.commit_mode == "async":
+            consumer.commit(offsets=offsets, asynchronous=True)  # answered in _on_commit
+            return
+        try:
+            answered = consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            self._record_commits(offsets, exc.args[0] if exc.args else None, "sync")
+            return
+        self._record_commits(answered or offsets, None, "sync")
+
+    def _on_commit(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        """librdkafka's answer to an automatic or asynchronous commit. A synchronous one is
+        recorded from its return instead, so no commit is recorded twice."""
+        if self.commit_mode == "sync":
+            return
+        if err is not None and err.code() == KafkaError._NO_OFFSET:
+            return  # an automatic commit with nothing new to commit: no request was sent
+        self._record_commits(partitions, err, self.commit_mode)
+
+    def _record_commits(self, partitions: list[TopicPartition], err: Any, mode: str) -> None:
+        now = time.time()
+        for tp in partitions:
+            if tp.offset < 0:
+                continue  # a partition with nothing to commit
+            error = tp.error or err
+            self.recorder.row("commits", {
+                "group": self.group, "consumer_id": self.member, "assignment": self.assignment,
+                "topic": tp.topic, "partition": tp.partition, "offset": tp.offset, "ts": now,
+                "mode": mode, "outcome": hist.COMMIT_FAILED if error else hist.COMMIT_COMMITTED,
+                "error": _error_name(error),
+            })
+
+    # ------------------------------------------------------------------------ rebalances
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.assignment += 1
+        resume = self._committed(consumer, partitions)
+        self._record_rebalance(hist.REBALANCE_ASSIGNED, partitions, resume)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._record_rebalance(hist.REBALANCE_REVOKED, partitions, {})
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._record_rebalance(hist.REBALANCE_LOST, partitions, {})
+
+    def _committed(self, consumer: Consumer, partitions: list[TopicPartition]) -> dict[int, int | None]:
+        """The group's committed offsets for a new assignment: where the member resumes.
+        Asked until the coordinator answers; a member that cannot learn them dies rather
+        than record a guess the judge would hold its reads against."""
+        if not partitions:
+            return {}
+        deadline = time.monotonic() + RESUME_LOOKUP_TIMEOUT_S
+        while True:
+            try:
+                answered = consumer.committed(partitions, timeout=10)
+                break
+            except KafkaException:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+        return {tp.partition: (tp.offset if tp.offset >= 0 else None) for tp in answered}
+
+    def _record_rebalance(self, event: str, partitions: list[TopicPartition],
+                          resume: Mapping[int, int | None]) -> None:
+        now = time.time()
+        for tp in partitions:
+            self.recorder.row("rebalances", {
+                "group": self.group, "consumer_id": self.member, "ts": now, "event": event,
+                "assignment": max(self.assignment, 0), "topic": tp.topic, "partition": tp.partition,
+                "resume_offset": resume.get(tp.partition),
+            })
+
+
+def _error_name(error: Any) -> str | None:
+    if error is None:
+        return None
+    return error.name() if isinstance(error, KafkaError) else str(error)
+
