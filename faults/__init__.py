@@ -29,6 +29,7 @@ from faults.schedule import Schedule, ScheduleEntry, ScheduleRun
 from faults.targets import (
     BrokerId,
     Controller,
+    CoordinatorOf,
     FollowerOf,
     Isolation,
     LeaderOf,
@@ -49,6 +50,7 @@ __all__ = [
     "BrokerId",
     "ControlledShutdown",
     "Controller",
+    "CoordinatorOf",
     "Cut",
     "CutMode",
     "Degrade",

@@ -64,6 +64,10 @@ TARGET_DOCS: dict[str, TargetDoc] = {
                   ({"follower_of": [TOPIC, 0]}, {"follower_of": [TOPIC, 0, 1]})),
         TargetDoc("zone_of", "The whole zone (nodes and clients) of whatever node the inner target "
                   "resolves to then.", ({"zone_of": "controller"}, {"zone_of": {"leader_of": [TOPIC, 0]}})),
+        TargetDoc("coordinator_of", "The broker coordinating the consumer group at the moment the "
+                  "fault strikes: the leader of the group's `__consumer_offsets` partition (Java hash of "
+                  "the group id modulo the topic's partition count, as Kafka places it); fails if no "
+                  "group has asked for a coordinator yet.", ({"coordinator_of": "orders-readers"},)),
         TargetDoc("controller", "The broker that holds /controller at that moment.", ("controller",)),
         TargetDoc("zookeeper_leader", "The ZooKeeper node that leads the ensemble at that moment (its "
                   "`srvr` answer says leader); fails if the ensemble has no quorum.", ("zookeeper_leader",)),

@@ -221,6 +221,53 @@ class LeaderOf(Target):
         return {self.kind: [self.topic, self.partition]}
 
 
+# The internal topic holding consumer groups' offsets and membership: each group's
+# coordinator is the leader of one of its partitions.
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: 31-based over the UTF-16 code units, in 32-bit signed
+    arithmetic. Kafka places a group by it, so it must be Java's, not Python's hash."""
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def offsets_partition(group: str, partitions: int) -> int:
+    """The ``__consumer_offsets`` partition of ``group``, as the group coordinator places it:
+    the absolute value of the id's Java hash (Kafka's ``Utils.abs``, which maps
+    Integer.MIN_VALUE to 0) modulo the topic's partition count."""
+    h = java_string_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+@dataclass(frozen=True)
+class CoordinatorOf(Target):
+    """The broker coordinating consumer group ``group`` now: the leader of the group's
+    ``__consumer_offsets`` partition. The topic exists once any consumer group has asked
+    for its coordinator, so the role resolves only after the group's members started."""
+
+    group: str
+    kind: ClassVar[str] = "coordinator_of"
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        states = cluster.state([GROUP_METADATA_TOPIC]).topic(GROUP_METADATA_TOPIC)
+        if not states:
+            raise TargetError(f"{GROUP_METADATA_TOPIC} does not exist yet: no consumer group has "
+                              f"asked for a coordinator, so group {self.group!r} has none")
+        partition = offsets_partition(self.group, len(states))
+        return LeaderOf(GROUP_METADATA_TOPIC, partition).resolve(cluster)
+
+    def describe(self) -> str:
+        return f"coordinator of group {self.group}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.group}
+
+
 @dataclass(frozen=True)
 class FollowerOf(Target):
     """An in-sync follower of ``topic``-``partition``: the ``rank``-th in replica order.
@@ -417,6 +464,7 @@ TARGET_KINDS = (
     "leader_of",
     "follower_of",
     "zone_of",
+    "coordinator_of",
     *_NO_ARGUMENT,
 )
 
@@ -444,6 +492,8 @@ def parse_target(spec: object) -> Target:
         return ZoneClients(typed(value, str, what))
     if kind == "zone_of":
         return ZoneOf(parse_target(value))
+    if kind == "coordinator_of":
+        return CoordinatorOf(typed(value, str, what))
     if kind in ("leader_of", "follower_of"):
         args = typed(value, list, what)
         arities = (2,) if kind == "leader_of" else (2, 3)

@@ -8,8 +8,10 @@ import pytest
 
 from faults.errors import FaultSpecError, TargetError
 from faults.targets import (
+    GROUP_METADATA_TOPIC,
     BrokerId,
     Controller,
+    CoordinatorOf,
     FollowerOf,
     Isolation,
     LeaderOf,
@@ -20,6 +22,8 @@ from faults.targets import (
     ZoneClients,
     ZoneOf,
     ZooKeeperLeader,
+    java_string_hash,
+    offsets_partition,
     parse_links,
     parse_target,
 )
@@ -204,3 +208,28 @@ def test_malformed_target_specs_are_refused(spec: object, message: str) -> None:
 def test_malformed_link_specs_are_refused(spec: object, message: str) -> None:
     with pytest.raises(FaultSpecError, match=message):
         parse_links(spec)
+
+
+# Java's String.hashCode and Kafka's placement, as a JDK 17 computed them (surrogate pairs
+# count as two UTF-16 units; Integer.MIN_VALUE maps to partition 0 under Kafka's Utils.abs).
+JAVA_HASHES = [("kafka-chaos-g1", 151413982, 32), ("orders-readers", -879800024, 24),
+               ("é漢字😀", 1086978305, 5), ("polygenelubricants", -2147483648, 0), ("", 0, 0)]
+
+
+@pytest.mark.parametrize(("group", "java_hash", "partition"), JAVA_HASHES)
+def test_a_group_is_placed_on_the_offsets_partition_kafka_gives_it(
+    group: str, java_hash: int, partition: int
+) -> None:
+    assert java_string_hash(group) == java_hash
+    assert offsets_partition(group, 50) == partition
+
+
+def test_a_group_coordinator_is_the_leader_of_its_offsets_partition() -> None:
+    offsets = [_partition(GROUP_METADATA_TOPIC, p, leader=p % 3, isr=(0, 1, 2)) for p in range(50)]
+    cluster = FakeCluster(partitions=offsets)
+    assert CoordinatorOf("kafka-chaos-g1").resolve(cluster) == ("kafka-2",)  # partition 32
+    assert CoordinatorOf("orders-readers").resolve(cluster) == ("kafka-0",)  # partition 24
+    assert parse_target({"coordinator_of": "g"}) == CoordinatorOf("g")
+    assert CoordinatorOf("g").to_spec() == {"coordinator_of": "g"}
+    with pytest.raises(TargetError, match="no consumer group has asked"):
+        CoordinatorOf("g").resolve(FakeCluster())
