@@ -10,6 +10,8 @@ import tomli_w
 
 from harness.compose.scenario import ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
+from tests.chaos.scenarios.test_g01_group_coordinator_loss import g1_spec
+from tests.chaos.scenarios.test_g02_rebalance_storm import g2_spec
 from tests.chaos.scenarios.test_s01_single_replica_kill import s1_spec
 from tests.chaos.scenarios.test_s02_move_before_maintenance import s2_spec
 from tests.chaos.scenarios.test_s03_controlled_vs_kill import s3_spec
@@ -43,7 +45,10 @@ PYTHON_SPECS = {
     **{f"s11-{name}": s11_spec(variant, SESSION_S) for name, variant in VARIANTS.items()},
     "s12-idempotence-on": s12_spec(True, SESSION_S),
     "s12-idempotence-off": s12_spec(False, SESSION_S),
+    "g1": g1_spec("g1-7", 1, [0, 1, 2], SESSION_S),
 }
+# Specs whose fault is in their clients (a rebalance storm), not in a schedule.
+CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync")}
 FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 
 
@@ -52,6 +57,12 @@ def test_a_python_spec_written_as_a_file_reads_back_as_the_same_spec(spec: Scena
     text = tomli_w.dumps(spec.to_dict())
     assert parse_scenario(text, "written") == spec
     assert spec.checks and spec.schedule, "a declarative scenario has a schedule and checks"
+
+
+@pytest.mark.parametrize("spec", CLIENT_FAULT_SPECS.values(), ids=list(CLIENT_FAULT_SPECS))
+def test_a_client_fault_spec_written_as_a_file_reads_back_as_the_same_spec(spec: ScenarioSpec) -> None:
+    assert parse_scenario(tomli_w.dumps(spec.to_dict()), "written") == spec
+    assert spec.checks and any(c.restart_every_s for c in spec.consumers)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
