@@ -129,6 +129,10 @@ _PREVIOUS = (
 )
 
 
+# What a candidate keeps of its stream row.
+_ROW = ("grp", "consumer_id", "assignment", "tp", "offset", "prev", "ts")
+
+
 def candidates(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
     """Every row of the stream that is a finding or may be one, as (c, id, grp,
     consumer_id, assignment, tp, offset, prev, lo, hi):
@@ -147,13 +151,7 @@ def candidates(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFr
     # Commits of one (grp, tp) order by (ts, offset) in the window that gives prev: a
     # member's reads order by (poll_seq, ts, offset), commits have a null poll_seq.
     rows = w.selectExpr(
-        "grp",
-        "consumer_id",
-        "assignment",
-        "tp",
-        "offset",
-        "prev",
-        "ts",
+        *_ROW,
         f"""filter(array(
             CASE WHEN src = 0 AND prev IS NOT NULL AND offset <= prev THEN {_NONMONO} END,
             CASE WHEN src = 0 AND prev IS NOT NULL AND offset > prev + 1 THEN {_GAP} END,
@@ -163,17 +161,7 @@ def candidates(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFr
         ), x -> x IS NOT NULL) AS cs""",
         "coalesce(m, -1L) AS m",
     ).where("size(cs) > 0")
-    return rows.selectExpr(
-        "explode(cs) AS c",
-        "grp",
-        "consumer_id",
-        "assignment",
-        "tp",
-        "offset",
-        "prev",
-        "ts",
-        "m",
-    ).selectExpr(
+    return rows.selectExpr("explode(cs) AS c", *_ROW, "m").selectExpr(
         "c",
         "monotonically_increasing_id() AS id",
         "grp",

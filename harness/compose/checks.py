@@ -398,29 +398,21 @@ class Sends(Check):
             raise CheckSpecError(f"sends: timed_by is \"send\" or \"ack\", not {self.timed_by!r}")
         if self.timed_by == "ack" and self.outcome != "acked":
             raise CheckSpecError("sends: only acknowledged sends have an acknowledgement to time them by")
-        if self.for_s is not None and (self.until is not None or self.start is None):
-            raise CheckSpecError("sends: 'for_s' counts from 'from' and replaces 'until'")
+        _check_for_s("sends", self.start, self.until, self.for_s)
 
     def describe(self) -> str:
         who = "" if self.producers is None else f" by {', '.join(self.producers)}"
         words = self.outcome.replace("_", " ")
         where = _partition_listing(self.partitions)
         when = "made" if self.timed_by == "send" else "acknowledged"
-        start = "the run's start" if self.start is None else self.start.describe()
-        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
-        end = "its end" if self.until is None else self.until.describe()
-        if self.for_s is not None:
-            end = f"{self.for_s:g} s later"
-        return (f"sends{who} {words}: {self.count.describe()} on each of {where}, {when} from "
-                f"{start}{settle} to {end}")
+        return (f"sends{who} {words}: {self.count.describe()} on each of {where}, {when} "
+                f"{_span_words(self.start, self.settle_s, self.until, self.for_s)}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
+        window = _wall_bounds(evidence, self.start, self.settle_s, self.until, self.for_s)
         if isinstance(window, str):
             return False, window
         begin, end = window
-        if self.for_s is not None:
-            end = begin + self.for_s
         counted: dict[int, int] = {p: 0 for p in self.partitions or ()}
         totals: dict[int, int] = dict(counted)
         wanted = SEND_OUTCOMES[self.outcome]
@@ -447,16 +439,9 @@ class Sends(Check):
         for key, value in (("partitions", self.partitions), ("producers", self.producers)):
             if value is not None:
                 out[key] = list(value)
-        for key, anchor in (("from", self.start), ("until", self.until)):
-            if anchor is not None:
-                out[key] = anchor.to_spec()
         if self.timed_by != "send":
             out["timed_by"] = self.timed_by
-        if self.for_s is not None:
-            out["for_s"] = self.for_s
-        if self.settle_s:
-            out["settle_s"] = self.settle_s
-        return out
+        return _with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 
 @dataclass(frozen=True)
@@ -531,10 +516,7 @@ class Unavailable(Check):
         out: dict[str, Any] = {"unavailable_s": self.seconds.to_dict()}
         if self.partitions is not None:
             out["partitions"] = list(self.partitions)
-        for key, anchor in (("from", self.start), ("until", self.until)):
-            if anchor is not None:
-                out[key] = anchor.to_spec()
-        return out
+        return _with_window(out, self.start, self.until)
 
 
 @dataclass(frozen=True)
@@ -626,13 +608,10 @@ class Polls(Check):
     kind: ClassVar[str] = "polls"
 
     def describe(self) -> str:
-        start = "the run's start" if self.start is None else self.start.describe()
-        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
-        end = "its end" if self.until is None else self.until.describe()
         which = "" if self.partitions is None else f" of {_partition_listing(self.partitions)}"
         order = ", every read at the next offset" if self.contiguous else ""
-        return (f"records{which} polled by {', '.join(self.consumers)}: {self.count.describe()} each, from "
-                f"{start}{settle} to {end}{order}")
+        return (f"records{which} polled by {', '.join(self.consumers)}: {self.count.describe()} each, "
+                f"{_span_words(self.start, self.settle_s, self.until, None)}{order}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
@@ -663,12 +642,7 @@ class Polls(Check):
             out["partitions"] = list(self.partitions)
         if self.contiguous:
             out["contiguous"] = True
-        for key, anchor in (("from", self.start), ("until", self.until)):
-            if anchor is not None:
-                out[key] = anchor.to_spec()
-        if self.settle_s:
-            out["settle_s"] = self.settle_s
-        return out
+        return _with_window(out, self.start, self.until, self.settle_s)
 
 
 @dataclass(frozen=True)
@@ -741,26 +715,19 @@ class Commits(Check):
         if self.outcome not in COMMIT_OUTCOMES:
             words = ", ".join(COMMIT_OUTCOMES)
             raise CheckSpecError(f"commits: outcome {self.outcome!r} is not one of {words}")
-        if self.for_s is not None and (self.until is not None or self.start is None):
-            raise CheckSpecError("commits: 'for_s' counts from 'from' and replaces 'until'")
+        _check_for_s("commits", self.start, self.until, self.for_s)
 
     def describe(self) -> str:
         who = "" if self.consumers is None else f" by {', '.join(self.consumers)}"
-        start = "the run's start" if self.start is None else self.start.describe()
-        settle = f" (+{self.settle_s:g} s)" if self.settle_s else ""
-        end = "its end" if self.until is None else self.until.describe()
-        if self.for_s is not None:
-            end = f"{self.for_s:g} s later"
         outcome = "ending either way" if self.outcome == "any" else self.outcome
-        return f"offset commits{who} {outcome}: {self.count.describe()} from {start}{settle} to {end}"
+        return (f"offset commits{who} {outcome}: {self.count.describe()} "
+                f"{_span_words(self.start, self.settle_s, self.until, self.for_s)}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        window = _wall_bounds(evidence, self.start, self.settle_s, self.until)
+        window = _wall_bounds(evidence, self.start, self.settle_s, self.until, self.for_s)
         if isinstance(window, str):
             return False, window
         begin, end = window
-        if self.for_s is not None:
-            end = begin + self.for_s
         seen: dict[str, int] = {}
         counted = 0
         for row in evidence.commits:
@@ -778,14 +745,7 @@ class Commits(Check):
         out: dict[str, Any] = {"commits": self.outcome, "count": self.count.to_dict()}
         if self.consumers is not None:
             out["consumers"] = list(self.consumers)
-        for key, anchor in (("from", self.start), ("until", self.until)):
-            if anchor is not None:
-                out[key] = anchor.to_spec()
-        if self.for_s is not None:
-            out["for_s"] = self.for_s
-        if self.settle_s:
-            out["settle_s"] = self.settle_s
-        return out
+        return _with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 
 @dataclass(frozen=True)
@@ -822,16 +782,13 @@ class CommitGap(Check):
         out: dict[str, Any] = {"commit_gap_s": self.seconds.to_dict()}
         if self.consumers is not None:
             out["consumers"] = list(self.consumers)
-        for key, anchor in (("from", self.start), ("until", self.until)):
-            if anchor is not None:
-                out[key] = anchor.to_spec()
-        return out
+        return _with_window(out, self.start, self.until)
 
 
 def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
-                 until: Anchor | None) -> tuple[float, float] | str:
+                 until: Anchor | None, for_s: float | None = None) -> tuple[float, float] | str:
     """The window's wall-clock ends: ``start`` + ``settle_s`` (else -inf) to ``until``
-    (else +inf); or why an anchor has no moment."""
+    (else +inf), or ``for_s`` after its start; or why an anchor has no moment."""
     begin, end = -math.inf, math.inf
     if start is not None:
         moment = evidence.moment(start)
@@ -843,7 +800,37 @@ def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
         if moment is None:
             return f"{until.describe()} never ran"
         end = moment.ts
+    if for_s is not None:
+        end = begin + for_s
     return begin, end
+
+
+def _check_for_s(kind: str, start: Anchor | None, until: Anchor | None, for_s: float | None) -> None:
+    if for_s is not None and (until is not None or start is None):
+        raise CheckSpecError(f"{kind}: 'for_s' counts from 'from' and replaces 'until'")
+
+
+def _span_words(start: Anchor | None, settle_s: float, until: Anchor | None, for_s: float | None) -> str:
+    """'from <start> (+settle) to <end>', as a check's description says its window."""
+    begin = "the run's start" if start is None else start.describe()
+    settle = f" (+{settle_s:g} s)" if settle_s else ""
+    end = "its end" if until is None else until.describe()
+    if for_s is not None:
+        end = f"{for_s:g} s later"
+    return f"from {begin}{settle} to {end}"
+
+
+def _with_window(out: dict[str, Any], start: Anchor | None, until: Anchor | None, settle_s: float = 0.0,
+                 for_s: float | None = None) -> dict[str, Any]:
+    """``out`` with the window's keys as a scenario file spells them (defaults left out)."""
+    for key, anchor in (("from", start), ("until", until)):
+        if anchor is not None:
+            out[key] = anchor.to_spec()
+    if for_s is not None:
+        out["for_s"] = for_s
+    if settle_s:
+        out["settle_s"] = settle_s
+    return out
 
 
 def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckResult]:
