@@ -13,8 +13,10 @@ import os
 import re
 import secrets
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import APIError, NotFound
@@ -82,15 +84,23 @@ def _owner_alive(owner: str) -> bool:
 
 
 def remove_run(client: docker.DockerClient, run_id: str) -> int:
-    """Remove every container, network and volume labelled with ``run_id``."""
+    """Remove every container, network and volume labelled with ``run_id``.
+
+    Containers go side by side: each force-removal waits for the engine to kill the
+    process and delete its file system, which on a loaded machine takes seconds, and
+    seven of them one after the other made a Ctrl-C take over a minute."""
     selector = {"label": f"{RUN_LABEL}={run_id}"}
-    removed = 0
-    for container in client.containers.list(all=True, sparse=True, filters=selector):
+    containers = client.containers.list(all=True, sparse=True, filters=selector)
+
+    def remove(container: Any) -> int:
         try:
             container.remove(force=True, v=True)
-            removed += 1
+            return 1
         except NotFound:
-            pass
+            return 0
+
+    with ThreadPoolExecutor(max_workers=max(1, len(containers))) as pool:
+        removed = sum(pool.map(remove, containers))
     for network in client.networks.list(filters=selector):
         try:
             network.remove()
