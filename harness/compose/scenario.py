@@ -117,6 +117,10 @@ class ScenarioSpec:
     cooldown_s: float = 3.0
     # A run in which almost nothing was acknowledged tested nothing, whatever its verdict.
     min_acked: int = 50
+    # A control run: the checks named here (as the run records them) are run where what
+    # they look for cannot happen, to show they can fail. Each must be evaluated and fail;
+    # it then counts as passed, and the report says it failed as required.
+    must_fail: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a scenario file spells it (``tomli_w.dumps`` writes the file that
@@ -131,10 +135,7 @@ class ScenarioSpec:
             "warmup_s": self.warmup_s, "warmup_acked": self.warmup_acked, "cooldown_s": self.cooldown_s,
             "min_acked": self.min_acked,
             "sample_interval_s": self.sample_interval_s, "topic": topic,
-            "producers": [{"name": p.name, "zone": p.zone, "rate_per_s": p.rate_per_s,
-                           "settings": dict(p.settings)}
-                          | ({} if p.partitions is None else {"partitions": list(p.partitions)})
-                          for p in self.producers],
+            "producers": [p.to_dict() for p in self.producers],
             "consumers": [c.to_dict() for c in self.consumers],
             "expectations": dict(self.expectations),
         }
@@ -142,6 +143,8 @@ class ScenarioSpec:
             out["bounds"] = self.bounds.to_dict()
         if self.broker_settings:
             out["brokers"] = {"settings": dict(self.broker_settings)}
+        if self.must_fail:
+            out["must_fail"] = list(self.must_fail)
         out["schedule"] = [dict(entry) for entry in self.schedule]
         out["checks"] = [check.to_spec() for check in self.checks]
         out["probes"] = [probe.to_spec() for probe in self.probes]
@@ -205,6 +208,7 @@ class ScenarioRun:
 
         self.cluster = cluster
         self.spec = spec
+        self._controls_evaluated: set[str] = set()
         self.judge = judge
         self.scenario_id = scenario_id or spec.id
         self.dir = run.scenario_dir(self.scenario_id)
@@ -244,9 +248,27 @@ class ScenarioRun:
                 self.writer.append("faults", row)
 
     def check(self, name: str, passed: bool, detail: str = "") -> bool:
-        """Record a ZooKeeper-side check for the report; returns ``passed`` to assert on."""
+        """Record a check for the report; returns ``passed`` to assert on. A check the spec
+        names in ``must_fail`` is inverted: it passes when it failed, as a control run
+        requires."""
+        if name in self.spec.must_fail:
+            self._controls_evaluated.add(name)
+            held = "held" if passed else "failed"
+            name = f"{name} (must fail in this control run)"
+            detail = f"{held}, as measured: {detail}"
+            passed = not passed
         self.checks.append(Check(name, bool(passed), detail))
         return bool(passed)
+
+    def _check_controls(self) -> None:
+        """Every check a control run names in ``must_fail`` was evaluated: a name that
+        matches no check (misspelt, or the check never ran) would otherwise pass unseen."""
+        if not self.spec.must_fail:
+            return
+        missing = [name for name in self.spec.must_fail if name not in self._controls_evaluated]
+        self.check("every check the control run must see fail was evaluated", not missing,
+                   "never evaluated: " + "; ".join(missing) if missing
+                   else f"{len(self.spec.must_fail)} evaluated")
 
     def record_test_outcome(self, passed: bool, detail: str) -> None:
         """The pytest result of the test that ran this scenario, added to its checks."""
@@ -376,11 +398,13 @@ class ScenarioRun:
         self._check_fault_events()
         isr = self._poll_isr_after_heal(heal_started)
         self._stop_sampler()
-        drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer)
+        drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer,
+                        read_committed_pass=any(p.transaction_size is not None for p in self.spec.producers))
         drained = time.monotonic()
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)
         self._evaluate_checks()
+        self._check_controls()
         self.verdict = self.judge.verdict(self.dir / "history")
         self.window("end of the final drain to the verdict (history closed, bounds and checks, judgement)",
                     time.monotonic() - drained)
@@ -621,8 +645,7 @@ class ScenarioRun:
             "topology": self.cluster.topology.describe(),
             "broker_settings": {k: format_value(v) for k, v in self.cluster.broker_settings().items()},
             "topic": self.spec.topic.to_dict(self.topic),
-            "producer": [{"name": p.name, "zone": p.zone, "rate_per_s": p.rate_per_s,
-                          "settings": dict(p.settings)} for p in self.spec.producers],
+            "producer": [p.to_dict() for p in self.spec.producers],
             "consumer": [c.to_dict() for c in self.spec.consumers],
             "schedule": schedule,
             "expectations": dict(self.spec.expectations),

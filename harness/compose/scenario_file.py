@@ -70,7 +70,7 @@ from topologies.model import SettingValue, Topology
 TOPIC_PLACEHOLDER = TOPIC
 KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "warmup_acked", "cooldown_s", "min_acked",
               "sample_interval_s", "topic", "producers", "consumers", "expectations", "bounds", "brokers",
-              "schedule", "checks", "probes"}
+              "schedule", "checks", "probes", "must_fail"}
 TOPIC_KEYS = {"partitions", "replication_factor", "config", "assignment"}
 # Broker settings the harness writes itself: listeners and addresses route every
 # connection through the fault proxies, so a scenario changing them would leave the
@@ -141,9 +141,7 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
     try:
         topic = _topic(data.get("topic", {}))
         producers = tuple(
-            ProducerSpec(name=c["name"], zone=c["zone"], settings=dict(c.get("settings", {})),
-                         rate_per_s=float(c.get("rate_per_s", 200)),
-                         partitions=None if c.get("partitions") is None else tuple(c["partitions"]))
+            ProducerSpec.from_dict(c)
             for c in _clients(data.get("producers", [{"name": "pa", "zone": "a"}]), "producers", where))
         consumers = tuple(
             ConsumerSpec.from_dict(c) for c in _clients(data.get("consumers", []), "consumers", where))
@@ -169,7 +167,15 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
                         warmup_s=_number(data, "warmup_s", 3, where),
                         warmup_acked=int(_number(data, "warmup_acked", 0, where)),
                         cooldown_s=_number(data, "cooldown_s", 3, where),
-                        min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)))
+                        min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)),
+                        must_fail=_must_fail(data.get("must_fail", []), where))
+
+
+def _must_fail(raw: Any, where: str) -> tuple[str, ...]:
+    """``must_fail``: the names of the checks a control run must see fail."""
+    if not isinstance(raw, list) or not all(isinstance(name, str) and name for name in raw):
+        raise ScenarioFileError(f"{where}: 'must_fail' must be a list of check names")
+    return tuple(raw)
 
 
 def _topic(raw: Any) -> TopicSpec:
