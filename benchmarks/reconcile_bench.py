@@ -8,12 +8,16 @@
 
 Each history has matching polls and final log and every anomaly kind planted at a small
 rate, the consumer-group kinds too (so most polls are a group's reads, with their commits
-and rebalances; ``--no-groups`` plants only the other kinds, a history without group data,
-which the judge skips the group pass for); the run fails loudly if the counts found differ
-from the counts planted, so a fast but wrong plan cannot look good. Printed per size: wall
-time with and without Spark session start-up (start-up is paid once per process), records
-per second (sends + polls + final log + commits + rebalances), the group pass's share of
-the time, and peak resident memory of this process tree (driver JVM + Python),
+and rebalances; ``--no-groups`` plants no group kind, a history without group data, which
+the judge skips the group pass for), and the transaction kinds (so a transactional
+producer writes beside the others, with commit markers, aborted records and a
+transactions table; ``--no-txn`` plants no transaction kind, a history without
+transaction data, which the judge skips the transaction pass and the judged-outcome join
+for); the run fails loudly if the counts found differ from the counts planted, so a fast
+but wrong plan cannot look good. Printed per size: wall time with and without Spark
+session start-up (start-up is paid once per process), records per second (sends + polls +
+final log + commits + rebalances + transactions), the group and transaction passes'
+shares of the time, and peak resident memory of this process tree (driver JVM + Python),
 sampled from /proc so no extra dependency is needed. The reduce side runs in the
 executors' Python workers (spark_jobs/sweep.py through mapInArrow), children of the
 driver JVM, so they are counted too; with a Spark Connect master the server is another
@@ -33,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.history import ANOMALY_KINDS, GROUP_KINDS
+from harness.history import ANOMALY_KINDS, GROUP_KINDS, TXN_KINDS
 from spark_jobs.synthetic import SynthSpec, generate
 
 ANOMALY_RATE = 1e-4  # of sends, per kind
@@ -99,7 +103,8 @@ def main() -> int:
     p.add_argument("--driver-memory", default="6g")
     p.add_argument("--workdir", help="where to write histories (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep generated histories")
-    p.add_argument("--no-groups", action="store_true", help="no consumer group: plant the other kinds only")
+    p.add_argument("--no-groups", action="store_true", help="no consumer group: plant no group kind")
+    p.add_argument("--no-txn", action="store_true", help="no transactions: plant no transaction kind")
     args = p.parse_args()
     sizes = [parse_size(s) for s in args.sizes.split(",") if s]
     if args.with_100m:
@@ -116,32 +121,34 @@ def main() -> int:
     print(f"spark session start-up: {startup:.1f} s (master {spark.conf.get('spark.master', args.master)})")
     print(
         f"{'sends':>12} {'records':>12} {'gen s':>7} {'job s':>7} {'+startup s':>10} "
-        f"{'records/s':>12} {'peak RSS':>9} {'groups s':>8}"
+        f"{'records/s':>12} {'peak RSS':>9} {'groups s':>8} {'txn s':>6}"
     )
     try:
         for n in sizes:
             path = work / f"history-{n}"
             shutil.rmtree(path, ignore_errors=True)
             per_kind = max(1, int(n * ANOMALY_RATE))
-            kinds = [k for k in ANOMALY_KINDS if not (args.no_groups and k in GROUP_KINDS)]
+            skip = (GROUP_KINDS if args.no_groups else ()) + (TXN_KINDS if args.no_txn else ())
+            kinds = [k for k in ANOMALY_KINDS if k not in skip]
             g0 = time.perf_counter()
             spec = SynthSpec(sends=n, anomalies=dict.fromkeys(kinds, per_kind), seed=n % 9973)
             truth = generate(spec, path)
             gen = time.perf_counter() - g0
             records = sum(truth.rows.values())
-            best, groups_s = float("inf"), 0.0
+            best, groups_s, txn_s = float("inf"), 0.0, 0.0
             with PeakRss() as rss:
                 for _ in range(args.runs):
                     r0 = time.perf_counter()
                     found = reconcile(spark, path)
                     best = min(best, time.perf_counter() - r0)
                     groups_s = found.timings.get("groups_s", 0.0)
+                    txn_s = found.timings.get("transactions_s", 0.0)
                     want = {k: sum(v.values()) for k, v in truth.expected.items()}
                     if found.counts() != want:
                         raise SystemExit(f"WRONG counts at {n}: {found.counts()} != {want}")
             print(
                 f"{n:>12,} {records:>12,} {gen:>7.1f} {best:>7.1f} {best + startup:>10.1f} "
-                f"{records / best:>12,.0f} {rss.peak / 2**30:>7.2f}Gi {groups_s:>8.1f}",
+                f"{records / best:>12,.0f} {rss.peak / 2**30:>7.2f}Gi {groups_s:>8.1f} {txn_s:>6.1f}",
                 flush=True,
             )
             if not args.keep:

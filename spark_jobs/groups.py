@@ -31,20 +31,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from harness.history import (
-    COMMIT_COMMITTED,
-    OUTCOME_ACKED,
-    REBALANCE_ASSIGNED,
-    part_files,
-)
+from harness.history import COMMIT_COMMITTED, OUTCOME_ACKED, REBALANCE_ASSIGNED
 from spark_jobs import plan
 
 POLL_SKIP, NONMONOTONIC, REGRESSION, BEYOND = (
@@ -62,36 +54,16 @@ _NONMONO, _REGRESSION, _GAP, _FIRST, _EARLY = 0, 1, 2, 3, 4
 # ------------------------------------------------------------------ is there group data?
 
 
-def _filesystem(history: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in history:
-        fs, root = pafs.FileSystem.from_uri(history)
-        return fs, root
-    return pafs.LocalFileSystem(), str(Path(history).absolute())
-
-
 def has_group_data(history: str | os.PathLike[str]) -> bool:
     """Whether the history holds anything the group kinds judge, from Parquet footers
     alone (cheap at any size): a row of ``commits`` or ``rebalances``, or a poll whose
     ``group`` is not null. A part without column statistics counts as having group reads:
     the pass then runs and finds what there is."""
-    text = os.fspath(history)
-    fs, _ = _filesystem(text)
-    for table in ("commits", "rebalances"):
-        for part in part_files(text, table):
-            if pq.ParquetFile(part, filesystem=fs).metadata.num_rows:
-                return True
-    for part in part_files(text, "polls"):
-        meta = pq.ParquetFile(part, filesystem=fs).metadata
-        names = [meta.schema.column(i).name for i in range(meta.num_columns)]
-        if "group" not in names:
-            continue
-        column = names.index("group")
-        for g in range(meta.num_row_groups):
-            rg = meta.row_group(g)
-            stats = rg.column(column).statistics
-            if rg.num_rows and (stats is None or not stats.has_null_count or stats.null_count < rg.num_rows):
-                return True
-    return False
+    return (
+        plan.has_rows(history, "commits")
+        or plan.has_rows(history, "rebalances")
+        or plan.has_values(history, "polls", "group")
+    )
 
 
 # ------------------------------------------------------------------------------ the pass
@@ -214,15 +186,22 @@ def _intervals(cands: DataFrame, resume: DataFrame) -> DataFrame:
 
 
 def _held(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
-    """Offsets that held a record, per packed partition: acknowledged sends' (acked true)
-    and the final log's."""
+    """Offsets that held a record, per packed partition: acknowledged offsets (acked true:
+    sends whose *judged* outcome is acked, ``tables["sends"]``, so an aborted or in-doubt
+    transaction's records are not acknowledged) and the final log's, but for records the
+    read_committed drain was not given (``read_committed`` false: an aborted
+    transaction's), which ``commit_beyond_read`` counts as holding nothing."""
     tp = plan.tp_of(topics)
     acked = (
         tables["sends"]
         .where(f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL")
         .selectExpr(f"{tp} AS tp", "offset AS o", "true AS acked")
     )
-    logged = tables["final_log"].selectExpr(f"{tp} AS tp", "offset AS o", "false AS acked")
+    logged = (
+        tables["final_log"]
+        .where("read_committed IS NOT FALSE")
+        .selectExpr(f"{tp} AS tp", "offset AS o", "false AS acked")
+    )
     return acked.unionByName(logged)
 
 

@@ -30,18 +30,32 @@ seconds on two cores):
   than running it.
 * Send outcomes per time bucket, the final log's offset ranges and the topics come from
   one aggregation over the three tables (``overview``) before the pass.
+* Every kind reads a send's judged outcome (docs/HISTORY.md: a send of a transaction that
+  was not committed is in doubt, whatever its own outcome). Only a history with
+  transaction data pays for it, with a broadcast join of the sends with the transactions'
+  outcomes (``judged_sends``); the overview keeps counting the sends' own outcomes.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from harness.history import ANOMALY_KINDS, SCHEMAS
+from harness.history import (
+    ANOMALY_KINDS,
+    OUTCOME_UNKNOWN,
+    SCHEMAS,
+    SENDS_SCHEMA,
+    TXN_COMMITTED,
+    part_files,
+)
 from spark_jobs import sweep
 from spark_jobs.sweep import ACKED, FAILED, LOG, POLL, SEND, UNKNOWN
 
@@ -68,6 +82,7 @@ _SPARK_TYPES = {
     "int64": T.LongType(),
     "int32": T.IntegerType(),
     "double": T.DoubleType(),
+    "bool": T.BooleanType(),
 }
 
 
@@ -84,13 +99,96 @@ def read(spark: SparkSession, history: str, table: str) -> DataFrame:
 
 
 TABLES = ("sends", "final_log", "polls")
+SENDS_AS_SENT = "sends_as_sent"
+"""The key under which ``tables`` keeps the sends with their own outcomes."""
 
 
-def tables(spark: SparkSession, history: str) -> dict[str, DataFrame]:
+def tables(spark: SparkSession, history: str, transactions: bool = False) -> dict[str, DataFrame]:
     """The three tables the job reads, each read once per reconciliation and shared by
     its steps: every ``spark.read`` lists the table's files and resolves the relation
-    again, which on a small history is a good part of a step's time."""
-    return {t: read(spark, history, t) for t in TABLES}
+    again, which on a small history is a good part of a step's time.
+
+    ``sends`` carries each send's *judged* outcome (docs/HISTORY.md), the one every
+    anomaly kind reads; ``SENDS_AS_SENT`` the sends as the producers saw them, which the
+    overview counts (totals, availability) and the example look-up reads. They are one
+    and the same DataFrame unless ``transactions`` (the history has transaction data,
+    ``transactions.has_transaction_data``): then ``transactions`` is read too and ``sends``
+    is ``judged_sends`` of it, so a history without transactions pays no join."""
+    read_ = {t: read(spark, history, t) for t in TABLES}
+    out = {**read_, SENDS_AS_SENT: read_["sends"]}
+    if transactions:
+        out["transactions"] = read(spark, history, "transactions")
+        out["sends"] = judged_sends(read_["sends"], out["transactions"])
+    return out
+
+
+def sends_as_sent(tables: Mapping[str, DataFrame]) -> DataFrame:
+    return tables.get(SENDS_AS_SENT, tables["sends"])
+
+
+def transaction_outcomes(transactions: DataFrame) -> DataFrame:
+    """(transaction_id, t_outcome, end_req): one row per transaction id. Ids are unique
+    in a run; an id on several rows is judged ``unknown`` rather than allowed to
+    multiply the sends that name it in a join."""
+    return transactions.groupBy("transaction_id").agg(
+        F.expr(
+            f"CASE WHEN count(1) = 1 THEN min(outcome) ELSE {sql_string(OUTCOME_UNKNOWN)} END AS t_outcome"
+        ),
+        F.expr("min(end_requested_ts) AS end_req"),
+    )
+
+
+def judged_sends(sends: DataFrame, transactions: DataFrame) -> DataFrame:
+    """``sends`` with each send's judged outcome in ``outcome``: ``unknown`` for a send
+    naming a transaction whose outcome is not committed, or that has no row; its own
+    outcome otherwise. A broadcast join: transactions are few (one row per transaction,
+    not per message), and sends outside any transaction (a null id) match nothing and
+    pass through the probe at the cost of a null test."""
+    outcomes = F.broadcast(transaction_outcomes(transactions).select("transaction_id", "t_outcome"))
+    judged = (
+        f"CASE WHEN transaction_id IS NOT NULL AND coalesce(t_outcome, '') != {sql_string(TXN_COMMITTED)} "
+        f"THEN {sql_string(OUTCOME_UNKNOWN)} ELSE outcome END AS outcome"
+    )
+    return sends.join(outcomes, "transaction_id", "left").selectExpr(
+        *(judged if f.name == "outcome" else f"`{f.name}`" for f in SENDS_SCHEMA)
+    )
+
+
+# ----------------------------------------------------------------- Parquet footers
+
+
+def _filesystem(history: str) -> pafs.FileSystem:
+    if "://" in history:
+        fs, _ = pafs.FileSystem.from_uri(history)
+        return fs
+    return pafs.LocalFileSystem()
+
+
+def has_rows(history: str | os.PathLike[str], table: str) -> bool:
+    """Whether a table of the history has a row, from its Parquet footers alone."""
+    text = os.fspath(history)
+    fs = _filesystem(text)
+    return any(pq.ParquetFile(part, filesystem=fs).metadata.num_rows for part in part_files(text, table))
+
+
+def has_values(history: str | os.PathLike[str], table: str, column: str) -> bool:
+    """Whether some row of a table has ``column`` not null, from the row groups' null
+    counts in the Parquet footers (cheap at any size). A row group without statistics
+    counts as having values: the caller then runs its pass and finds what there is."""
+    text = os.fspath(history)
+    fs = _filesystem(text)
+    for part in part_files(text, table):
+        meta = pq.ParquetFile(part, filesystem=fs).metadata
+        names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+        if column not in names:
+            continue
+        index = names.index(column)
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            stats = rg.column(index).statistics
+            if rg.num_rows and (stats is None or not stats.has_null_count or stats.null_count < rg.num_rows):
+                return True
+    return False
 
 
 # ------------------------------------------------------------------------ positions
@@ -146,7 +244,9 @@ def events(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
     """Sends, final log and polls as one stream of (PB, S, pos, flags) rows.
 
     A send's key comes from its producer_id and seq columns, a record's from the split of
-    its id the history carries: no message id string is read or parsed here."""
+    its id the history carries: no message id string is read or parsed here. A send's
+    flags and acknowledged position follow ``tables["sends"]``'s outcome, its judged one
+    (``tables``)."""
     tp = tp_of(topics)
     flag = (
         f"CAST({SEND} + CASE outcome WHEN 'acked' THEN {ACKED} WHEN 'failed' THEN {FAILED} "
@@ -235,12 +335,14 @@ def overview(tables: Mapping[str, DataFrame], bucket_seconds: float) -> DataFram
     """The small facts every later step needs, in one aggregation (one shuffle, so one
     map stage and one action): per partition of the final log its first and last offset
     and record count (``log_records`` not null); send outcomes per (partition, send-time
-    bucket) (``bucket`` not null); and the topics of the polls (both null). Together they
-    name every topic, so each gets an index before the main pass."""
+    bucket) (``bucket`` not null), the sends' own outcomes, not their judged ones
+    (docs/HISTORY.md: totals and availability say what the producers saw); and the topics
+    of the polls (both null). Together they name every topic, so each gets an index
+    before the main pass."""
     log = tables["final_log"].selectExpr(
         "0 AS source", "topic", "partition", "CAST(NULL AS BIGINT) AS bucket", "offset", "NULL AS outcome"
     )
-    sends = tables["sends"].selectExpr(
+    sends = sends_as_sent(tables).selectExpr(
         "1 AS source",
         "topic",
         "partition",
@@ -286,6 +388,11 @@ def packed(topics: Sequence[str], topic: str, partition: int, offset: int) -> in
     return tp * (1 << OFFSET_BITS) + offset + 1
 
 
+def partition_of(tp: int, topics: Sequence[str]) -> tuple[str, int]:
+    """The driver-side inverse of ``tp_of(topics)``: (topic, partition) of a packed one."""
+    return topics[tp >> PARTITION_BITS], (tp & ((1 << PARTITION_BITS) - 1)) - 1
+
+
 def _in(column: str, values: Sequence[int]) -> str:
     return f"{column} IN ({', '.join(str(int(v)) for v in values)})"
 
@@ -306,7 +413,7 @@ def found_at(
     parts: list[DataFrame] = []
     if seqs:
         parts.append(
-            tables["sends"]
+            sends_as_sent(tables)
             .where(_in("seq", seqs))
             .selectExpr(
                 "'sends' AS source",

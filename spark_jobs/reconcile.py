@@ -12,8 +12,10 @@ range, send outcomes per time bucket: one aggregation), the main pass (one shuff
 vectorised sweep whose tasks hand back only a summary: counts, their first examples, the
 blocks' end messages), and a bounded look-up of the records behind the examples. The
 driver merges the summaries and finishes the reorders that straddle two blocks. A history
-with consumer-group data gets one more job for the group kinds (``groups.py``); one
-without pays only a read of Parquet footers to learn that.
+with consumer-group data gets one more job for the group kinds (``groups.py``), and one
+with transaction data one more for the transaction kinds (``transactions.py``), its sends
+then carrying their judged outcomes into every pass (``plan.tables``); a history without
+them pays only a read of Parquet footers to learn that.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from harness.history import (
     split_message_id,
     validate_history,
 )
-from spark_jobs import groups, plan, sweep
+from spark_jobs import groups, plan, sweep, transactions
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 from spark_jobs.session import build_session, parallelism
@@ -312,6 +314,7 @@ def _assemble(
     bucket_seconds: float,
     examples: int,
     grouped: groups.GroupFindings | None = None,
+    txns: transactions.TxnFindings | None = None,
 ) -> Findings:
     parts: dict[tuple[str, int], PartitionFindings] = {}
 
@@ -351,7 +354,10 @@ def _assemble(
         raw = _first_examples(raw, examples)
 
     shown = grouped.examples if grouped else []
-    found = _look_up(spark, tables, prelude, raw, [(g.topic, g.partition, g.offset) for g in shown])
+    txn_shown = txns.examples if txns else []
+    extra = [(g.topic, g.partition, g.offset) for g in shown]
+    extra += [(t.topic, t.partition, t.offset) for t in txn_shown if t.offset is not None]
+    found = _look_up(spark, tables, prelude, raw, extra)
     raw.sort(key=_ranked)
     for tp, kind, r in raw:
         mid = found.ids.get((r.P, r.S))
@@ -386,6 +392,24 @@ def _assemble(
                     ack_ts=None,
                     final_message_id=found.holders.get((g.topic, g.partition, g.offset)),
                     detail=g.detail,
+                )
+            )
+    if txns:
+        for tp, by_kind in txns.counts.items():
+            for kind, n in by_kind.items():
+                part(tp).counts[kind] += n
+        for t in txn_shown:  # in order of offset per partition and kind already
+            part(t.home).examples.setdefault(t.kind, []).append(
+                Example(
+                    kind=t.kind,
+                    message_id=t.message_id,
+                    producer_id=t.producer_id,
+                    topic=t.topic,
+                    partition=t.partition,
+                    offset=t.offset,
+                    ack_ts=t.ack_ts,
+                    final_message_id=found.holders.get((t.topic, t.partition, t.offset)),
+                    detail=t.detail,
                 )
             )
 
@@ -426,7 +450,9 @@ def reconcile(
     t0 = time.perf_counter()
     manifest = validate_history(history)
     n = partitions or shuffle_partitions(spark, history)
-    tables = plan.tables(spark, history)
+    # Footers only: a history without transactions pays no join and no transaction pass.
+    transactional = transactions.has_transaction_data(history)
+    tables = plan.tables(spark, history, transactions=transactional)
     prelude = _prelude(tables, bucket_seconds)
     t1 = time.perf_counter()
     ranges = {
@@ -445,16 +471,19 @@ def reconcile(
         extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
         grouped = groups.judge({**tables, **extra}, prelude.topics, examples)
     t3 = time.perf_counter()
-    findings = _assemble(
-        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped
-    )
+    txns = transactions.judge(tables, prelude.topics, examples) if transactional else None
     t4 = time.perf_counter()
+    findings = _assemble(
+        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns
+    )
+    t5 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
         "main_pass_s": round(t2 - t1, 3),
-        "groups_s": round(t3 - t2, 3),
-        "examples_s": round(t4 - t3, 3),
-        "total_s": round(t4 - t0, 3),
+        "groups_s": round(t3 - t2, 3) if grouped else 0.0,
+        "transactions_s": round(t4 - t3, 3) if txns else 0.0,
+        "examples_s": round(t5 - t4, 3),
+        "total_s": round(t5 - t0, 3),
         "shuffle_partitions": n,
     }
     return findings

@@ -36,6 +36,30 @@ the rest of the reads stay an assign()-ing consumer's. Group plants, each exact:
 - commit_beyond_read: an extra commit of the next commit's offset, made before the member
   read the record below it.
 
+With ``SynthSpec.transactions`` (or any transaction kind or edge planted) the chunk also has
+``txn_producers`` transactional producers (schema 6; ``_Txns``): each of their sends is in
+a transaction of 1..``txn_max_messages`` consecutive sends, committed, aborted or of
+unknown outcome. Their data is what a sound run records: a committed transaction's sends are
+acknowledged, its records are on the final log and given to the read_committed drain;
+an aborted one's records are on the final log, not given to that drain, and polled by
+nobody (no consumer group member, no assign()-ing consumer); an unknown one was settled
+either way by Kafka (its records then are like a committed or an aborted one's). A commit
+or abort marker takes the offset after the transaction's records in each partition it
+touched, so the final log has gaps. The assign()-ing consumers read at read_committed,
+each record of a transaction once its commit was asked for; the group members read at
+read_uncommitted (and still never an aborted record). None of this counts: the sends of
+aborted or unknown transactions are judged unknown, so their records are neither lost,
+unseen nor acknowledged offsets a member skips; the old plants never pick a
+transactional send. Transaction plants, each exact:
+
+- txn_aborted_read: a message of an aborted transaction polled at its own position (by a
+  read_committed, a read_uncommitted or an isolation-less consumer), given to the
+  read_committed drain (read_committed true), or both: one count per message.
+- txn_uncommitted_read: a message of a committed transaction polled at its own position
+  by a read_committed consumer before its commit was asked for, once or twice.
+- txn_lost: a committed transaction whose records the read_committed drain was not given.
+- txn_partial: the same for some, not all, of a committed transaction's records.
+
 Besides, ``SynthSpec.edges`` plants the edge cases of docs/HISTORY.md's rules, each with
 the fixed counts listed in ``EDGE_CASES`` (several records read at one offset, a message
 read at several positions, copies in several partitions, undecodable records, offset
@@ -63,7 +87,13 @@ from harness.history import (
     COMMIT_COMMITTED,
     COMMIT_FAILED,
     GROUP_KINDS,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
     REBALANCES_SCHEMA,
+    TXN_ABORTED,
+    TXN_COMMITTED,
+    TXN_KINDS,
+    TXN_UNKNOWN,
     HistoryWriter,
 )
 
@@ -109,8 +139,37 @@ EDGE_CASES: Mapping[str, Mapping[str, int]] = {
     # (an in-doubt send's record, a never-sent one, a second copy; in Kafka a control
     # record or an aborted batch): no poll_skip, and nothing else either.
     "unacked_gap": {},
+    # Transactions (schema 6); none of these counts anything.
+    # A committed transaction's message read before its commit was asked for by a
+    # read_uncommitted consumer and by one whose isolation was not recorded, and by a
+    # read_committed one exactly when it was asked for.
+    "txn_early_reads": {},
+    # A message of a transaction with outcome unknown that Kafka aborted (the
+    # read_committed drain was not given it), read by a read_uncommitted and a
+    # read_committed consumer: unknown transactions are judged by no kind.
+    "txn_unknown_read": {},
+    # An acknowledged send of an aborted transaction whose record is not on the final log
+    # (its offset a gap): judged unknown, so neither lost nor truncated.
+    "txn_aborted_gone": {},
+    # A send of an aborted transaction that failed, yet is on the final log: judged
+    # unknown, so not aborted_read.
+    "txn_failed_logged": {},
+    # A committed transaction without its transactions row: its acknowledged sends are
+    # judged unknown; its first record is not on the final log (not lost), the others
+    # are and are polled by nobody (not unseen; a member skips them: no poll_skip).
+    "txn_orphan": {},
+    # A committed transaction with no message: nothing to lose.
+    "txn_empty": {},
+    # A committed transaction whose row is written twice, the second time aborted: judged
+    # as unknown, so neither its first message's read at read_committed before the commit
+    # was asked for, nor the other reads of its records, count.
+    "txn_doubled_row": {},
+    # A member commits the offset of its next read right after a read, where everything in
+    # between is aborted records and commit markers: no commit_beyond_read.
+    "txn_skip_commit": {},
 }
-GROUP_EDGES = frozenset({"unacked_gap"})  # edge cases that need the consumer group
+GROUP_EDGES = frozenset({"unacked_gap", "txn_skip_commit"})  # edge cases that need the consumer group
+TXN_EDGES = frozenset(e for e in EDGE_CASES if e.startswith("txn_"))  # and the transactions
 GROUP = "synthetic-group"
 
 
@@ -134,6 +193,12 @@ class SynthSpec:
     # A consumer group reads (most of) each partition; implied by a group kind or edge.
     groups: bool = False
     commit_every: int = 40  # a member commits after this many reads of a partition
+    # Transactional producers besides the others; implied by a transaction kind or edge.
+    transactions: bool = False
+    txn_producers: int = 1
+    txn_max_messages: int = 4  # a transaction has 1..this many messages
+    txn_aborted_rate: float = 0.2  # of transactions
+    txn_unknown_rate: float = 0.2
     # Sends generated at once. Larger histories are built chunk by chunk (each chunk its
     # own topic and producers, so chunks cannot interact) to bound memory: one chunk of
     # 10M sends peaks near 2.5 GB, and 100M at once would not fit in 24 GB.
@@ -234,6 +299,7 @@ class _Chunk:
     ghost: str  # producer name of its never-sent records
     t0: float
     groups: bool  # whether a consumer group reads it
+    txns: bool  # whether it has transactional producers
 
 
 def _share(want: Mapping[str, int], i: int, count: int) -> dict[str, int]:
@@ -247,6 +313,15 @@ def uses_groups(spec: SynthSpec) -> bool:
         spec.groups
         or any(spec.anomalies.get(k, 0) for k in GROUP_KINDS)
         or any(spec.edges.get(e, 0) for e in GROUP_EDGES)
+    )
+
+
+def uses_transactions(spec: SynthSpec) -> bool:
+    """Whether ``spec``'s chunks have transactional producers: asked for, or needed by a plant."""
+    return (
+        spec.transactions
+        or any(spec.anomalies.get(k, 0) for k in TXN_KINDS)
+        or any(spec.edges.get(e, 0) for e in TXN_EDGES)
     )
 
 
@@ -269,6 +344,7 @@ def _chunks(spec: SynthSpec, want: Mapping[str, int], edges: Mapping[str, int]) 
                 ghost=GHOST if i == 0 else f"{GHOST}{i}",
                 t0=spec.t0 + lo / spec.rate,
                 groups=uses_groups(spec),
+                txns=uses_transactions(spec),
             )
         )
     return chunks
@@ -411,8 +487,10 @@ class _ChunkBuilder:
     def _sends(self) -> None:
         rng, n, spec = self.rng, self.n, self.spec
         self.idx = np.arange(n, dtype=np.int64)
-        self.prod = (self.idx % spec.producers).astype(np.int64)
-        self.seq = self.idx // spec.producers
+        # transactional producers, if any, are numbered after the others
+        self.nprod = spec.producers + (spec.txn_producers if self.chunk.txns else 0)
+        self.prod = (self.idx % self.nprod).astype(np.int64)
+        self.seq = self.idx // self.nprod
         self.part = rng.integers(0, self.nparts, n, dtype=np.int32)
         self.send_ts = self.chunk.t0 + self.idx / spec.rate
         u = rng.random(n)
@@ -420,13 +498,24 @@ class _ChunkBuilder:
         self.outcome[u < spec.failed_rate + spec.unknown_rate] = 2
         self.outcome[u < spec.failed_rate] = 1
         landed = rng.random(n) < 0.5  # an in-doubt send that did reach the log
+        # Transactions set their sends' outcomes, and the judged outcomes (docs/HISTORY.md):
+        # unknown for a send of a transaction that was not committed.
+        self.txn = _Txns(self) if self.chunk.txns else None
         self.in_log = (self.outcome == 0) | ((self.outcome == 2) & landed)
+        self.judged = self.outcome
+        if self.txn is not None:
+            self.in_log |= self.txn.logged_anyway
+            self.judged = self.txn.judged(self.outcome)
         self.send_part = self.part.copy()  # the partition its send row names (-1: unknown)
         self.log_part = self.part.copy()  # the partition of its own copy on the final log
         self.pick = _Picker(rng, n)
+        if self.txn is not None:  # no other plant touches a transaction's message
+            self.pick.used[self.txn.sends] = True
         self.acked = np.flatnonzero(self.outcome == 0)
         numbers = range(self.chunk.producer_base, self.chunk.producer_base + spec.producers)
         self.prod_names = [f"prod-{ZONES[p % len(ZONES)]}-{p}" for p in numbers]
+        if self.txn is not None:
+            self.prod_names += self.txn.producer_names()
         self.mids = _message_ids(_strings(self.prod_names, self.prod), self.seq)
 
     def ids(self, ix: Iterable[int]) -> set[str | None]:
@@ -468,7 +557,7 @@ class _ChunkBuilder:
         """k pairs (prev, m) of one producer's consecutive seqs, both acknowledged, in
         different partitions: m gets a copy in prev's partition, right after prev in the
         producer's order there, which the swap step then puts below prev."""
-        step = self.spec.producers
+        step = self.nprod
         chosen: list[tuple[int, int]] = []
         for _ in range(k):
             m = self.acked[self.acked >= step]
@@ -498,7 +587,10 @@ class _ChunkBuilder:
         self.e_src = np.concatenate([self.base, copy_src])
         self.e_part = np.concatenate([self.log_part[self.base], copy_part]).astype(np.int32)
         self.e_own = np.r_[np.ones(len(self.base), bool), np.zeros(len(copy_src), bool)]
-        self.e_off = _offsets_in_send_order(self.e_src, self.e_part)
+        if self.txn is None:
+            self.e_off = _offsets_in_send_order(self.e_src, self.e_part)
+        else:  # commit and abort markers take offsets too
+            self.e_off = self.txn.lay_out(self.e_src, self.e_part)
 
     def _swap(self, a: np.ndarray, b: np.ndarray) -> None:
         self.e_off[a], self.e_off[b] = self.e_off[b].copy(), self.e_off[a].copy()
@@ -526,6 +618,8 @@ class _ChunkBuilder:
         self.offset_of = np.full(self.n, -1, dtype=np.int64)
         self.offset_of[self.base] = self.e_off[: len(self.base)]
         self.hw = np.bincount(self.e_part, minlength=self.nparts).astype(np.int64)
+        if self.txn is not None:
+            self.hw += self.txn.markers_per_partition()
 
     # ---- plants on untouched acknowledged messages --------------------------------------
 
@@ -543,7 +637,11 @@ class _ChunkBuilder:
         if (self.hw[self.read_far_at] == 0).any():
             raise ValueError("cannot plant reads elsewhere: a partition with no records")
         off = self.offset_of[acked]
-        interior = (off >= 1) & (off <= span - 2)
+        if self.txn is None:
+            interior = (off >= 1) & (off <= span - 2)
+        else:  # a record on the final log below and above it (markers and holes are not)
+            first, last = self.txn.written_range()
+            interior = (off > first[self.part[acked]]) & (off < last[self.part[acked]])
         self.gap = pick.take(acked[interior], edges["gap"], "gaps")
         self.shared = [self._shared_pair(acked, span) for _ in range(edges["shared_read"])]
 
@@ -601,7 +699,10 @@ class _ChunkBuilder:
         ta = self.trunc_ack
         if len(ta) and (hw[self.part[ta]] < 2).any():
             raise ValueError("truncated acks need partitions holding at least two records")
-        self.ack_off[ta] = (self.offset_of[ta] + 1) % hw[self.part[ta]]
+        if self.txn is None:
+            self.ack_off[ta] = (self.offset_of[ta] + 1) % hw[self.part[ta]]
+        else:  # not a marker's offset (maybe past the last record) nor a record members skip
+            self.ack_off[ta] = self.txn.next_read_offset(self.part[ta], self.offset_of[ta])
         self.ack_ts = np.where(self.outcome == 0, self.send_ts + 0.005, np.nan)
 
     def _polls(self) -> None:
@@ -610,7 +711,10 @@ class _ChunkBuilder:
         spec, rng = self.spec, self.rng
         l_part, l_off, l_mid, l_src = self.log.columns()
         self.log_cols = (l_part, l_off, l_mid, l_src)
-        keep = np.flatnonzero(~np.isin(l_src, self.unseen))
+        dropped = np.isin(l_src, self.unseen)
+        if self.txn is not None:  # aborted records, and what a plant keeps from readers
+            dropped |= self.txn.unread(l_src)
+        keep = np.flatnonzero(~dropped)
         repoll = keep[rng.random(len(keep)) < spec.repoll_rate]
         self.group: _Group | None = None
         if self.chunk.groups:  # the group reads what it reads instead of the assign()-er
@@ -618,7 +722,7 @@ class _ChunkBuilder:
             keep = np.setdiff1d(keep, self.group.rows, assume_unique=True)
         rows = np.concatenate([keep, repoll])
         polls = _Rows()
-        polls.add(l_part[rows], l_off[rows], pc.take(l_mid, pa.array(rows)))
+        polls.add(l_part[rows], l_off[rows], pc.take(l_mid, pa.array(rows)), l_src[rows])
         self._planted_reads(polls)
         self.polls = polls
 
@@ -679,11 +783,19 @@ class _ChunkBuilder:
                         "outcome": _strings(outcome_names, oc),
                         "offset": pa.array(self.ack_off[s], mask=~acked_here),
                         "error": _strings(errors, oc),  # type: ignore[arg-type]
+                        "transaction_id": (
+                            pa.nulls(s.stop - s.start, pa.string()) if self.txn is None else self.txn.ids(s)
+                        ),
                     }
                 ),
             )
         l_part, l_off, l_mid, l_src = self.log_cols
         on_log = np.flatnonzero(~np.isin(l_src, self.gap))
+        if self.txn is not None:
+            on_log = on_log[~self.txn.gone_from_log(l_src[on_log])]
+            given = pa.array(self.txn.given_to_read_committed(l_src))
+        else:
+            given = pa.nulls(len(l_src), pa.bool_())
         for lo in range(0, len(on_log), step):
             rows = pa.array(on_log[lo : lo + step])
             w.write_batch(
@@ -694,13 +806,18 @@ class _ChunkBuilder:
                         "partition": pc.take(pa.array(l_part), rows),
                         "offset": pc.take(pa.array(l_off), rows),
                         "message_id": pc.take(l_mid, rows),
+                        "read_committed": pc.take(given, rows),
                     }
                 ),
             )
         self.log_rows = len(on_log)
-        p_part, p_off, p_mid, _ = self.polls.columns()
+        p_part, p_off, p_mid, p_src = self.polls.columns()
         self.poll_rows = len(p_part)
         p_ts = self.chunk.t0 + np.arange(len(p_part)) / spec.rate + 0.01
+        isolation = pa.scalar(None if self.txn is None else READ_COMMITTED, pa.string())
+        if self.txn is not None:  # a read_committed consumer reads a transaction's record once
+            p_ts = self.txn.after_commit_asked(p_src, p_ts)  # its commit was asked for
+            self.poll_rows += self.txn.write(w, topic)
         p_consumer = (p_part % spec.consumers).astype(np.int64)
         consumer_names = [f"consumer-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
         if self.group is not None:
@@ -721,6 +838,7 @@ class _ChunkBuilder:
                         "group": pa.nulls(s.stop - s.start, pa.string()),
                         "assignment": pa.nulls(s.stop - s.start, pa.int32()),
                         "poll_seq": pa.nulls(s.stop - s.start, pa.int64()),
+                        "isolation": pa.repeat(isolation, s.stop - s.start),
                     }
                 ),
             )
@@ -753,6 +871,8 @@ class _ChunkBuilder:
         t.add("unseen", part[self.unseen], self.ids(self.unseen))
         if self.group is not None:
             self.group.record(t)
+        if self.txn is not None:
+            self.txn.record(t)
 
     def _availability(self) -> dict[float, tuple[int, int, int]]:
         n = self.n
@@ -778,12 +898,16 @@ class _ChunkBuilder:
         self._picks()
         self._final_log()
         self._acks()
+        if self.txn is not None:
+            self.txn.plant()
         self._polls()
         self._write(w)
         self._record_truth()
         rows = {"sends": self.n, "final_log": self.log_rows, "polls": self.poll_rows}
         if self.group is not None:
             rows.update(self.group.rows_written)
+        if self.txn is not None:
+            rows["transactions"] = self.txn.rows_written
         truth = self.truth
         return SynthHistory(
             path, self.spec, truth.expected(), truth.planted, self._availability(), rows, truth.findings()
@@ -848,9 +972,12 @@ class _Group:
         self.seg_start = np.maximum.accumulate(np.where(self.first, np.arange(n), 0)) if n else self.first
         rel = np.arange(n) - self.seg_start
         self.anchor = ((rel + 1) % max(1, spec.commit_every) == 0) | self.last
-        acked = (b.outcome == 0) & (b.ack_off >= 0)
+        acked = (b.judged == 0) & (b.ack_off >= 0)
         keys = b.send_part[acked].astype(np.int64) * (1 << 40) + b.ack_off[acked]
         self.acked = np.isin(self.part * (1 << 40) + self.off, keys)
+        # reads a plant may hand to the assign()-ing consumer: not a transaction's (that
+        # consumer reads at read_committed, and only after the commit was asked for)
+        self.plain = np.ones(n, bool) if b.txn is None else ~b.txn.transactional(b.log_cols[3][self.rows])
         self.grouped = np.ones(n, bool)
         self.busy = np.zeros(n, bool)
         # Extra rows: re-reads (index of the read repeated, sort key) and commits (row the
@@ -858,6 +985,7 @@ class _Group:
         self.reread: list[tuple[int, float]] = []
         self.commits: list[tuple[int, float, int, str, str]] = []
         self.skips: list[tuple[int, int]] = []  # (partition, acknowledged offsets passed over)
+        self.early: list[tuple[int, int]] = []  # early commits: (read made after, regular commit's read)
         self.planted: dict[str, list[int]] = {k: [] for k in GROUP_KINDS}
         self._regular_commits()
         self._skips(b.want["poll_skip"], acked_runs=True)
@@ -865,6 +993,7 @@ class _Group:
         self._rereads(b.want["nonmonotonic_poll"])
         self._regressions(b.want["commit_regression"])
         self._early_commits(b.want["commit_beyond_read"])
+        self._skip_commits(b.edges["txn_skip_commit"])
         self._timeline()
 
     # ---- plants ---------------------------------------------------------------------------
@@ -885,7 +1014,7 @@ class _Group:
         acknowledged runs, at a segment's start (the member then starts above its resume
         offset)."""
         n = len(self.rows)
-        free = ~self.last & ~self.anchor & (self.acked if acked_runs else ~self.acked)
+        free = ~self.last & ~self.anchor & (self.acked if acked_runs else ~self.acked) & self.plain
         inside = free & ~self.first
         nxt = np.r_[inside[1:], False]
         same = np.r_[~self.first[1:], False]  # row i + 1 is in row i's segment
@@ -975,7 +1104,39 @@ class _Group:
             i = int(a[c])
             k = int(self.rng.integers(lb[c], i))
             self.commits.append((k, 0.5, int(self.off[i]) + 1, "async", COMMIT_COMMITTED))
+            self.early.append((k, i))
             self.planted["commit_beyond_read"].append(int(self.part[i]))
+
+    def _skip_commits(self, want: int) -> None:
+        """Right after a member's read i (0.45 of a read interval after it), a commit of the
+        offset of its next read i + 1, where everything between the two reads is aborted
+        records and markers: no record the read_committed drain was given and no
+        acknowledged offset. The group had read i, so it committed nothing it had not read.
+        The commit is above every commit before it (regular ones are at most one above a
+        read, and i is outside every early commit's stretch k < i < its regular commit's
+        read) and below every commit after it (the next regular one is above read i + 1)."""
+        if not want:
+            return
+        assert self.b.txn is not None  # the edge implies transactions
+        held = self.b.txn.held_offsets()
+        i = np.flatnonzero(~self.last)
+        i = i[self.grouped[i] & self.grouped[i + 1] & (self.off[i + 1] - self.off[i] >= 2)]
+        base = self.part[i] * (1 << 40)
+        between = np.searchsorted(held, base + self.off[i + 1]) - np.searchsorted(
+            held, base + self.off[i], side="right"
+        )
+        i = i[between == 0]
+        for read, anchor in self.early:
+            i = i[(i <= read) | (i >= anchor)]
+        pool = _Pool(self.rng.permutation(i))
+        for _ in range(want):
+            while True:
+                if (k := pool.next()) is None:
+                    raise ValueError("cannot plant commits over aborted records: no candidate reads")
+                if _windows_clear(self.busy, k, k + 1):
+                    break
+            self.busy[k : k + 2] = True
+            self.commits.append((k, 0.45, int(self.off[k + 1]), "async", COMMIT_COMMITTED))
 
     # ---- time, rows and truth -----------------------------------------------------------
 
@@ -1003,6 +1164,11 @@ class _Group:
         members = [f"member-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
         readers = [f"consumer-{ZONES[c % len(ZONES)]}-{c}" for c in range(spec.consumers)]
         names = np.where(grouped, self.member[src], spec.consumers + self.part[src] % spec.consumers)
+        # members read at read_uncommitted (never an aborted record, still), the assign()-ing
+        # consumer at read_committed, when the history has transactions
+        txns = self.b.txn is not None
+        isolation = pa.scalar(READ_UNCOMMITTED if txns else None, pa.string())
+        reader_isolation = pa.scalar(READ_COMMITTED if txns else None, pa.string())
         for lo in range(0, len(src), step):
             s = slice(lo, min(len(src), lo + step))
             k, g = s.stop - s.start, grouped[s]
@@ -1020,6 +1186,7 @@ class _Group:
                         "group": pc.if_else(pa.array(g), GROUP, pa.scalar(None, pa.string())),
                         "assignment": pa.array(self.gen[src[s]].astype(np.int32), mask=~g),
                         "poll_seq": pa.array(self.seq[s], mask=~g),
+                        "isolation": pc.if_else(pa.array(g), isolation, reader_isolation),
                     }
                 ),
             )
@@ -1084,3 +1251,378 @@ class _Group:
         t.found("poll_skip", [p for p, _ in self.skips])
         for kind, parts in self.planted.items():
             t.add(kind, parts, [None] if parts else [])
+
+
+# --------------------------------------------------------------------------- transactions
+
+# A transaction's kind: orphans have no row, doubled ones two (committed, then aborted);
+# both are otherwise committed ones.
+COMMITTED, ABORTED, UNKNOWN, ORPHAN, DOUBLED = 0, 1, 2, 3, 4
+TXN_OUTCOME_NAMES = [TXN_COMMITTED, TXN_ABORTED, TXN_UNKNOWN]
+# Who reads a transaction's record in a plant: the partition's assign()-ing consumer, or
+# one of two consumers of their own; and at which isolation level each reads.
+ASSIGNER, DIRTY, PLAIN = 0, 1, 2
+READER_NAMES = ("dirty-reader", "plain-reader")  # DIRTY's and PLAIN's
+READER_LEVELS = [READ_COMMITTED, READ_UNCOMMITTED, None]  # by reader; None: not recorded
+TXN_ERRORS = [None, "PRODUCER_FENCED", "_TIMED_OUT"]  # an unknown one's: died before asking, or
+# the commit or abort call failed or never returned
+
+
+class _Txns:
+    """The transactions of one chunk (see the module docstring).
+
+    Each transactional producer's sends are cut into transactions of 1..txn_max_messages
+    consecutive sends. Per transaction: its kind (committed, aborted, unknown, or a
+    committed orphan whose row is not written), for an unknown one whether Kafka settled it
+    as committed, and its times: begun just before its first send, its end asked for just
+    after its last one (never, for some unknown ones), returned a little later (never, for
+    some unknown ones). Per send: whether its record is gone from the final log (a hole),
+    read by no regular consumer, or not given to the read_committed drain. The transaction
+    plants (``plant``) change only those flags and add reads of their own."""
+
+    def __init__(self, b: _ChunkBuilder) -> None:
+        self.b = b
+        spec = b.spec
+        self.rng = np.random.default_rng((spec.seed, b.chunk.index, 11))  # other plants unmoved
+        self.dt = 1.0 / spec.rate
+        self._assign()
+        self._outcomes()
+        self._edges_on_sends()
+        self._times()
+        self.rows_written = 0
+
+    # ---- who is in which transaction, and how it ended --------------------------------
+
+    def _assign(self) -> None:
+        b, spec = self.b, self.b.spec
+        self.txn_of = np.full(b.n, -1, np.int64)
+        firsts, lasts, producers = [], [], []
+        count = 0
+        for j in range(spec.txn_producers):
+            mine = np.flatnonzero(b.prod == spec.producers + j)  # in seq order
+            if not len(mine):
+                continue
+            ends = np.cumsum(self.rng.integers(1, max(1, spec.txn_max_messages) + 1, len(mine)))
+            local = np.searchsorted(ends, np.arange(len(mine)), side="right")
+            self.txn_of[mine] = count + local
+            starts = np.r_[0, np.flatnonzero(np.diff(local)) + 1]
+            firsts.append(mine[starts])
+            lasts.append(mine[np.r_[starts[1:] - 1, len(mine) - 1]])
+            producers.append(np.full(len(starts), spec.producers + j, np.int64))
+            count += len(starts)
+        self.count = count
+        self.first = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+        self.last = np.concatenate(lasts) if lasts else np.zeros(0, np.int64)
+        self.producer = np.concatenate(producers) if producers else np.zeros(0, np.int64)
+        self.sends = np.flatnonzero(self.txn_of >= 0)
+        self.by_txn = self.sends[np.argsort(self.txn_of[self.sends], kind="stable")]
+        self.size = np.bincount(self.txn_of[self.sends], minlength=count)
+        self.start = np.r_[0, np.cumsum(self.size)]
+        self.send_used = np.zeros(b.n, bool)  # transaction plants never share a message
+        self.txn_used = np.zeros(count, bool)  # nor a transaction
+
+    def messages(self, t: int) -> np.ndarray:
+        """The sends of transaction ``t``, in seq order."""
+        return self.by_txn[self.start[t] : self.start[t + 1]]
+
+    def _per_send(self, per_txn: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.b.n, per_txn.dtype)
+        out[self.sends] = per_txn[self.txn_of[self.sends]]
+        return out
+
+    def _outcomes(self) -> None:
+        """Transactions' kinds; their sends are acknowledged, except that some of an unknown
+        transaction's are in doubt themselves (their records landed or not, as drawn)."""
+        spec, b = self.b.spec, self.b
+        u = self.rng.random(self.count)
+        self.kind = np.full(self.count, COMMITTED, np.int8)
+        self.kind[u < spec.txn_aborted_rate + spec.txn_unknown_rate] = UNKNOWN
+        self.kind[u < spec.txn_aborted_rate] = ABORTED
+        self.settled = (self.kind == UNKNOWN) & (self.rng.random(self.count) < 0.5)  # committed
+        doubt = (self.kind[self.txn_of[self.sends]] == UNKNOWN) & (self.rng.random(len(self.sends)) < 0.3)
+        b.outcome[self.sends] = np.where(doubt, 2, 0)
+
+    def _edges_on_sends(self) -> None:
+        """The edge cases that change sends or rows: orphans, aborted records gone from the
+        final log, failed sends of aborted transactions on it, empty transactions."""
+        b, edges = self.b, self.b.edges
+        self.orphans = self._take_txns(np.flatnonzero(self.kind == COMMITTED), edges["txn_orphan"], "orphans")
+        self.kind[self.orphans] = ORPHAN
+        committed = np.flatnonzero(self.kind == COMMITTED)
+        self.doubled = self._take_txns(committed, edges["txn_doubled_row"], "doubled rows")
+        self.kind[self.doubled] = DOUBLED
+        aborted = self.sends[(self.kind[self.txn_of[self.sends]] == ABORTED)]
+        gone = self._take_sends(aborted, edges["txn_aborted_gone"], "aborted records gone")
+        self.failed = self._take_sends(aborted, edges["txn_failed_logged"], "failed sends on the log")
+        b.outcome[self.failed] = 1
+        self.logged_anyway = np.zeros(b.n, bool)
+        self.logged_anyway[self.failed] = True
+        self.gone = np.zeros(b.n, bool)
+        self.gone[gone] = True
+        self.gone[self.first[self.orphans]] = True
+        self.empty = int(edges["txn_empty"])
+        # Records the read_committed drain is not given (an aborted transaction's, or an
+        # unknown one's that Kafka aborted), and records no regular consumer reads.
+        aborted_like = (self.kind == ABORTED) | ((self.kind == UNKNOWN) & ~self.settled)
+        self.rc_false = self._per_send(aborted_like)
+        self.hidden = self._per_send(aborted_like | (self.kind == ORPHAN)) | self.gone
+
+    def _times(self) -> None:
+        ts, dt, count = self.b.send_ts, self.dt, self.count
+        unknown = self.kind == UNKNOWN
+        never = unknown & ~self.settled & (self.rng.random(count) < 0.5)  # died before asking
+        hung = unknown & ~never & (self.rng.random(count) < 0.5)  # the call never returned
+        self.begin = ts[self.first] - 0.3 * dt
+        self.asked = np.where(never, np.nan, ts[self.last] + 0.5 * dt)
+        self.ended = np.where(never | hung, np.nan, self.asked + 0.3 * dt)
+        self.error = np.where(unknown, np.where(never, 1, 2), 0)  # indices into TXN_ERRORS
+
+    def judged(self, outcome: np.ndarray) -> np.ndarray:
+        """The judged outcomes: unknown for a send of a transaction not committed (an orphan's
+        too: it has no row)."""
+        judged = outcome.copy()
+        judged[self.sends[self.kind[self.txn_of[self.sends]] != COMMITTED]] = 2
+        return judged
+
+    def producer_names(self) -> list[str]:
+        spec, index = self.b.spec, self.b.chunk.index
+        numbers = range(index * spec.txn_producers, (index + 1) * spec.txn_producers)
+        return [f"txn-{ZONES[p % len(ZONES)]}-{p}" for p in numbers]
+
+    # ---- the final log ----------------------------------------------------------------
+
+    def lay_out(self, e_src: np.ndarray, e_part: np.ndarray) -> np.ndarray:
+        """Offsets of the log entries in send order per partition, with a marker after each
+        transaction's records in each partition it has one in, placed when its last send was
+        made (so other producers' records sent before then come first)."""
+        b = self.b
+        logged = self.sends[b.in_log[self.sends]]
+        pairs = np.unique(self.txn_of[logged] * b.nparts + b.part[logged])
+        self.marker_part = (pairs % b.nparts).astype(np.int32)
+        key = np.r_[2 * e_src, 2 * self.last[pairs // b.nparts] + 1]
+        return _offsets_in_send_order(key, np.r_[e_part, self.marker_part])[: len(e_src)]
+
+    def markers_per_partition(self) -> np.ndarray:
+        return np.bincount(self.marker_part, minlength=self.b.nparts).astype(np.int64)
+
+    def written_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per partition, the first and last offset of a log entry that is on the final log."""
+        b = self.b
+        on = ~self.gone[b.e_src]
+        first = np.full(b.nparts, np.iinfo(np.int64).max, np.int64)
+        last = np.full(b.nparts, -1, np.int64)
+        np.minimum.at(first, b.e_part[on], b.e_off[on])
+        np.maximum.at(last, b.e_part[on], b.e_off[on])
+        return first, last
+
+    def _at(self, flags: np.ndarray, src: np.ndarray) -> np.ndarray:
+        """``flags`` of the sends rows are copies of (False for rows of no send)."""
+        return np.where(src >= 0, flags[np.maximum(src, 0)], False)
+
+    def unread(self, src: np.ndarray) -> np.ndarray:
+        return self._at(self.hidden, src)
+
+    def gone_from_log(self, src: np.ndarray) -> np.ndarray:
+        return self._at(self.gone, src)
+
+    def given_to_read_committed(self, src: np.ndarray) -> np.ndarray:
+        return ~self._at(self.rc_false, src)
+
+    def transactional(self, src: np.ndarray) -> np.ndarray:
+        return self._at(self.txn_of >= 0, src)
+
+    def next_read_offset(self, parts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """For truncated acknowledgements: per (partition, offset), the next offset, wrapping,
+        of a record the regular consumers read (never a marker's, or an aborted record's that
+        a member would skip over)."""
+        if not len(parts):
+            return offsets
+        l_part, l_off, _, l_src = self.b.log.columns()
+        ok = ~self.unread(l_src)
+        keys = np.sort(l_part[ok].astype(np.int64) * (1 << 40) + l_off[ok])
+        base = parts.astype(np.int64) * (1 << 40)
+        at = np.searchsorted(keys, base + offsets, side="right")
+        after = keys[np.minimum(at, len(keys) - 1)]
+        wrap = (at >= len(keys)) | (after >= base + (1 << 40))
+        target = np.where(wrap, keys[np.searchsorted(keys, base)], after) - base
+        if (target == offsets).any():
+            raise ValueError("truncated acks need partitions holding at least two read records")
+        return target
+
+    def held_offsets(self) -> np.ndarray:
+        """Sorted (partition << 40) + offset of every offset that held a record for
+        commit_beyond_read: on the final log and given to read_committed, or acknowledged."""
+        b = self.b
+        l_part, l_off, _, l_src = b.log_cols
+        on = ~np.isin(l_src, b.gap) & ~self.gone_from_log(l_src) & self.given_to_read_committed(l_src)
+        acked = (b.judged == 0) & (b.ack_off >= 0)
+        return np.unique(
+            np.r_[
+                l_part[on].astype(np.int64) * (1 << 40) + l_off[on],
+                b.send_part[acked].astype(np.int64) * (1 << 40) + b.ack_off[acked],
+            ]
+        )
+
+    # ---- plants -------------------------------------------------------------------------
+
+    def _take_sends(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
+        free = candidates[~self.send_used[candidates]]
+        if k > len(free):
+            raise ValueError(f"cannot plant {k} {what}: only {len(free)} candidates")
+        chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
+        self.send_used[chosen] = True
+        return chosen
+
+    def _take_txns(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
+        free = candidates[~self.txn_used[candidates]]
+        if k > len(free):
+            raise ValueError(f"cannot plant {k} {what}: only {len(free)} candidate transactions")
+        chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
+        self.txn_used[chosen] = True
+        for t in chosen.tolist():
+            self.send_used[self.messages(t)] = True
+        return chosen
+
+    def plant(self) -> None:
+        """The transaction kinds and the edge cases that are reads (after the acknowledgements,
+        before the polls and the group, which read the flags set here)."""
+        b, want, edges, rng, dt = self.b, self.b.want, self.b.edges, self.rng, self.dt
+        self.reads: list[tuple[int, int, float]] = []  # (send, reader, poll_ts)
+        written = self.sends[b.in_log[self.sends] & ~self.gone[self.sends]]
+        kind = self.kind[self.txn_of[written]]
+        # read by someone, given to the read_committed drain, or both: one count each
+        aborted = written[(kind == ABORTED) & ~self.logged_anyway[written]]
+        self.aborted_read = self._take_sends(aborted, want["txn_aborted_read"], "aborted reads")
+        how = rng.integers(0, 3, len(self.aborted_read))
+        self.rc_false[self.aborted_read[how >= 1]] = False
+        for m in self.aborted_read[how != 1].tolist():
+            self.reads.append((m, int(rng.integers(0, 3)), float(b.send_ts[m]) + 0.2 * dt))
+        # before the commit was asked for, by a read_committed consumer, once or twice
+        committed = written[kind == COMMITTED]
+        self.uncommitted = self._take_sends(committed, want["txn_uncommitted_read"], "uncommitted reads")
+        for m in self.uncommitted.tolist():
+            asked = float(self.asked[self.txn_of[m]])
+            for _ in range(int(rng.integers(1, 3))):
+                self.reads.append((m, ASSIGNER, asked - (0.1 + 0.3 * float(rng.random())) * dt))
+        # transactions the read_committed drain was given none, or some, of
+        txns = np.flatnonzero(self.kind == COMMITTED)
+        self.lost = self._take_txns(txns, want["txn_lost"], "lost transactions")
+        for t in self.lost.tolist():
+            self.rc_false[self.messages(t)] = True
+        several = txns[self.size[txns] >= 2]
+        self.partial = self._take_txns(several, want["txn_partial"], "partial transactions")
+        self.partial_first = np.zeros(len(self.partial), np.int64)  # its first message not given
+        for i, t in enumerate(self.partial.tolist()):
+            mine = self.messages(t)
+            hit = rng.choice(mine, int(rng.integers(1, len(mine))), replace=False)
+            self.rc_false[hit] = True
+            self.partial_first[i] = hit.min()
+        # edge cases: reads that must not count
+        for m in self._take_sends(committed, edges["txn_early_reads"], "early reads").tolist():
+            asked = float(self.asked[self.txn_of[m]])
+            self.reads += [(m, DIRTY, asked - 0.3 * dt), (m, PLAIN, asked - 0.2 * dt), (m, ASSIGNER, asked)]
+        settled_aborted = written[(kind == UNKNOWN) & self.rc_false[written]]
+        for m in self._take_sends(settled_aborted, edges["txn_unknown_read"], "unknown reads").tolist():
+            sent = float(b.send_ts[m])
+            self.reads += [(m, DIRTY, sent + 0.2 * dt), (m, ASSIGNER, sent + 0.3 * dt)]
+        for t in self.doubled.tolist():
+            self.reads.append((int(self.first[t]), ASSIGNER, float(self.asked[t]) - 0.3 * dt))
+
+    # ---- polls, rows and truth ----------------------------------------------------------
+
+    def after_commit_asked(self, src: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        """Poll times of the regular (read_committed) consumers: a transaction's record no
+        earlier than just after its commit was asked for."""
+        t = np.where(src >= 0, self.txn_of[np.maximum(src, 0)], -1)
+        floor = np.full(len(ts), -np.inf)
+        floor[t >= 0] = self.asked[t[t >= 0]] + 0.1 * self.dt  # nan (never asked): not read
+        return np.fmax(ts, floor)
+
+    def ids(self, s: slice) -> pa.Array:
+        """The sends' transaction_id column for rows ``s``."""
+        t = self.txn_of[s]
+        return pc.take(self._names(), pa.array(t, mask=t < 0))
+
+    def _names(self) -> pa.Array:
+        if not hasattr(self, "names"):
+            prefix = f"{self.b.chunk.topic}/tx"
+            self.names = _message_ids(pa.repeat(pa.scalar(prefix), self.count), np.arange(self.count))
+        return self.names
+
+    def write(self, w: HistoryWriter, topic: str) -> int:
+        """Write the transactions rows and the plants' reads; return the reads written."""
+        b, spec = self.b, self.b.spec
+        rows = np.r_[np.flatnonzero(self.kind != ORPHAN), self.doubled]  # doubled: twice
+        outcome = np.where(self.kind[rows] == ABORTED, 1, np.where(self.kind[rows] == UNKNOWN, 2, 0))
+        outcome[len(rows) - len(self.doubled) :] = 1  # the second time aborted
+        producers = _strings(b.prod_names, self.producer[rows])
+        for lo in range(0, len(rows), spec.part_rows):
+            s = slice(lo, min(len(rows), lo + spec.part_rows))
+            r = rows[s]
+            w.write_batch(
+                "transactions",
+                pa.table(
+                    {
+                        "transaction_id": pc.take(self._names(), pa.array(r)),
+                        "producer_id": producers[s],
+                        "transactional_id": pc.binary_join_element_wise(producers[s], "tx", "."),
+                        "begin_ts": self.begin[r],
+                        "end_requested_ts": pa.array(self.asked[r], mask=np.isnan(self.asked[r])),
+                        "end_ts": pa.array(self.ended[r], mask=np.isnan(self.ended[r])),
+                        "outcome": _strings(TXN_OUTCOME_NAMES, outcome[s]),
+                        "error": _strings(TXN_ERRORS, self.error[r]),  # type: ignore[arg-type]
+                    }
+                ),
+            )
+        name = b.prod_names[spec.producers]
+        at = b.chunk.t0 + np.arange(self.empty) * self.dt
+        empty = [
+            {"transaction_id": f"{topic}/tx-empty-{i}", "producer_id": name, "transactional_id": f"{name}.tx",
+             "begin_ts": float(t), "end_requested_ts": float(t) + 0.5 * self.dt,
+             "end_ts": float(t) + 0.8 * self.dt, "outcome": TXN_COMMITTED, "error": None}
+            for i, t in enumerate(at.tolist())
+        ]  # fmt: skip
+        if empty:
+            w.write_batch("transactions", pa.Table.from_pylist(empty))
+        self.rows_written = len(rows) + len(empty)
+        return self._write_reads(w, topic)
+
+    def _write_reads(self, w: HistoryWriter, topic: str) -> int:
+        b, spec = self.b, self.b.spec
+        if not self.reads:
+            return 0
+        m = np.array([r[0] for r in self.reads], np.int64)
+        reader = np.array([r[1] for r in self.reads], np.int64)
+        part = b.part[m]
+        c = part % spec.consumers
+        assigners = [f"consumer-{ZONES[i % len(ZONES)]}-{i}" for i in range(spec.consumers)]
+        names = [*assigners, *READER_NAMES]
+        who = np.where(reader == ASSIGNER, c, spec.consumers + reader - 1)
+        k = len(m)
+        w.write_batch(
+            "polls",
+            pa.table(
+                {
+                    "consumer_id": _strings(names, who),
+                    "zone": _strings(list(ZONES), who % len(ZONES)),
+                    "topic": pa.repeat(topic, k),
+                    "partition": part.astype(np.int32),
+                    "offset": b.offset_of[m],
+                    "message_id": pc.take(b.mids, pa.array(m)),
+                    "poll_ts": np.array([r[2] for r in self.reads], np.float64),
+                    "group": pa.nulls(k, pa.string()),
+                    "assignment": pa.nulls(k, pa.int32()),
+                    "poll_seq": pa.nulls(k, pa.int64()),
+                    "isolation": _strings(READER_LEVELS, reader),  # type: ignore[arg-type]
+                }
+            ),
+        )
+        return k
+
+    def record(self, t: _Truth) -> None:
+        b = self.b
+        t.add("txn_aborted_read", b.part[self.aborted_read], b.ids(self.aborted_read))
+        t.add("txn_uncommitted_read", b.part[self.uncommitted], b.ids(self.uncommitted))
+        first = self.first[self.lost]
+        t.add("txn_lost", b.part[first], b.ids(first))
+        t.add("txn_partial", b.part[self.first[self.partial]], b.ids(self.partial_first))

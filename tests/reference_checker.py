@@ -11,6 +11,12 @@ verdict section defines it. The property tests hold the three (doc, generator, j
 one another, and a rewrite of the judge can be checked against this file without trusting
 anything of the code it replaces.
 
+Schema 6 adds transactions: every message kind reads a send's *judged* outcome (its own,
+except ``unknown`` for a send of a transaction that was not committed, or has no row, or
+several: a transaction on several rows is judged as unknown), and four kinds judge the
+transactions themselves. ``Send.judged`` is that outcome; the four
+rules are at the end, after the consumer-group ones.
+
 Nothing from ``spark_jobs`` is imported: only the history schema and constants of
 ``harness.history``, which the doc names as its code twin. Speed is no goal; it is meant
 for histories of a few thousand rows.
@@ -21,14 +27,24 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
-from harness.history import ANOMALY_KINDS, OUTCOME_ACKED, OUTCOME_FAILED, SCHEMAS
+from harness.history import (
+    ANOMALY_KINDS,
+    OUTCOME_ACKED,
+    OUTCOME_FAILED,
+    OUTCOME_UNKNOWN,
+    READ_COMMITTED,
+    SCHEMAS,
+    TXN_ABORTED,
+    TXN_COMMITTED,
+    TXN_UNKNOWN,
+)
 
 Partition = tuple[str, int]  # (topic, partition)
 Position = tuple[str, int, int]  # (topic, partition, offset): tuples order as the doc's "first"
@@ -47,10 +63,16 @@ class Send:
     offset: int | None
     send_ts: float
     ack_ts: float | None
+    transaction_id: str | None
+    # The judged outcome (docs/HISTORY.md, "transactions"): ``outcome``, except unknown for
+    # a send of a transaction whose outcome is not committed or that has no row (or
+    # several). Every anomaly kind reads this one; totals and availability count ``outcome``.
+    judged: str
 
     @property
     def acknowledged_at(self) -> Position | None:
-        if self.outcome != OUTCOME_ACKED or self.offset is None:
+        """Where its (judged) acknowledgement put it; None: not acknowledged."""
+        if self.judged != OUTCOME_ACKED or self.offset is None:
             return None
         return (self.topic, self.partition, self.offset)
 
@@ -63,6 +85,17 @@ class Record:
     position: Position
     message_id: str | None
     key: Key | None
+    # final log: whether the read_committed drain was given it (None: no such drain, which
+    # counts as given); polls: unused
+    read_committed: bool | None = None
+    # polls only: when it was read, and at which isolation level (None: not recorded)
+    poll_ts: float | None = None
+    isolation: str | None = None
+
+    @property
+    def given_to_read_committed(self) -> bool:
+        """A final-log record readable under read_committed: read_committed true or null."""
+        return self.read_committed is not False
 
 
 @dataclass(frozen=True)
@@ -138,10 +171,21 @@ def _record(row: dict[str, Any]) -> Record:
     """A record keyed by the split its writer stored (``id_producer``, ``id_seq``), as
     "How records are matched" says; no id at all is no key."""
     key: Key | None = None if row["id_producer"] is None else (row["id_producer"], row["id_seq"])
-    return Record((row["topic"], row["partition"], row["offset"]), row["message_id"], key)
+    return Record(
+        (row["topic"], row["partition"], row["offset"]),
+        row["message_id"],
+        key,
+        read_committed=row.get("read_committed"),
+        poll_ts=row.get("poll_ts"),
+        isolation=row.get("isolation"),
+    )
 
 
-def _send(row: dict[str, Any]) -> Send:
+def _send(row: dict[str, Any], transactions: dict[str, dict[str, Any]]) -> Send:
+    txn = row["transaction_id"]
+    judged = row["outcome"]
+    if txn is not None and (txn not in transactions or transactions[txn]["outcome"] != TXN_COMMITTED):
+        judged = OUTCOME_UNKNOWN  # the transaction's business: the transaction kinds judge it
     return Send(
         key=(row["producer_id"], row["seq"]),
         message_id=row["message_id"],
@@ -151,6 +195,8 @@ def _send(row: dict[str, Any]) -> Send:
         offset=row["offset"],
         send_ts=row["send_ts"],
         ack_ts=row["ack_ts"],
+        transaction_id=txn,
+        judged=judged,
     )
 
 
@@ -163,14 +209,21 @@ class History:
     polls: list[Record]
     copies: dict[Key, list[Position]] = field(default_factory=dict)  # final-log positions, first first
     reads: dict[Key, set[Position]] = field(default_factory=dict)  # positions it was polled at
+    polled: dict[Key, list[Record]] = field(default_factory=dict)  # its polls rows
     group_reads: list[dict[str, Any]] = field(default_factory=list)  # polls rows with a group
     commits: list[dict[str, Any]] = field(default_factory=list)
     rebalances: list[dict[str, Any]] = field(default_factory=list)
+    transactions: dict[str, dict[str, Any]] = field(default_factory=dict)  # by transaction_id
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> History:
         root = Path(path)
-        sends = {s.key: s for s in map(_send, _rows(root, "sends"))}
+        transactions: dict[str, dict[str, Any]] = {}
+        for row in _rows(root, "transactions"):
+            if row["transaction_id"] in transactions:  # on several rows: judged as unknown
+                row = {**row, "outcome": TXN_UNKNOWN}
+            transactions[row["transaction_id"]] = row
+        sends = {s.key: s for s in (_send(r, transactions) for r in _rows(root, "sends"))}
         log: dict[Position, Record] = {}
         for record in map(_record, _rows(root, "final_log")):
             if record.position in log:
@@ -180,7 +233,7 @@ class History:
         polls = [_record(r) for r in rows]
         grouped = [r for r in rows if r["group"] is not None]
         return cls(sends, log, polls, group_reads=grouped, commits=_rows(root, "commits"),
-                   rebalances=_rows(root, "rebalances"))  # fmt: skip
+                   rebalances=_rows(root, "rebalances"), transactions=transactions)  # fmt: skip
 
     def __post_init__(self) -> None:
         for position in sorted(self.log):
@@ -190,6 +243,7 @@ class History:
         for record in self.polls:
             if record.key is not None:
                 self.reads.setdefault(record.key, set()).add(record.position)
+                self.polled.setdefault(record.key, []).append(record)
 
     def holds(self, position: Position, key: Key) -> bool:
         record = self.log.get(position)
@@ -249,9 +303,10 @@ class History:
 
 
 def lost(h: History) -> Iterator[Finding]:
-    """Acknowledged, and no copy anywhere on the final log. Where: the acknowledged offset."""
+    """Acknowledged (judged), and no copy anywhere on the final log. Where: the
+    acknowledged offset."""
     for key, send in h.sends.items():
-        if send.outcome == OUTCOME_ACKED and not h.copies.get(key):
+        if send.judged == OUTCOME_ACKED and not h.copies.get(key):
             yield h.finding("lost", key, (send.topic, send.partition, send.offset))
 
 
@@ -265,9 +320,9 @@ def duplicate(h: History) -> Iterator[Finding]:
 
 def truncated(h: History) -> Iterator[Finding]:
     """For a sent message: each position it was polled at that the final log does not give
-    to it, plus its acknowledged offset when that lies inside its partition's first..last
-    offset and the log does not hold it there (another message, or a gap). Where: the
-    first such polled position, else the acknowledged offset."""
+    to it, plus its acknowledged offset (judged acked only) when that lies inside its
+    partition's first..last offset and the log does not hold it there (another message,
+    or a gap). Where: the first such polled position, else the acknowledged offset."""
     for key, send in h.sends.items():
         wrong_reads = sorted(p for p in h.reads.get(key, ()) if not h.holds(p, key))
         acked = send.acknowledged_at
@@ -309,9 +364,9 @@ def unexpected(h: History) -> Iterator[Finding]:
 
 
 def aborted_read(h: History) -> Iterator[Finding]:
-    """Send failed definitively, yet on the final log. Where: its first copy."""
+    """Send failed definitively (judged), yet on the final log. Where: its first copy."""
     for key, send in h.sends.items():
-        if send.outcome == OUTCOME_FAILED and h.copies.get(key):
+        if send.judged == OUTCOME_FAILED and h.copies.get(key):
             yield h.finding("aborted_read", key, h.copies[key][0])
 
 
@@ -334,9 +389,9 @@ def reordered(h: History) -> Iterator[Finding]:
 
 
 def unseen(h: History) -> Iterator[Finding]:
-    """Acknowledged and on the final log, yet polled nowhere. Where: its first copy."""
+    """Acknowledged (judged) and on the final log, yet polled nowhere. Where: its first copy."""
     for key, send in h.sends.items():
-        if send.outcome == OUTCOME_ACKED and h.copies.get(key) and not h.reads.get(key):
+        if send.judged == OUTCOME_ACKED and h.copies.get(key) and not h.reads.get(key):
             yield h.finding("unseen", key, h.copies[key][0])
 
 
@@ -344,6 +399,7 @@ def unseen(h: History) -> Iterator[Finding]:
 
 
 def _acked_offsets(h: History) -> dict[Partition, set[int]]:
+    """The acknowledged offsets per partition: of sends whose judged outcome is acked."""
     out: dict[Partition, set[int]] = {}
     for send in h.sends.values():
         at = send.acknowledged_at
@@ -417,16 +473,110 @@ def commit_regression(h: History) -> Iterator[Finding]:
 
 def commit_beyond_read(h: History) -> Iterator[Finding]:
     """A commit of c while the group's highest read m (poll_ts <= the commit's ts) left an
-    offset in m+1..c-1 that held a record (final log or acknowledged). Where: the commit."""
+    offset in m+1..c-1 that held a record: on the final log with read_committed not false,
+    or acknowledged (judged). Where: the commit."""
     acked = _acked_offsets(h)
     for (group, topic, partition), commits in _committed(h).items():
-        held = {p[2] for p in h.log if p[:2] == (topic, partition)} | acked.get((topic, partition), set())
+        logged = {p[2] for p, r in h.log.items() if p[:2] == (topic, partition) and r.given_to_read_committed}
+        held = logged | acked.get((topic, partition), set())
         here = (group, topic, partition)
         reads = [r for r in h.group_reads if (r["group"], r["topic"], r["partition"]) == here]
         for c in commits:
             m = max((r["offset"] for r in reads if r["poll_ts"] <= c["ts"]), default=-1)
             if any(m < o < c["offset"] for o in held):
                 yield _position_finding("commit_beyond_read", topic, partition, c["offset"], 1, h)
+
+
+# ---------------------------------------------------------------------- transaction rules
+
+
+def _messages(h: History) -> dict[str, list[Key]]:
+    """Each transaction's messages (the sends naming it), lowest seq first."""
+    out: dict[str, list[Key]] = {}
+    for key, send in h.sends.items():
+        if send.transaction_id is not None:
+            out.setdefault(send.transaction_id, []).append(key)
+    for keys in out.values():
+        keys.sort(key=lambda k: (k[1], k[0]))  # a send's key always has a seq
+    return out
+
+
+def _readable(h: History, key: Key) -> bool:
+    """Has a record readable under read_committed: a copy with read_committed true or null."""
+    return any(h.log[p].given_to_read_committed for p in h.copies.get(key, ()))
+
+
+def txn_aborted_read(h: History) -> Iterator[Finding]:
+    """A message of an aborted transaction that a reader was given: polled by anyone, at any
+    position, or on the final log with read_committed true (null is not enough). Where: the
+    first position it was polled at, else its first such final-log position."""
+    messages = _messages(h)
+    for txn_id, txn in h.transactions.items():
+        if txn["outcome"] != TXN_ABORTED:
+            continue
+        for key in messages.get(txn_id, []):
+            polled = sorted(r.position for r in h.polled.get(key, []))
+            drained = [p for p in h.copies.get(key, ()) if h.log[p].read_committed is True]
+            if polled or drained:
+                yield h.finding("txn_aborted_read", key, polled[0] if polled else drained[0])
+
+
+def txn_uncommitted_read(h: History) -> Iterator[Finding]:
+    """A message of a committed transaction polled by a read_committed consumer at a poll_ts
+    before the transaction's end_requested_ts (null: never asked, so no read is before it).
+    Where: its earliest such poll (ties: the first position)."""
+    messages = _messages(h)
+    for txn_id, txn in h.transactions.items():
+        asked = txn["end_requested_ts"]
+        if txn["outcome"] != TXN_COMMITTED or asked is None:
+            continue
+        for key in messages.get(txn_id, []):
+            early = [
+                r
+                for r in h.polled.get(key, [])
+                if r.isolation == READ_COMMITTED and r.poll_ts is not None and r.poll_ts < asked
+            ]
+            if early:
+                first = min(early, key=lambda r: (r.poll_ts, r.position))
+                yield h.finding("txn_uncommitted_read", key, first.position)
+
+
+def _acknowledged_or_home(h: History, key: Key) -> tuple[str, int, int | None]:
+    """A message's acknowledged offset (judged), else its home with no offset."""
+    at = h.sends[key].acknowledged_at
+    return at if at is not None else (*h.home(key), None)
+
+
+def _committed_transactions(h: History) -> Iterator[tuple[list[Key], list[Key]]]:
+    """Each committed transaction with at least one message: its messages, lowest seq first,
+    and those of them with no record readable under read_committed."""
+    messages = _messages(h)
+    for txn_id, txn in h.transactions.items():
+        keys = messages.get(txn_id, [])
+        if txn["outcome"] == TXN_COMMITTED and keys:
+            yield keys, [k for k in keys if not _readable(h, k)]
+
+
+def _transaction_finding(kind: str, h: History, keys: list[Key], named: Key) -> Finding:
+    """A finding about a transaction: listed in the home of its first message, at the
+    acknowledged offset of the message ``named`` (its example's message)."""
+    return replace(h.finding(kind, named, _acknowledged_or_home(h, named)), listed_in=h.home(keys[0]))
+
+
+def txn_lost(h: History) -> Iterator[Finding]:
+    """A committed transaction none of whose messages is readable under read_committed.
+    Where: its first message's acknowledged offset (no offset if none)."""
+    for keys, unreadable in _committed_transactions(h):
+        if len(unreadable) == len(keys):
+            yield _transaction_finding("txn_lost", h, keys, keys[0])
+
+
+def txn_partial(h: History) -> Iterator[Finding]:
+    """A committed transaction some, not all, of whose messages are readable under
+    read_committed. Where: its first unreadable message's acknowledged offset."""
+    for keys, unreadable in _committed_transactions(h):
+        if 0 < len(unreadable) < len(keys):
+            yield _transaction_finding("txn_partial", h, keys, unreadable[0])
 
 
 RULES = (
@@ -441,6 +591,10 @@ RULES = (
     nonmonotonic_poll,
     commit_regression,
     commit_beyond_read,
+    txn_aborted_read,
+    txn_uncommitted_read,
+    txn_lost,
+    txn_partial,
 )
 
 

@@ -11,9 +11,9 @@ from harness.history.schema import HistoryError
 
 # --------------------------------------------------------------------------- expectations
 
-# The anomaly kinds the reconciliation reports; the order is the report's order. The last
-# four are about consumer groups (schema 5's group reads, commits and rebalances) and are
-# zero for a history without group data.
+# The anomaly kinds the reconciliation reports; the order is the report's order. Four are
+# about consumer groups (schema 5's group reads, commits and rebalances) and four about
+# transactions (schema 6); each set is zero for a history without its data.
 ANOMALY_KINDS = (
     "lost",
     "duplicate",
@@ -26,8 +26,13 @@ ANOMALY_KINDS = (
     "nonmonotonic_poll",
     "commit_regression",
     "commit_beyond_read",
+    "txn_aborted_read",
+    "txn_uncommitted_read",
+    "txn_lost",
+    "txn_partial",
 )
-GROUP_KINDS = ANOMALY_KINDS[7:]
+GROUP_KINDS = ANOMALY_KINDS[7:11]
+TXN_KINDS = ANOMALY_KINDS[11:]
 
 RuleWord = Literal["any", "at_least_one"]
 Rule = int | RuleWord
@@ -103,6 +108,10 @@ class Expectations:
     nonmonotonic_poll: Rule = 0
     commit_regression: Rule = 0
     commit_beyond_read: Rule = 0
+    txn_aborted_read: Rule = 0
+    txn_uncommitted_read: Rule = 0
+    txn_lost: Rule = 0
+    txn_partial: Rule = 0
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Expectations:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -44,6 +44,9 @@ SENDS_SCHEMA = pa.schema(
         pa.field("outcome", pa.string(), nullable=False),
         pa.field("offset", pa.int64()),
         pa.field("error", pa.string()),
+        # Schema 6: the transaction this send was produced in (a transactions row), null
+        # for a send outside any transaction.
+        pa.field("transaction_id", pa.string()),
     ]
 )
 
@@ -66,9 +69,16 @@ POLLS_SCHEMA = pa.schema(
         pa.field("group", pa.string()),
         pa.field("assignment", pa.int32()),
         pa.field("poll_seq", pa.int64()),
+        # Schema 6: the consumer's isolation.level, ISOLATION_LEVELS; null: not recorded.
+        pa.field("isolation", pa.string()),
     ]
 )
 
+# The final drain reads every record as a read_uncommitted reader gets it (aborted
+# transactions' records included; control records are never handed to a client, so they
+# leave offset gaps). Schema 6: ``read_committed`` says whether a second, read_committed
+# drain was given the same record; null when no such drain was made (a run without
+# transactional producers, where both readers get the same records).
 FINAL_LOG_SCHEMA = pa.schema(
     [
         pa.field("topic", pa.string(), nullable=False),
@@ -77,6 +87,7 @@ FINAL_LOG_SCHEMA = pa.schema(
         pa.field("message_id", pa.string()),
         pa.field("id_producer", pa.string()),
         pa.field("id_seq", pa.int64()),
+        pa.field("read_committed", pa.bool_()),
     ]
 )
 
@@ -151,6 +162,34 @@ REBALANCES_SCHEMA = pa.schema(
     ]
 )
 
+# Transactions of transactional producers (schema 6): one row per transaction begun.
+# ``end_requested_ts`` is when the producer called commit_transaction() or
+# abort_transaction(): no commit marker can exist before it. ``outcome`` is what the
+# producer was told: committed (the commit returned), aborted (the abort returned), or
+# unknown (the commit or abort failed or never ended, or the producer was fenced or
+# died: Kafka may have done either).
+TXN_COMMITTED = "committed"
+TXN_ABORTED = "aborted"
+TXN_UNKNOWN = "unknown"
+TXN_OUTCOMES = (TXN_COMMITTED, TXN_ABORTED, TXN_UNKNOWN)
+TRANSACTIONS_SCHEMA = pa.schema(
+    [
+        pa.field("transaction_id", pa.string(), nullable=False),
+        pa.field("producer_id", pa.string(), nullable=False),
+        pa.field("transactional_id", pa.string(), nullable=False),
+        pa.field("begin_ts", pa.float64(), nullable=False),
+        pa.field("end_requested_ts", pa.float64()),
+        pa.field("end_ts", pa.float64()),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("error", pa.string()),
+    ]
+)
+
+# A consumer's isolation.level as polls record it (schema 6).
+READ_COMMITTED = "read_committed"
+READ_UNCOMMITTED = "read_uncommitted"
+ISOLATION_LEVELS = (READ_COMMITTED, READ_UNCOMMITTED)
+
 # What ZooKeeper showed during the run (harness/cluster/sampler.py): one row per distinct
 # sampled snapshot and partition of the scenario topic (one row without a partition when a
 # snapshot has none), and one unreadable row (readable false, error set, state columns null)
@@ -186,6 +225,7 @@ SCHEMAS: Mapping[str, pa.Schema] = {
     "cluster_state": CLUSTER_STATE_SCHEMA,
     "commits": COMMITS_SCHEMA,
     "rebalances": REBALANCES_SCHEMA,
+    "transactions": TRANSACTIONS_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
 

@@ -122,13 +122,18 @@ class HistoryWriter:
             self.flush(table)
 
     def write_batch(self, table: str, data: pa.Table | pa.RecordBatch) -> None:
-        """Write already-columnar rows as one part (bulk writers and generators)."""
+        """Write already-columnar rows as one part (bulk writers and generators). A
+        nullable column the data lacks is written null, as ``append`` writes a row that
+        does not name it, so a bulk writer need not spell every later schema's column."""
         schema = SCHEMAS[self._check(table)]
         self.flush(table)
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
         if table in SPLIT_ID_TABLES:
             data = with_split_ids(data)
+        for f in schema:
+            if f.name not in data.column_names and f.nullable:
+                data = data.append_column(f.name, pa.nulls(data.num_rows, f.type))
         self._write_part(table, data.select(schema.names).cast(schema))
 
     def flush(self, table: str | None = None) -> None:

@@ -1,8 +1,11 @@
 """The judge through Spark Connect: the same reconciliation, driven from a thin client
 with no JVM of its own, must give what the classic session gives. The reference
-checker's property test and hand-written edge cases (tests/unit/
-test_reference_checker_spark.py) run here unchanged on a Connect session, and a small
-synthetic history is reconciled through both."""
+checker's property tests and hand-written edge cases (tests/unit/
+test_reference_checker_spark.py: those from before transactions, and those of the
+transaction kinds and judged outcomes) and the planted-count property tests of
+transactions (tests/unit/test_reconcile_properties.py) run here unchanged on a Connect
+session, and small synthetic histories, without and with transactions, are reconciled
+through both."""
 
 from __future__ import annotations
 
@@ -13,10 +16,12 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from harness.history import ANOMALY_KINDS
 from spark_jobs.reconcile import reconcile
 from spark_jobs.session import REMOTE_ENV, build_session, parallelism
-from spark_jobs.synthetic import SynthHistory
+from spark_jobs.synthetic import EDGE_CASES, SynthHistory, SynthSpec, generate
 from tests.reference_checker import check
+from tests.unit import test_reconcile_properties as properties
 from tests.unit import test_reference_checker_spark as reference
 
 pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
@@ -52,12 +57,34 @@ def test_a_small_reconcile_agrees_with_the_reference(spark: SparkSession, histor
     reference.assert_agrees(found, check(str(history.path)), 5)
 
 
+def test_a_transactional_reconcile_agrees_with_the_reference(spark: SparkSession, tmp_path: Path) -> None:
+    """Every kind and edge case planted, transactions and a consumer group included."""
+    spec = SynthSpec(sends=6_000, partitions=3, producers=3, anomalies=dict.fromkeys(ANOMALY_KINDS, 2),
+                     edges=dict.fromkeys(EDGE_CASES, 1), seed=13)  # fmt: skip
+    truth = generate(spec, tmp_path)
+    found = reconcile(spark, tmp_path, examples=5)
+    assert found.counts() == {k: sum(v.values()) for k, v in truth.expected.items()}
+    reference.assert_agrees(found, check(tmp_path), 5)
+
+
 def test_reference_checker_properties_through_connect(spark: SparkSession) -> None:
     reference.test_judge_agrees_with_reference(spark=spark)
 
 
+def test_reference_checker_transaction_properties_through_connect(spark: SparkSession) -> None:
+    reference.test_judge_agrees_with_reference_on_transactions(spark=spark)
+
+
+def test_transaction_properties_through_connect(spark: SparkSession) -> None:
+    properties.test_mixed_anomalies_with_transactions(spark=spark)
+
+
 def test_hand_written_edge_cases_through_connect(spark: SparkSession, tmp_path: Path) -> None:
     reference.test_hand_written_edge_cases(spark, tmp_path)
+
+
+def test_hand_written_transaction_cases_through_connect(spark: SparkSession, tmp_path: Path) -> None:
+    reference.test_hand_written_transaction_cases(spark, tmp_path)
 
 
 def test_remote_is_chosen_by_environment_unless_a_master_is_named(

@@ -127,6 +127,7 @@ def test_write_batch(tmp_path: Path) -> None:
                         "message_id": ["m"],
                         "id_producer": ["m"],
                         "id_seq": pa.array([None], pa.int64()),
+                        "read_committed": pa.array([None], pa.bool_()),
                     }
                 ),
             ),
@@ -263,4 +264,4 @@ def test_cluster_state_rows_round_trip_with_list_columns_and_gap_rows(tmp_path: 
     empty = _write(tmp_path / "e")
     validate_history(empty)
     assert dict(iter_tables(empty))["cluster_state"].num_rows == 0
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6

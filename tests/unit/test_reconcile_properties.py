@@ -2,20 +2,24 @@
 
 Histories come from ``spark_jobs.synthetic``, which plants each anomaly kind without
 touching any other kind and records the planted counts per partition; hypothesis chooses
-the shape (sizes, producers, partitions, whether a consumer group reads the partitions)
-and how many of each kind to plant.
+the shape (sizes, producers, partitions, whether a consumer group reads the partitions,
+whether transactional producers write beside the others) and how many of each kind to
+plant. The tests from before transactions plant the kinds they always planted, so they
+judge the histories they always judged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Iterator
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.history import ANOMALY_KINDS, GROUP_KINDS
+from harness.history import ANOMALY_KINDS, GROUP_KINDS, TXN_KINDS
 from spark_jobs.findings import Findings
 from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
@@ -29,6 +33,7 @@ from spark_jobs.session import build_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 EXAMPLES = 3
+BASE_KINDS = tuple(k for k in ANOMALY_KINDS if k not in TXN_KINDS)  # before transactions
 SETTINGS_BASE = settings(
     deadline=None,
     derandomize=True,  # CI must not flake on a shape it never saw before
@@ -76,7 +81,25 @@ def specs(draw: st.DrawFn, kinds: tuple[str, ...]) -> SynthSpec:
     return _plant(draw, kinds)
 
 
+@st.composite
+def txn_specs(draw: st.DrawFn, kinds: tuple[str, ...]) -> SynthSpec:
+    """As ``specs``, with transactional producers whatever is planted."""
+    return dataclasses.replace(
+        _plant(draw, kinds),
+        transactions=True,
+        txn_producers=draw(st.integers(1, 2)),
+        txn_max_messages=draw(st.sampled_from([2, 4])),
+    )
+
+
+def _transactions_of(truth: SynthHistory) -> dict[str, str]:
+    """Message id -> transaction id, for the sends that name one."""
+    sends = pq.read_table(truth.path / "sends", columns=["message_id", "transaction_id"]).to_pylist()
+    return {s["message_id"]: s["transaction_id"] for s in sends if s["transaction_id"] is not None}
+
+
 def _check(found: Findings, truth: SynthHistory) -> None:
+    txn_of = _transactions_of(truth) if any(truth.expected[k] for k in TXN_KINDS) else {}
     for kind in ANOMALY_KINDS:
         got = {(p.topic, p.partition): p.counts[kind] for p in found.partitions if p.counts[kind]}
         assert got == truth.expected[kind], kind
@@ -87,10 +110,17 @@ def _check(found: Findings, truth: SynthHistory) -> None:
             assert len(examples) == min(EXAMPLES, shown), (kind, p.partition)
             for e in examples:
                 assert e.message_id in truth.planted[kind], (kind, e)
-                assert (e.topic, e.partition) == (p.topic, p.partition)
+                if kind != "txn_partial":  # its first unreadable message may live elsewhere
+                    assert (e.topic, e.partition) == (p.topic, p.partition)
+                assert e.topic == p.topic
                 if kind in GROUP_KINDS:  # who did it is in the detail; first by offset
                     assert "member-" in e.detail, e.detail
                     assert [x.offset for x in examples] == sorted(x.offset or 0 for x in examples)
+                if kind in TXN_KINDS:  # the message's, at its own position; named in the detail
+                    assert e.message_id is not None and e.message_id.startswith(f"{e.producer_id}-")
+                    assert e.final_message_id == e.message_id
+                    who = "consumer-" if kind == "txn_uncommitted_read" else txn_of[e.message_id]
+                    assert who in e.detail, e.detail
                 if kind == "lost":
                     assert e.final_message_id is None  # acked beyond the log's end
                 if kind in ("duplicate", "aborted_read", "unseen", "reordered", "unexpected"):
@@ -124,15 +154,32 @@ def test_each_kind_alone(spark: SparkSession, kind: str, data: st.DataObject) ->
 
 
 @_settings(8)
-@given(spec=specs(kinds=ANOMALY_KINDS))
+@given(spec=specs(kinds=BASE_KINDS))
 def test_mixed_anomalies(spark: SparkSession, spec: SynthSpec) -> None:
+    _run(spark, spec)
+
+
+@_settings(3)
+@given(spec=txn_specs(kinds=()))
+def test_sound_transactions_have_no_findings(spark: SparkSession, spec: SynthSpec) -> None:
+    """Committed, aborted and unknown transactions, markers' offset gaps, records the
+    read_committed drain was not given, read_committed and read_uncommitted consumers: as
+    a sound run records them, nothing counts (aborted records are neither unseen nor
+    acknowledged offsets a member skips)."""
+    _run(spark, spec)
+
+
+@_settings(8)
+@given(spec=txn_specs(kinds=ANOMALY_KINDS))
+def test_mixed_anomalies_with_transactions(spark: SparkSession, spec: SynthSpec) -> None:
+    """Every kind, transaction kinds included, with and without a consumer group."""
     _run(spark, spec)
 
 
 def test_chunked_history_is_judged_as_one(spark: SparkSession) -> None:
     """Large benchmark histories are generated chunk by chunk; each chunk is its own topic
     with its own producers, and the reconciliation must see them as one run."""
-    kinds = dict.fromkeys(ANOMALY_KINDS, 3)
+    kinds = dict.fromkeys(BASE_KINDS, 3)
     spec = SynthSpec(
         sends=1_500, chunk_sends=500, partitions=2, failed_rate=0.05, anomalies=kinds, seed=5
     )
@@ -142,6 +189,21 @@ def test_chunked_history_is_judged_as_one(spark: SparkSession) -> None:
         _check(found, truth)
     assert {p.topic for p in found.partitions} == {"chaos", "chaos-1", "chaos-2"}
     assert truth.rows["sends"] == 1_500 and found.totals["sends"] == 1_500
+    planted = {k: sum(v.values()) for k, v in truth.expected.items()}
+    assert planted == {**dict.fromkeys(ANOMALY_KINDS, 0), **kinds}
+
+
+def test_chunked_transactions_are_judged_as_one(spark: SparkSession) -> None:
+    """The same with transactions: each chunk has its own transactional producers and
+    transactions, and every kind is planted in all."""
+    kinds = dict.fromkeys(ANOMALY_KINDS, 3)
+    spec = SynthSpec(sends=2_100, chunk_sends=700, partitions=2, failed_rate=0.05, anomalies=kinds, seed=5)
+    with tempfile.TemporaryDirectory() as root:
+        truth = generate(spec, root)
+        found = reconcile(spark, root, examples=EXAMPLES, partitions=2)
+        _check(found, truth)
+    assert {p.topic for p in found.partitions} == {"chaos", "chaos-1", "chaos-2"}
+    assert truth.rows["sends"] == 2_100 and found.totals["sends"] == 2_100
     assert {k: sum(v.values()) for k, v in truth.expected.items()} == kinds
 
 

@@ -3,27 +3,48 @@
 Two kinds of evidence, both without Spark:
 
 * hand-written histories, one per edge case of the rules, each with the numbers worked out
-  from the doc by hand (``CASES``; the Spark tests judge the very same histories);
+  from the doc by hand (``CASES``, and ``TXN_CASES`` for schema 6's transactions; the Spark
+  tests judge the very same histories);
 * many generated histories with every anomaly kind and edge case planted: the reference
   finds exactly the planted counts, per partition, and its findings are about the
-  planted messages.
+  planted messages; with transactions, the generated transactional data is also what a
+  sound run records wherever no plant says otherwise.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.history import ANOMALY_KINDS, HistoryWriter
-from spark_jobs.synthetic import EDGE_CASES, SynthHistory, SynthSpec, generate
+from harness.history import (
+    ANOMALY_KINDS,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    SCHEMAS,
+    TXN_ABORTED,
+    TXN_COMMITTED,
+    TXN_KINDS,
+    TXN_UNKNOWN,
+    HistoryWriter,
+)
+from spark_jobs.synthetic import EDGE_CASES, TXN_EDGES, SynthHistory, SynthSpec, generate
 from tests.reference_checker import Verdict, check
 from tests.unit._synth import generated
+
+# The kinds and edge cases before schema 6's transactions: what the older generated tests
+# plant, drawn in the same order as before, so that they keep testing the same histories.
+BASE_KINDS = tuple(k for k in ANOMALY_KINDS if k not in TXN_KINDS)
+BASE_EDGES = tuple(e for e in EDGE_CASES if e not in TXN_EDGES)
 
 # --------------------------------------------------------------------- writing small stories
 
@@ -49,6 +70,7 @@ class Story:
         outcome: str = "acked",
         offset: int | None = None,
         ts: float = 1.0,
+        txn: str | None = None,
     ) -> str:
         mid = self.mid(producer, seq)
         self.w.append(
@@ -63,19 +85,48 @@ class Story:
                 "ack_ts": ts + 0.1 if outcome == "acked" else None,
                 "outcome": outcome,
                 "offset": offset if outcome == "acked" else None,
+                "transaction_id": None if txn is None else f"{self.topic}.{txn}",
             },
         )
         return mid
 
-    def log(self, partition: int, offset: int, mid: str | None) -> None:
-        record = {"topic": self.topic, "partition": partition, "offset": offset, "message_id": mid}
+    def log(self, partition: int, offset: int, mid: str | None, read_committed: bool | None = None) -> None:
+        record = {"topic": self.topic, "partition": partition, "offset": offset, "message_id": mid,
+                  "read_committed": read_committed}  # fmt: skip
         self.w.append("final_log", record)
 
-    def poll(self, partition: int, offset: int, mid: str | None, consumer: str = "c") -> None:
+    def poll(
+        self,
+        partition: int,
+        offset: int,
+        mid: str | None,
+        consumer: str = "c",
+        ts: float = 2.0,
+        isolation: str | None = None,
+        member: tuple[str, int, int] | None = None,  # (group, assignment, poll_seq)
+    ) -> None:
+        group, assignment, seq = member if member is not None else (None, None, None)
         self.w.append(
             "polls",
             {"consumer_id": consumer, "topic": self.topic, "partition": partition, "offset": offset,
-             "message_id": mid, "poll_ts": 2.0},
+             "message_id": mid, "poll_ts": ts, "isolation": isolation, "group": group,
+             "assignment": assignment, "poll_seq": seq},
+        )
+
+    def transaction(self, name: str, producer: str, outcome: str, asked: float | None = 3.0) -> None:
+        """A transactions row: begun at 0.5, its end asked for at ``asked``, returned 0.1 later."""
+        self.w.append(
+            "transactions",
+            {"transaction_id": f"{self.topic}.{name}", "producer_id": f"{self.topic}.{producer}",
+             "transactional_id": f"{self.topic}.{producer}.tx", "begin_ts": 0.5, "end_requested_ts": asked,
+             "end_ts": None if asked is None else asked + 0.1, "outcome": outcome},
+        )
+
+    def commit(self, partition: int, offset: int, ts: float, group: str = "g", consumer: str = "m") -> None:
+        self.w.append(
+            "commits",
+            {"group": group, "consumer_id": consumer, "assignment": 0, "topic": self.topic,
+             "partition": partition, "offset": offset, "ts": ts, "mode": "sync", "outcome": "committed"},
         )
 
     def logged_and_read(self, partition: int, offset: int, mid: str | None) -> None:
@@ -281,8 +332,154 @@ CASES = [
 ]
 
 
+# ------------------------------------------------------------------- transaction stories
+
+
+def _judged_outcomes(s: Story) -> None:
+    """Sends of an aborted transaction, of a transaction with no row and of an unknown one
+    are judged unknown: none is lost, unseen, aborted_read, truncated by its acknowledged
+    offset, or an acknowledged offset a member skips; records the read_committed drain
+    was not given hold nothing for commit_beyond_read, an unknown transaction's given
+    record does."""
+    s.transaction("A", "p", TXN_ABORTED)
+    s.send("p", 0, 0, offset=0, txn="A")
+    s.log(0, 0, s.mid("p", 0), read_committed=False)  # never polled
+    s.send("p", 1, 0, offset=1, txn="A")  # its record is gone from the log
+    s.send("p", 2, 0, outcome="failed", txn="A")
+    s.log(0, 2, s.mid("p", 2), read_committed=False)  # offset 3: the abort marker
+    s.send("q", 0, 0, offset=4, txn="nowhere")  # no transactions row; not on the log
+    for seq, offset in ((0, 5), (1, 8)):
+        s.send("r", seq, 0, offset=offset)
+        s.log(0, offset, s.mid("r", seq), read_committed=True)
+        s.poll(0, offset, s.mid("r", seq), consumer="m", ts=2.0 + seq, member=("g", 0, seq))
+    s.transaction("U", "u", TXN_UNKNOWN)
+    s.send("u", 0, 0, offset=6, txn="U")
+    s.log(0, 6, s.mid("u", 0), read_committed=True)  # never polled; offset 7: its marker
+    s.commit(0, 5, ts=1.5)  # over 0..4 before any read: nothing there held a record
+    s.commit(0, 8, ts=2.5)  # read 5; 6 holds u-0, given to the read_committed drain
+    s.commit(0, 9, ts=3.5)
+
+
+def _aborted_reads(s: Story) -> None:
+    s.transaction("A", "p", TXN_ABORTED)
+    for seq in range(5):
+        s.send("p", seq, 0, offset=seq, txn="A")
+    s.log(0, 0, s.mid("p", 0), read_committed=False)
+    s.poll(0, 0, s.mid("p", 0), isolation=READ_UNCOMMITTED)  # what the level allows: counts
+    s.log(0, 1, s.mid("p", 1), read_committed=True)  # the read_committed drain got it
+    for ts in (2.0, 2.5):
+        s.poll(0, 1, s.mid("p", 1), consumer="rc", ts=ts, isolation=READ_COMMITTED)
+    s.log(0, 2, s.mid("p", 2), read_committed=False)  # read by nobody
+    s.log(0, 3, s.mid("p", 3), read_committed=True)
+    s.poll(1, 0, s.mid("p", 3))  # read elsewhere first: the example is there (and truncated)
+    s.log(0, 4, s.mid("p", 4), read_committed=None)  # no read_committed drain: not "given"
+    s.clean("s", 0, 1, 0)
+
+
+def _uncommitted_reads(s: Story) -> None:
+    s.transaction("A", "p", TXN_COMMITTED, asked=3.0)
+    for seq in (0, 1):
+        s.send("p", seq, 0, offset=seq, txn="A")
+        s.log(0, seq, s.mid("p", seq), read_committed=True)
+    p0, p1 = s.mid("p", 0), s.mid("p", 1)
+    s.poll(0, 0, p0, consumer="rc", ts=2.5, isolation=READ_COMMITTED)
+    s.poll(1, 0, p0, consumer="rc", ts=1.5, isolation=READ_COMMITTED)  # earliest: the example
+    s.poll(0, 0, p0, consumer="rc", ts=4.0, isolation=READ_COMMITTED)
+    s.poll(0, 1, p1, consumer="ru", ts=1.0, isolation=READ_UNCOMMITTED)  # allowed at that level
+    s.poll(0, 1, p1, consumer="c", ts=1.2)  # no isolation recorded: read_uncommitted
+    s.poll(0, 1, p1, consumer="rc", ts=3.0, isolation=READ_COMMITTED)  # when it was asked: fine
+    s.clean("s", 0, 1, 0)
+    s.transaction("C", "r", TXN_ABORTED)  # an aborted one read early is txn_aborted_read
+    s.send("r", 0, 0, offset=3, txn="C")
+    s.log(0, 3, s.mid("r", 0), read_committed=False)
+    s.poll(0, 3, s.mid("r", 0), consumer="rc", ts=1.0, isolation=READ_COMMITTED)
+
+
+def _lost_and_partial(s: Story) -> None:
+    s.transaction("A", "p", TXN_COMMITTED)
+    for seq, drained in enumerate((True, False, False)):  # 1 of 3 readable: partial
+        s.send("p", seq, 0, offset=seq, txn="A")
+        s.log(0, seq, s.mid("p", seq), read_committed=drained)
+        s.poll(0, seq, s.mid("p", seq))
+    s.transaction("B", "q", TXN_COMMITTED)  # none readable: lost, where its first message is
+    s.send("q", 0, 1, offset=0, txn="B")
+    s.log(1, 0, s.mid("q", 0), read_committed=False)
+    s.poll(1, 0, s.mid("q", 0))
+    s.send("q", 1, 0, offset=6, txn="B")  # acknowledged past the log's end: lost as well
+    s.transaction("C", "x", TXN_COMMITTED)  # no message: nothing to lose
+    s.transaction("D", "r", TXN_COMMITTED)
+    s.send("r", 0, 1, offset=1, txn="D")
+    s.log(1, 1, s.mid("r", 0), read_committed=None)  # no such drain: counts as given
+    s.poll(1, 1, s.mid("r", 0))
+    s.transaction("E", "v", TXN_COMMITTED)  # one copy not given, another given: readable
+    s.send("v", 0, 1, offset=2, txn="E")
+    s.log(1, 2, s.mid("v", 0), read_committed=False)
+    s.log(1, 3, s.mid("v", 0), read_committed=True)
+    s.poll(1, 2, s.mid("v", 0))
+
+
+def _doubled_rows(s: Story) -> None:
+    """A transaction on two rows is judged as if its outcome were unknown, and so are its
+    sends: whatever either row says, nothing counts."""
+    s.transaction("D", "p", TXN_COMMITTED)
+    s.transaction("D", "p", TXN_COMMITTED)  # the same row twice: lost, were it committed
+    s.send("p", 0, 0, offset=0, txn="D")
+    s.log(0, 0, s.mid("p", 0), read_committed=False)
+    s.poll(0, 0, s.mid("p", 0))
+    s.send("p", 1, 0, offset=1, txn="D")  # inside the log's range, not on it: lost, truncated
+    s.transaction("E", "q", TXN_COMMITTED)
+    s.transaction("E", "q", TXN_ABORTED)  # two outcomes: an early read or an aborted read
+    s.send("q", 0, 0, offset=2, txn="E")
+    s.log(0, 2, s.mid("q", 0), read_committed=True)
+    s.poll(0, 2, s.mid("q", 0), consumer="rc", ts=1.0, isolation=READ_COMMITTED)
+
+
+TXN_CASES = [
+    Case(
+        "sends of transactions not committed are judged unknown by every kind",
+        _judged_outcomes,
+        {("commit_beyond_read", 0): 1},
+        [("commit_beyond_read", 0, None, 0, 8, "r-1")],
+    ),
+    Case(
+        "an aborted transaction's message a reader was given counts once",
+        _aborted_reads,
+        {("txn_aborted_read", 0): 3, ("truncated", 0): 1},
+        [
+            ("txn_aborted_read", 0, "p-0", 0, 0, "p-0"),
+            ("txn_aborted_read", 0, "p-1", 0, 1, "p-1"),
+            ("txn_aborted_read", 0, "p-3", 1, 0, "s-0"),  # polls before the final log
+            ("truncated", 0, "p-3", 1, 0, "s-0"),
+        ],
+    ),
+    Case(
+        "a committed transaction's message read at read_committed before its commit was asked",
+        _uncommitted_reads,
+        {("txn_uncommitted_read", 0): 1, ("truncated", 0): 1, ("txn_aborted_read", 0): 1},
+        [
+            ("txn_uncommitted_read", 0, "p-0", 1, 0, "s-0"),
+            ("truncated", 0, "p-0", 1, 0, "s-0"),
+            ("txn_aborted_read", 0, "r-0", 0, 3, "r-0"),
+        ],
+    ),
+    Case(
+        "committed transactions the read_committed drain got none or some of",
+        _lost_and_partial,
+        {("txn_partial", 0): 1, ("txn_lost", 1): 1, ("lost", 0): 1, ("duplicate", 1): 1},
+        [
+            ("txn_partial", 0, "p-1", 0, 1, "p-1"),  # its first message not given
+            ("txn_lost", 1, "q-0", 1, 0, "q-0"),  # its first message, at its offset
+            ("lost", 0, "q-1", 0, 6, None),
+            ("duplicate", 1, "v-0", 1, 3, "v-0"),
+        ],
+    ),
+    Case("a transaction on several rows is judged unknown", _doubled_rows, {}, []),
+]
+ALL_CASES = [*CASES, *TXN_CASES]
+
+
 def topic_of(case: Case) -> str:
-    return f"t{CASES.index(case)}"
+    return f"t{ALL_CASES.index(case)}"
 
 
 def write_cases(root: Path, cases: list[Case]) -> None:
@@ -333,7 +530,7 @@ def reference_examples(ref: Verdict, topic: str) -> list[Shown]:
 # ---------------------------------------------------------------------------- hand-written
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.name for c in ALL_CASES])
 def test_case_numbers_from_the_doc(case: Case, tmp_path: Path) -> None:
     write_cases(tmp_path, [case])
     ref = check(tmp_path)
@@ -361,12 +558,24 @@ def test_sends_of_unknown_partition_are_listed_under_minus_one(tmp_path: Path) -
     assert ref.totals()["sends"] == 4 and ref.totals()["final_log_records"] == 6
 
 
+def test_sends_and_availability_count_a_sends_own_outcome(tmp_path: Path) -> None:
+    """Judged outcomes are the kinds' business: sends per partition, totals and availability
+    count what the producer was told (six acknowledged, one failed; none in doubt), and
+    records the read_committed drain was not given are final-log records all the same."""
+    (case,) = [c for c in TXN_CASES if c.write is _judged_outcomes]
+    write_cases(tmp_path, [case])
+    ref = check(tmp_path)
+    assert ref.sends == {(topic_of(case), 0): {"acked": 6, "failed": 1, "unknown": 0}}
+    assert ref.availability == {1.0: (6, 1, 0)}
+    assert ref.logs == {(topic_of(case), 0): {"start": 0, "end": 8, "records": 5, "dense": False}}
+
+
 def test_cases_side_by_side_do_not_meet(tmp_path: Path) -> None:
     """All cases in one history (as the Spark test judges them) find what each finds alone."""
-    write_cases(tmp_path, CASES)
+    write_cases(tmp_path, ALL_CASES)
     ref = check(tmp_path)
     want: dict[tuple[str, int], dict[str, int]] = {}
-    for case in CASES:
+    for case in ALL_CASES:
         want.update(expected_counts(case))
     assert ref.partition_counts() == want
 
@@ -381,9 +590,11 @@ SETTINGS = settings(
 
 
 @st.composite
-def planted_specs(draw: st.DrawFn, max_each: int = 3) -> SynthSpec:
-    """A small history with every kind and edge case planted 0..max_each times."""
-    return SynthSpec(
+def planted_specs(draw: st.DrawFn, max_each: int = 3, txn: bool = False) -> SynthSpec:
+    """A small history with every kind and edge case planted 0..max_each times: those before
+    transactions, and with ``txn`` the transaction kinds and edge cases too (drawn after
+    the others, so that the histories without them are the ones they always were)."""
+    spec = SynthSpec(
         sends=draw(st.integers(120, 500)),
         producers=draw(st.integers(1, 4)),
         partitions=draw(st.integers(2, 4)),
@@ -391,11 +602,23 @@ def planted_specs(draw: st.DrawFn, max_each: int = 3) -> SynthSpec:
         failed_rate=0.06,
         unknown_rate=0.06,
         repoll_rate=draw(st.sampled_from([0.0, 0.1])),
-        anomalies={k: draw(st.integers(0, max_each)) for k in ANOMALY_KINDS},
-        edges={e: draw(st.integers(0, max_each)) for e in EDGE_CASES},
+        anomalies={k: draw(st.integers(0, max_each)) for k in BASE_KINDS},
+        edges={e: draw(st.integers(0, max_each)) for e in BASE_EDGES},
         seed=draw(st.integers(0, 2**16)),
         part_rows=draw(st.sampled_from([60, 10_000])),
         chunk_sends=draw(st.sampled_from([10_000, 200])),
+    )
+    if not txn:
+        return spec
+    return dataclasses.replace(
+        spec,
+        sends=2 * spec.sends,  # the transactional producers' sends come on top
+        anomalies={**spec.anomalies, **{k: draw(st.integers(0, max_each)) for k in TXN_KINDS}},
+        edges={**spec.edges, **{e: draw(st.integers(0, max_each)) for e in sorted(TXN_EDGES)}},
+        transactions=True,  # implied anyway when a transaction kind or edge is planted
+        txn_producers=draw(st.integers(1, 2)),
+        txn_max_messages=draw(st.sampled_from([2, 4])),
+        groups=draw(st.booleans()),
     )
 
 
@@ -426,3 +649,114 @@ def test_each_edge_case_alone_adds_its_listed_counts(edge: str, tmp_path: Path) 
     counts = check(tmp_path).counts()
     assert counts == {k: 2 * EDGE_CASES[edge].get(k, 0) for k in ANOMALY_KINDS}
     assert_finds_what_was_planted(check(tmp_path), truth)
+    if edge in TXN_EDGES:
+        assert_transactions_sound(tmp_path, truth)
+
+
+# ------------------------------------------------------------------ generated transactions
+
+
+def _table(root: str | Path, table: str) -> list[dict[str, Any]]:
+    return pq.read_table(Path(root) / table, schema=SCHEMAS[table]).to_pylist()
+
+
+def assert_transactions_sound(root: str | Path, truth: SynthHistory) -> None:
+    """The generated transactional data is what a sound run records, wherever no plant or
+    edge case says otherwise: a committed transaction's messages acknowledged and readable
+    under read_committed; an aborted one's records on the final log, not given to the
+    read_committed drain and read by nobody; read_committed consumers reading a committed
+    transaction's record only once its commit was asked for; a marker's offset gap between
+    one transaction's records and the next one's in every partition; times in order; and
+    read_committed recorded for every final-log record."""
+    sends = _table(root, "sends")
+    log, polls, txns = _table(root, "final_log"), _table(root, "polls"), _table(root, "transactions")
+    rows_of = Counter(t["transaction_id"] for t in txns)
+    rows = {t["transaction_id"]: t for t in txns if rows_of[t["transaction_id"]] == 1}  # doubled: unknown
+    of = {s["message_id"]: s["transaction_id"] for s in sends}
+    members: dict[str, list[dict[str, Any]]] = {}
+    for s in sends:
+        if s["transaction_id"] is not None:
+            members.setdefault(s["transaction_id"], []).append(s)
+    planted = truth.planted
+    bent = {of[m] for k in ("txn_lost", "txn_partial") for m in planted[k]}  # drain not given all
+    assert {t["outcome"] for t in txns} <= {TXN_COMMITTED, TXN_ABORTED, TXN_UNKNOWN}
+    assert all(r["read_committed"] is not None for r in log)
+    drained: dict[str, list[bool]] = {}  # per message id: read_committed of its records
+    for r in log:
+        drained.setdefault(r["message_id"], []).append(r["read_committed"])
+    for txn_id, mine in members.items():
+        row = rows.get(txn_id)
+        if row is None:  # the orphan and doubled-row edge cases: judged unknown
+            continue
+        assert row["begin_ts"] <= min(s["send_ts"] for s in mine)
+        if row["end_requested_ts"] is not None:
+            assert row["end_requested_ts"] > max(s["send_ts"] for s in mine)
+            assert row["end_ts"] is None or row["end_ts"] >= row["end_requested_ts"]
+        if row["outcome"] == TXN_COMMITTED:
+            assert all(s["outcome"] == "acked" for s in mine), txn_id
+            if txn_id not in bent:
+                assert all(any(drained.get(s["message_id"], [])) for s in mine), txn_id
+        if row["outcome"] == TXN_ABORTED:
+            for s in mine:
+                if s["message_id"] not in planted["txn_aborted_read"]:
+                    assert not any(drained.get(s["message_id"], [])), s
+    for p in polls:
+        polled_txn = of.get(p["message_id"])
+        row = rows.get(polled_txn) if polled_txn is not None else None
+        if row is None:
+            continue
+        if row["outcome"] == TXN_ABORTED:
+            assert p["message_id"] in planted["txn_aborted_read"], p
+        early = row["end_requested_ts"] is None or p["poll_ts"] < row["end_requested_ts"]
+        if row["outcome"] == TXN_COMMITTED and p["isolation"] == READ_COMMITTED and early:
+            assert p["message_id"] in planted["txn_uncommitted_read"], p
+    # markers: between a producer's consecutive records of two transactions in a partition
+    offsets: dict[tuple[str, int], set[int]] = {}
+    for r in log:
+        offsets.setdefault((r["topic"], r["partition"]), set()).add(r["offset"])
+    records: dict[tuple[str, str, int], list[tuple[int, str]]] = {}
+    for r in log:
+        logged_txn = of.get(r["message_id"])
+        if logged_txn is not None:
+            where = (r["id_producer"], r["topic"], r["partition"])
+            records.setdefault(where, []).append((r["offset"], logged_txn))
+    for (_, topic, partition), mine_here in records.items():
+        held = offsets[(topic, partition)]
+        for (a, ta), (b, tb) in zip(sorted(mine_here), sorted(mine_here)[1:], strict=False):
+            if ta != tb:
+                assert any(o not in held for o in range(a + 1, b)), (topic, partition, a, b)
+
+
+@settings(SETTINGS, max_examples=100)
+@given(spec=planted_specs(txn=True))
+def test_reference_finds_exactly_the_planted_transactions(spec: SynthSpec) -> None:
+    """Every kind and edge case, transactions included, with or without a consumer group:
+    the reference finds the planted counts, and the rest of the transactional data is sound."""
+    with tempfile.TemporaryDirectory() as root:
+        truth = generated(spec, root)
+        assert_finds_what_was_planted(check(root), truth)
+        assert_transactions_sound(root, truth)
+
+
+@pytest.mark.parametrize("kind", TXN_KINDS)
+@settings(SETTINGS, max_examples=10)
+@given(data=st.data())
+def test_each_transaction_kind_alone(kind: str, data: st.DataObject) -> None:
+    spec = data.draw(planted_specs(txn=True))
+    spec = dataclasses.replace(spec, anomalies={kind: data.draw(st.integers(1, 4))}, edges={})
+    with tempfile.TemporaryDirectory() as root:
+        truth = generated(spec, root)
+        ref = check(root)
+        assert ref.counts() == {k: sum(truth.expected[k].values()) for k in ANOMALY_KINDS}
+        assert_finds_what_was_planted(ref, truth)
+        assert_transactions_sound(root, truth)
+
+
+def test_a_history_without_transactions_has_none(tmp_path: Path) -> None:
+    """Without transactions nothing of them is written: no rows, null columns."""
+    spec = SynthSpec(sends=500, anomalies=dict.fromkeys(BASE_KINDS, 1), edges=dict.fromkeys(BASE_EDGES, 1))
+    generate(spec, tmp_path)
+    assert _table(tmp_path, "transactions") == []
+    assert {s["transaction_id"] for s in _table(tmp_path, "sends")} == {None}
+    assert {r["read_committed"] for r in _table(tmp_path, "final_log")} == {None}
+    assert {p["isolation"] for p in _table(tmp_path, "polls")} == {None}

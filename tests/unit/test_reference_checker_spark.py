@@ -4,7 +4,9 @@ Generated histories with every anomaly kind and edge case planted, and the hand-
 edge cases of test_reference_checker.py, are judged by both. They must agree on every
 count per partition, the totals, sends and final-log ranges per partition, availability,
 and every example: the message it names, where it happened, what the final log holds
-there, and that the examples are the first by offset.
+there, and that the examples are the first by offset. The tests from before schema 6 judge
+the histories they always judged; the transaction kinds, their edge cases and the judged
+outcomes have tests of their own beside them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from tests.reference_checker import Finding, Verdict, check
 from tests.unit.test_reference_checker import (
     CASES,
     SETTINGS,
+    TXN_CASES,
+    Case,
     Shown,
     assert_finds_what_was_planted,
     expected_counts,
@@ -92,22 +96,38 @@ def assert_agrees(found: Findings, ref: Verdict, limit: int) -> None:
 
 
 @st.composite
-def chunked_specs(draw: st.DrawFn) -> SynthSpec:
+def chunked_specs(draw: st.DrawFn, txn: bool = False) -> SynthSpec:
     """Two to four independent chunks, a topic each, with the plants shared out between
-    them: several planted shapes per Spark job, which costs seconds whatever its size."""
+    them: several planted shapes per Spark job, which costs seconds whatever its size.
+    With ``txn`` the transaction kinds and edge cases are planted too."""
     chunk, chunks = draw(st.integers(150, 300)), draw(st.integers(2, 4))
-    spec = draw(planted_specs(max_each=4))
+    spec = draw(planted_specs(max_each=4, txn=txn))
+    if txn:  # the transactional producers' sends come on top
+        chunk *= 2
     return dataclasses.replace(spec, sends=chunk * chunks, chunk_sends=chunk)
 
 
-@settings(SETTINGS, max_examples=8)
-@given(spec=chunked_specs(), partitions=st.integers(1, 3))
-def test_judge_agrees_with_reference(spark: SparkSession, spec: SynthSpec, partitions: int) -> None:
+def _agrees_on(spark: SparkSession, spec: SynthSpec, partitions: int) -> None:
     with tempfile.TemporaryDirectory() as root:
         truth = generated(spec, root)
         ref = check(root)
         assert_finds_what_was_planted(ref, truth)
         assert_agrees(reconcile(spark, root, examples=EXAMPLES, partitions=partitions), ref, EXAMPLES)
+
+
+@settings(SETTINGS, max_examples=8)
+@given(spec=chunked_specs(), partitions=st.integers(1, 3))
+def test_judge_agrees_with_reference(spark: SparkSession, spec: SynthSpec, partitions: int) -> None:
+    _agrees_on(spark, spec, partitions)
+
+
+@settings(SETTINGS, max_examples=8)
+@given(spec=chunked_specs(txn=True), partitions=st.integers(1, 3))
+def test_judge_agrees_with_reference_on_transactions(
+    spark: SparkSession, spec: SynthSpec, partitions: int
+) -> None:
+    """Every kind and edge case, the transaction ones included, with or without a group."""
+    _agrees_on(spark, spec, partitions)
 
 
 def judged_examples(found: Findings, topic: str) -> list[Shown]:
@@ -121,15 +141,25 @@ def judged_examples(found: Findings, topic: str) -> list[Shown]:
     return sorted(shown, key=repr)
 
 
-def test_hand_written_edge_cases(spark: SparkSession, tmp_path: Path) -> None:
-    """Every hand-written case in one history (a topic each), judged once: the numbers and
-    examples worked out from the doc, and the reference's, are the judge's."""
-    write_cases(tmp_path, CASES)
-    found = reconcile(spark, tmp_path, examples=5, partitions=2)
-    for case in CASES:
+def _judge_cases(spark: SparkSession, root: Path, cases: list[Case]) -> None:
+    """The cases in one history (a topic each), judged once: the numbers and examples
+    worked out from the doc, and the reference's, are the judge's."""
+    write_cases(root, cases)
+    found = reconcile(spark, root, examples=5, partitions=2)
+    for case in cases:
         t = topic_of(case)
         mine = [p for p in found.partitions if p.topic == t]
         counts = {(p.topic, p.partition): p.counts for p in mine if any(p.counts.values())}
         assert counts == expected_counts(case), case.name
         assert judged_examples(found, t) == expected_examples(case), case.name
-    assert_agrees(found, check(tmp_path), 5)
+    assert_agrees(found, check(root), 5)
+
+
+def test_hand_written_edge_cases(spark: SparkSession, tmp_path: Path) -> None:
+    """Every hand-written case before transactions."""
+    _judge_cases(spark, tmp_path, CASES)
+
+
+def test_hand_written_transaction_cases(spark: SparkSession, tmp_path: Path) -> None:
+    """The transaction kinds and judged outcomes, worked out by hand."""
+    _judge_cases(spark, tmp_path, TXN_CASES)
