@@ -64,6 +64,12 @@ def make_consumer(placement: ZonePlacement, zone: str, settings: Mapping[str, An
     return Consumer(config)
 
 
+def isolation_level(settings: Mapping[str, Any]) -> str:
+    """The isolation.level a consumer with these settings reads at: librdkafka's default is
+    read_committed, as the Java client's is not."""
+    return str(settings.get("isolation.level", "read_committed"))
+
+
 def decode_value(value: bytes | None) -> str | None:
     """A record's value as the message id it carries; None when it is not text."""
     if value is None:

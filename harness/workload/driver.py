@@ -21,12 +21,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness import history as hist
 from harness.workload.attempts import AttemptTracker, attempt_logging
-from harness.workload.clients import ZonePlacement, decode_value, make_consumer, make_producer
+from harness.workload.clients import (
+    ZonePlacement,
+    decode_value,
+    isolation_level,
+    make_consumer,
+    make_producer,
+)
 from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress
+from harness.workload.transactional import Transactions, TransactionsEnded
 
 # Errors after which the record is certainly not on the log: the broker rejected it
 # before appending, or the client never could send it anywhere.
@@ -65,13 +72,62 @@ def classify(error: KafkaError | None, retries_enabled: bool, *, possibly_writte
 
 @dataclass(frozen=True)
 class ProducerSpec:
-    """One producer: where it sits, how it is configured, how fast it sends."""
+    """One producer: where it sits, how it is configured, how fast it sends. With a
+    ``transaction_size`` it is transactional (:mod:`harness.workload.transactional`): its
+    messages go in transactions of that many, under ``settings["transactional.id"]``
+    (default ``kafka-chaos-<name>``), and a drawn ``abort_ratio`` share of them is aborted
+    on purpose."""
 
     name: str
     zone: str
     settings: Mapping[str, Any] = field(default_factory=dict)
     rate_per_s: float = 200.0
     partitions: Sequence[int] | None = None  # round-robin over these; None = all
+    transaction_size: int | None = None
+    abort_ratio: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.rate_per_s <= 0:
+            raise ValueError(f"producer {self.name}: rate_per_s must be positive")
+        if self.transaction_size is not None and self.transaction_size < 1:
+            raise ValueError(f"producer {self.name}: transaction_size must be at least 1")
+        if not 0.0 <= self.abort_ratio <= 1.0:
+            raise ValueError(f"producer {self.name}: abort_ratio must lie between 0 and 1")
+        if self.transaction_size is None and (self.abort_ratio or "transactional.id" in self.settings):
+            raise ValueError(f"producer {self.name}: 'abort_ratio' and a 'transactional.id' setting "
+                             "need a 'transaction_size'")
+
+    @property
+    def transactional_id(self) -> str | None:
+        if self.transaction_size is None:
+            return None
+        return str(self.settings.get("transactional.id", f"kafka-chaos-{self.name}"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario-file table that spells this producer."""
+        out: dict[str, Any] = {"name": self.name, "zone": self.zone, "rate_per_s": self.rate_per_s,
+                               "settings": dict(self.settings)}
+        if self.partitions is not None:
+            out["partitions"] = list(self.partitions)
+        if self.transaction_size is not None:
+            out["transaction_size"] = self.transaction_size
+            out["abort_ratio"] = self.abort_ratio
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProducerSpec:
+        """The producer a scenario file's ``[[producers]]`` table spells."""
+        unknown = sorted(set(data) - {"name", "zone", "settings", "rate_per_s", "partitions",
+                                      "transaction_size", "abort_ratio"})
+        if unknown:
+            raise ValueError(f"producer {data.get('name')}: unknown key(s) {', '.join(unknown)}")
+        partitions = data.get("partitions")
+        size = data.get("transaction_size")
+        return cls(name=str(data["name"]), zone=str(data["zone"]), settings=dict(data.get("settings", {})),
+                   rate_per_s=float(data.get("rate_per_s", 200)),
+                   partitions=None if partitions is None else tuple(int(p) for p in partitions),
+                   transaction_size=None if size is None else int(size),
+                   abort_ratio=float(data.get("abort_ratio", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -151,19 +207,31 @@ class _ProducerLoop(threading.Thread):
         self.spec, self.topic, self.recorder, self.stop = spec, topic, recorder, stop
         self.partitions = list(spec.partitions if spec.partitions is not None else partitions)
         self.attempts = AttemptTracker(spec.name, topic, lambda row: recorder.row("attempts", row))
+        transactional = {} if spec.transactional_id is None else {"transactional.id": spec.transactional_id}
         self.producer: Producer = make_producer(
-            placement, spec.zone, {**spec.settings, **attempt_logging(self.attempts, spec.settings)})
+            placement, spec.zone,
+            {**spec.settings, **transactional, **attempt_logging(self.attempts, spec.settings)})
         self.retries = int(self.producer_setting("retries", 2**31 - 1)) > 0
         self.closed = False
         self.sent = 0
         self.outcomes: dict[str, int] = {o: 0 for o in hist.OUTCOMES}
-        self.last_acked: dict[int, int] = {}  # partition -> highest acknowledged offset
+        self.last_acked: dict[int, int] = {}  # partition -> highest acknowledged (and committed) offset
         self.error: str | None = None  # why the send loop died, if it did
+        self.txn: Transactions | None = None
+        self.stopped_transacting: str | None = None  # fenced or fatal: why it stopped early
+        if spec.transaction_size is not None and spec.transactional_id is not None:
+            self.txn = Transactions(self.producer, spec.name, spec.transactional_id, spec.transaction_size,
+                                    spec.abort_ratio, recorder.row, self._committed)
+
+    def _committed(self, acked: Mapping[int, int]) -> None:
+        for partition, offset in acked.items():
+            self.last_acked[partition] = max(offset, self.last_acked.get(partition, -1))
 
     def producer_setting(self, key: str, default: Any) -> Any:
         return self.spec.settings.get(key, default)
 
-    def _deliver(self, seq: int, partition: int, send_ts: float, mark: int) -> Any:
+    def _deliver(self, seq: int, partition: int, send_ts: float, mark: int,
+                 transaction_id: str | None) -> Any:
         def on_delivery(err: KafkaError | None, msg: Message) -> None:
             outcome = classify(err, self.retries,
                                possibly_written=self.attempts.possibly_written(partition, mark))
@@ -171,19 +239,28 @@ class _ProducerLoop(threading.Thread):
             acked = outcome == hist.OUTCOME_ACKED
             if acked:
                 offset = int(msg.offset() or 0)
-                self.last_acked[partition] = max(offset, self.last_acked.get(partition, -1))
+                if self.txn is not None and transaction_id is not None:
+                    self.txn.acked(transaction_id, partition, offset)  # a read target once committed
+                else:
+                    self.last_acked[partition] = max(offset, self.last_acked.get(partition, -1))
             self.recorder.row("sends", {
                 "message_id": f"{self.spec.name}-{seq}", "producer_id": self.spec.name, "seq": seq,
                 "topic": self.topic, "partition": partition, "key": None, "zone": self.spec.zone,
                 "send_ts": send_ts, "ack_ts": time.time() if acked else None, "outcome": outcome,
                 "offset": msg.offset() if acked else None,
-                "error": None if err is None else err.name(),
+                "error": None if err is None else err.name(), "transaction_id": transaction_id,
             })
         return on_delivery
 
     def run(self) -> None:
         try:
+            if self.txn is not None:
+                self.txn.init()
             self._send()
+            if self.txn is not None:
+                self.txn.end()  # the last transaction ends as the others do
+        except TransactionsEnded as ended:  # fenced: it stops, as Kafka promises a zombie does
+            self.stopped_transacting = str(ended)
         except BaseException as exc:  # recorded: the scenario fails on a producer that died
             self.error = f"{type(exc).__name__}: {exc}"
 
@@ -194,14 +271,22 @@ class _ProducerLoop(threading.Thread):
         while not self.stop.is_set():
             partition = self.partitions[seq % len(self.partitions)]
             message_id = f"{self.spec.name}-{seq}"
+            transaction_id = None if self.txn is None else self.txn.before_send()
             try:
                 self.producer.produce(self.topic, value=message_id.encode(), partition=partition,
                                       on_delivery=self._deliver(seq, partition, time.time(),
-                                                                self.attempts.enqueued(partition)))
+                                                                self.attempts.enqueued(partition),
+                                                                transaction_id))
                 seq += 1
                 self.sent = seq
+                if self.txn is not None:
+                    self.txn.after_send()
             except BufferError:
                 pass  # local queue full while the cluster is down: retry after polling
+            except KafkaException as exc:
+                if self.txn is None:
+                    raise
+                self.txn.send_failed(exc)  # abortable: aborted and on; fenced: TransactionsEnded
             self.producer.poll(0)
             next_send += interval
             if next_send < time.monotonic():
@@ -234,6 +319,7 @@ class _ConsumerLoop(threading.Thread):
         super().__init__(name=f"consumer-{spec.name}", daemon=True)
         self.spec, self.topic, self.recorder = spec, topic, recorder
         self.consumer: Consumer = make_consumer(placement, spec.zone, spec.settings)
+        self.isolation = isolation_level(spec.settings)
         self.consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
         self.polled = 0
         self.next_offsets: dict[int, int] = {}  # partition -> last polled offset + 1
@@ -292,6 +378,7 @@ class _ConsumerLoop(threading.Thread):
                 "consumer_id": self.spec.name, "zone": self.spec.zone, "topic": self.topic,
                 "partition": partition, "offset": offset,
                 "message_id": decode_value(value), "poll_ts": time.time(), "poll_seq": self.polled,
+                "isolation": self.isolation,
             })
             self.polled += 1
 
@@ -363,12 +450,33 @@ def _name(loop: _ProducerLoop | _ConsumerLoop | GroupMember) -> str:
 
 
 def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], writer: hist.HistoryWriter,
-                    timeout_s: float = 60.0) -> int:
-    """Read every partition from log start to high watermark into ``final_log``."""
+                    timeout_s: float = 60.0, read_committed_pass: bool = False) -> int:
+    """Read every partition from log start to high watermark into ``final_log``, as a
+    read_uncommitted reader gets it (aborted transactions' records included). With
+    ``read_committed_pass`` (a run with transactional producers) a read_committed reader
+    drains the same ranges too, and each record's ``read_committed`` says whether that
+    reader was given it; otherwise the column stays null (both readers get the same)."""
+    logged = _drain(bootstrap, topic, partitions, hist.READ_UNCOMMITTED, timeout_s)
+    visible = ({(p, o) for p, o, _ in _drain(bootstrap, topic, partitions, hist.READ_COMMITTED, timeout_s)}
+               if read_committed_pass else None)
+    for partition, offset, message_id in logged:
+        given = None if visible is None else (partition, offset) in visible
+        writer.append("final_log", {"topic": topic, "partition": partition, "offset": offset,
+                                    "message_id": message_id, "read_committed": given})
+    return len(logged)
+
+
+def _drain(bootstrap: str, topic: str, partitions: Sequence[int], isolation: str,
+           timeout_s: float) -> list[tuple[int, int, str | None]]:
+    """(partition, offset, message id) of every record a reader at ``isolation`` is given
+    from each partition's log start to its end. The end is the partition-EOF event, not
+    the last record's offset: a transaction's commit marker takes the last offset and is
+    never handed to a client, and a read_committed reader stops at the last stable offset."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kafka-chaos-drain",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "enable.partition.eof": True, "isolation.level": isolation,
                          "log_level": 3})
-    total = 0
+    records: list[tuple[int, int, str | None]] = []
     try:
         for partition in partitions:
             tp = TopicPartition(topic, partition)
@@ -377,18 +485,24 @@ def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], write
                 continue
             consumer.assign([TopicPartition(topic, partition, low)])
             deadline = time.monotonic() + timeout_s
-            position = low
-            while position < high and time.monotonic() < deadline:
+            eof: int | None = None
+            while (eof is None or eof < high) and time.monotonic() < deadline:
                 msg = consumer.poll(0.5)
-                if msg is None or msg.error():
+                if msg is None:
                     continue
-                offset = int(msg.offset() or 0)
-                writer.append("final_log", {"topic": topic, "partition": partition,
-                                            "offset": offset, "message_id": decode_value(msg.value())})
-                position = offset + 1
-                total += 1
-            if position < high:
-                raise TimeoutError(f"drain of {topic}-{partition} stopped at {position} of {high}")
+                error = msg.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        eof = int(msg.offset() or 0)
+                    continue
+                records.append((partition, int(msg.offset() or 0), decode_value(msg.value())))
+            # A read_committed reader may be held at the last stable offset by a transaction
+            # nobody ended until its timeout aborts it: what lies past it was not readable.
+            end = eof if eof is not None and (eof >= high or isolation == hist.READ_COMMITTED) else None
+            if end is None:
+                reached = max((o for p, o, _ in records if p == partition), default=low - 1) + 1
+                raise TimeoutError(
+                    f"drain of {topic}-{partition} ({isolation}) stopped at {reached} of {high}")
     finally:
         consumer.close()
-    return total
+    return records

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from harness import history as hist
-from harness.workload.clients import ZonePlacement, decode_value, make_consumer
+from harness.workload.clients import ZonePlacement, decode_value, isolation_level, make_consumer
 
 # How a member commits; "none" reads without ever committing.
 COMMIT_MODES = ("none", "auto", "sync", "async")
@@ -91,6 +91,7 @@ class GroupMember(threading.Thread):
             raise ValueError(f"consumer {name}: commit must be one of {', '.join(COMMIT_MODES)}")
         self.member, self.zone, self.group, self.commit_mode = name, zone, group, commit
         self.settings, self.placement, self.topic = dict(settings), placement, topic
+        self.isolation = isolation_level(settings)
         self.restart_every_s = restart_every_s
         self.process_s = process_ms / 1000
         self._rejoin_at = float("inf")
@@ -173,7 +174,7 @@ class GroupMember(threading.Thread):
                 "consumer_id": self.member, "zone": self.zone, "topic": self.topic,
                 "partition": partition, "offset": offset, "message_id": decode_value(msg.value()),
                 "poll_ts": time.time(), "group": self.group, "assignment": self.assignment,
-                "poll_seq": self.poll_seq,
+                "poll_seq": self.poll_seq, "isolation": self.isolation,
             })
             self.poll_seq += 1
             self.polled += 1

@@ -1,0 +1,204 @@
+"""A producer's transactions, each recorded with the outcome the producer was told.
+
+A transactional producer (``transactional.id`` set) writes its messages in transactions of
+a fixed size and commits each, or aborts a drawn share of them on purpose, so a history
+holds both what must become readable and what must never be. The outcome recorded is the
+client's view, chosen as conservatively as send outcomes are (harness/workload/driver.py):
+
+* ``committed`` only when ``commit_transaction()`` returned;
+* ``aborted`` only when ``abort_transaction()`` returned, either by choice or because the
+  transaction hit an abortable error (a send failed, the commit was refused);
+* ``unknown`` when the producer was fenced (a newer instance with the same
+  transactional.id took over), hit a fatal error, or could not end the transaction before
+  its deadline: the coordinator may have committed or aborted it, and the transaction
+  kinds judge neither (docs/HISTORY.md).
+
+Each transaction gets an id of its own (``<producer>.t<n>``) that its sends carry, so the
+judge can tell which records belong together. The offsets a transaction's sends were
+acknowledged at count as read targets for the consumers' catch-up only once it committed:
+an aborted transaction's records are never handed to a read_committed consumer.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from harness import history as hist
+
+# How long one commit_transaction()/abort_transaction() call may block, and how long a
+# transaction may take to end in all (retriable errors are retried until then). A fault
+# that takes the transaction coordinator away holds a commit for about a ZooKeeper session
+# plus an election; two minutes leaves a wide margin over both.
+END_CALL_TIMEOUT_S = 10.0
+END_DEADLINE_S = 120.0
+INIT_TIMEOUT_S = 60.0
+
+
+class TransactionsEnded(Exception):
+    """The producer can no longer run transactions (fenced, or a fatal error): its loop
+    stops sending. Not a client failure: a zombie's fencing is what Kafka promises."""
+
+
+def _kafka_error(exc: KafkaException) -> KafkaError | None:
+    error = exc.args[0] if exc.args else None
+    return error if isinstance(error, KafkaError) else None
+
+
+def error_text(exc: BaseException) -> str:
+    error = _kafka_error(exc) if isinstance(exc, KafkaException) else None
+    return f"{error.name()}: {error.str()}" if error is not None else f"{type(exc).__name__}: {exc}"
+
+
+class Transactions:
+    """The transactions of one producer: begin, end (commit or abort), and their rows.
+
+    ``record`` appends a history row; ``on_committed`` receives the highest acknowledged
+    offset per partition of each committed transaction. Called from the producer's own
+    thread only (delivery reports run there too, inside ``poll``)."""
+
+    def __init__(self, producer: Producer, producer_id: str, transactional_id: str, size: int,
+                 abort_ratio: float, record: Callable[[str, Mapping[str, Any]], None],
+                 on_committed: Callable[[Mapping[int, int]], None]) -> None:
+        self.producer = producer
+        self.producer_id = producer_id
+        self.transactional_id = transactional_id
+        self.size = size
+        self.abort_ratio = abort_ratio
+        self._record = record
+        self._on_committed = on_committed
+        self._draw = random.Random(f"kafka-chaos-aborts-{producer_id}")  # same spec, same aborts
+        self._count = 0
+        self.current: str | None = None  # the open transaction's id
+        self._begun = 0.0
+        self._in_current = 0
+        self._acked: dict[str, dict[int, int]] = {}  # the open transaction's acknowledged offsets
+        self._committed: set[str] = set()
+        self.outcomes: dict[str, int] = dict.fromkeys(hist.TXN_OUTCOMES, 0)
+        self.ended: str | None = None  # why the producer can no longer transact
+
+    def init(self) -> None:
+        """Register the transactional.id with its coordinator, fencing any older instance
+        and aborting what that instance left open (the zombie fencing Kafka promises)."""
+        self.producer.init_transactions(INIT_TIMEOUT_S)
+
+    def before_send(self) -> str:
+        """The id of the transaction the next message goes into, beginning one if none is
+        open."""
+        if self.current is None:
+            self.producer.begin_transaction()
+            self._count += 1
+            self.current = f"{self.producer_id}.t{self._count}"
+            self._begun = time.time()
+            self._in_current = 0
+        return self.current
+
+    def after_send(self) -> None:
+        """Count the message just produced; end the transaction once it holds ``size``."""
+        self._in_current += 1
+        if self._in_current >= self.size:
+            self.end()
+
+    def acked(self, transaction_id: str, partition: int, offset: int) -> None:
+        """A send of ``transaction_id`` was acknowledged at ``offset``. Delivery reports are
+        served by ``poll``, so one may come after its transaction ended: then it is a read
+        target at once if the transaction committed, and never if not."""
+        if transaction_id in self._committed:
+            self._on_committed({partition: offset})
+        elif transaction_id == self.current:
+            by_partition = self._acked.setdefault(transaction_id, {})
+            by_partition[partition] = max(offset, by_partition.get(partition, -1))
+
+    def end(self, error: BaseException | None = None) -> None:
+        """Commit the open transaction, or abort it (drawn, or because ``error``, an
+        abortable error from a send, says it must be); record its row. Raises
+        TransactionsEnded when the producer can no longer transact."""
+        if self.current is None:
+            return
+        transaction_id, self.current = self.current, None
+        abort = error is not None or self._draw.random() < self.abort_ratio
+        requested = time.time()
+        outcome, why = self._abort(error) if abort else self._commit()
+        self.outcomes[outcome] += 1
+        self._record("transactions", {
+            "transaction_id": transaction_id, "producer_id": self.producer_id,
+            "transactional_id": self.transactional_id, "begin_ts": self._begun,
+            "end_requested_ts": requested,
+            "end_ts": time.time() if outcome != hist.TXN_UNKNOWN else None,
+            "outcome": outcome, "error": why,
+        })
+        acked = self._acked.pop(transaction_id, {})
+        if outcome == hist.TXN_COMMITTED:
+            self._committed.add(transaction_id)
+            self._on_committed(acked)
+        if self.ended is not None:
+            raise TransactionsEnded(self.ended)
+
+    def _commit(self) -> tuple[str, str | None]:
+        deadline = time.monotonic() + END_DEADLINE_S
+        while True:
+            try:
+                self.producer.commit_transaction(END_CALL_TIMEOUT_S)
+                return hist.TXN_COMMITTED, None
+            except KafkaException as exc:
+                error = _kafka_error(exc)
+                if error is not None and error.txn_requires_abort():
+                    return self._abort(exc)
+                if error is not None and error.retriable() and time.monotonic() < deadline:
+                    continue  # the same commit again, as librdkafka asks after a retriable error
+                self.ended = f"commit failed: {error_text(exc)}"
+                return hist.TXN_UNKNOWN, error_text(exc)
+
+    def _abort(self, cause: BaseException | None) -> tuple[str, str | None]:
+        why = None if cause is None else error_text(cause)
+        if cause is None:
+            # An abort on purpose first lets every message be delivered. librdkafka (2.x)
+            # may otherwise send EndTxn while its partitions are not yet registered with
+            # the coordinator (AddPartitionsToTxn still retrying CONCURRENT_TRANSACTIONS
+            # right after the previous commit), and the coordinator, knowing no open
+            # transaction, answers INVALID_TXN_STATE, which is fatal to the producer.
+            # Delivered, the records are on the log: an abort that hides something.
+            self.producer.flush(END_CALL_TIMEOUT_S)
+        deadline = time.monotonic() + END_DEADLINE_S
+        while True:
+            try:
+                self.producer.abort_transaction(END_CALL_TIMEOUT_S)
+                return hist.TXN_ABORTED, why
+            except KafkaException as exc:
+                error = _kafka_error(exc)
+                if error is not None and error.retriable() and time.monotonic() < deadline:
+                    continue
+                self.ended = f"abort failed: {error_text(exc)}"
+                return hist.TXN_UNKNOWN, error_text(exc) if why is None else f"{why}; {error_text(exc)}"
+
+    def send_failed(self, exc: KafkaException) -> None:
+        """A produce() call raised: end the transaction as the error demands (abort when
+        it is abortable; a fatal error, a fenced producer among them, ends transacting)."""
+        error = _kafka_error(exc)
+        if error is not None and error.txn_requires_abort():
+            self.end(exc)
+            return
+        if error is not None and (error.fatal() or error.code() == KafkaError._FENCED):
+            self.ended = f"fenced or fatal: {error_text(exc)}"
+            self._close_unknown(exc)
+            raise TransactionsEnded(self.ended) from exc
+        raise exc
+
+    def _close_unknown(self, exc: BaseException) -> None:
+        """Record the open transaction as unknown: the producer cannot end it itself, and
+        whether a newer instance's init aborted it is the coordinator's to say."""
+        if self.current is None:
+            return
+        transaction_id, self.current = self.current, None
+        self.outcomes[hist.TXN_UNKNOWN] += 1
+        self._acked.pop(transaction_id, None)
+        self._record("transactions", {
+            "transaction_id": transaction_id, "producer_id": self.producer_id,
+            "transactional_id": self.transactional_id, "begin_ts": self._begun,
+            "end_requested_ts": None, "end_ts": None, "outcome": hist.TXN_UNKNOWN,
+            "error": error_text(exc),
+        })
