@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster.control import ClusterObservation
@@ -95,6 +95,33 @@ class TopicAdmin:
 
         wait_until_clear(short_partitions, timeout_s, f"topic {name} to have leaders and full ISRs",
                          transient=CLUSTER_SETTLING)
+        self._wait_leaders_serve(name, timeout_s)
+
+    def _wait_leaders_serve(self, name: str, timeout_s: float) -> None:
+        """Wait until every partition's leader answers for it (ListOffsets). ZooKeeper
+        names the leader before the broker has processed its LeaderAndIsr request, and a
+        produce sent in between is refused UNKNOWN_TOPIC_OR_PART; an idempotent
+        librdkafka producer was then seen to report four such refused messages delivered,
+        with no offset, though they never reached the log. A workload starts on a topic
+        its leaders serve."""
+        partitions = [s.partition for s in self._observation.zk.topic_state(name)]
+        reader = Consumer({"bootstrap.servers": self._observation.observer_bootstrap(),
+                           "group.id": f"kafka-chaos-ready-{self.run_id}", "log_level": 3})
+
+        def unserved() -> Problems:
+            missing = []
+            for partition in partitions:
+                try:
+                    reader.get_watermark_offsets(TopicPartition(name, partition), timeout=5, cached=False)
+                except KafkaException as err:
+                    missing.append(f"{name}-{partition}: {err.args[0].name() if err.args else err}")
+            return missing
+
+        try:
+            wait_until_clear(unserved, timeout_s, f"the leaders of topic {name} to serve it",
+                             transient=CLUSTER_SETTLING)
+        finally:
+            reader.close()
 
 
 __all__ = ["TopicAdmin"]
