@@ -601,7 +601,7 @@ class ScenarioRun:
         """The failed checks and rules, one line each, for an assertion message."""
         lines = [f"{c.name}: {c.detail}" for c in self.checks if not c.passed]
         if self.verdict is not None and not self.verdict.passed:
-            lines.append(f"verdict: {self.verdict.to_dict()['rules']}")
+            lines.extend(f"verdict: {r.reason}" for r in self.verdict.rules if not r.passed)
         return lines
 
     def _isr_after_heal(self, states: Sequence[Any], isr: _IsrPoll | None) -> IsrAfterHeal | None:

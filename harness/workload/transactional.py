@@ -119,10 +119,15 @@ class Transactions:
         TransactionsEnded when the producer can no longer transact."""
         if self.current is None:
             return
-        transaction_id, self.current = self.current, None
+        transaction_id = self.current
         abort = error is not None or self._draw.random() < self.abort_ratio
         requested = time.time()
+        # Still the open transaction while it ends: commit_transaction flushes, serving the
+        # delivery reports of its last messages, and those offsets are read targets too.
+        # (Forgotten, the consumers stopped before the last transaction's final records,
+        # which then counted as unseen.)
         outcome, why = self._abort(error) if abort else self._commit()
+        self.current = None
         self.outcomes[outcome] += 1
         self._record("transactions", {
             "transaction_id": transaction_id, "producer_id": self.producer_id,

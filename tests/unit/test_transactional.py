@@ -5,7 +5,7 @@ suite; these pin the rules that decide what the history says."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -28,6 +28,7 @@ class StandInProducer:
         self.commits = list(commits or [])
         self.aborts = list(aborts or [])
         self.calls: list[str] = []
+        self.on_flush: list[Callable[[], None]] = []  # delivery reports served by the next flush
 
     def init_transactions(self, timeout: float) -> None:
         self.calls.append("init")
@@ -42,13 +43,20 @@ class StandInProducer:
             raise error
 
     def commit_transaction(self, timeout: float) -> None:
+        self._serve_reports()  # librdkafka flushes before it commits
         self._answer("commit", self.commits)
+
+    def _serve_reports(self) -> None:
+        reports, self.on_flush = self.on_flush, []
+        for report in reports:
+            report()
 
     def abort_transaction(self, timeout: float) -> None:
         self._answer("abort", self.aborts)
 
     def flush(self, timeout: float) -> int:
         self.calls.append("flush")
+        self._serve_reports()
         return 0
 
 
@@ -109,6 +117,22 @@ def test_a_late_delivery_report_counts_only_for_a_committed_transaction() -> Non
     aborting.acked(tid, 2, 9)
     assert seen_aborted.outcomes() == [hist.TXN_ABORTED]
     assert seen_aborted.targets == []  # an aborted transaction's records are never read targets
+
+
+def test_delivery_reports_served_while_the_commit_flushes_are_read_targets() -> None:
+    producer = StandInProducer()
+    txn, seen = _transactions(producer, size=2)
+    first = _send(txn, 0, 10)
+    producer.on_flush.append(lambda: txn.acked(first, 1, 11))
+    _send(txn)  # the second message's report comes while commit_transaction flushes
+    assert seen.outcomes() == [hist.TXN_COMMITTED]
+    assert seen.targets == [{0: 10, 1: 11}]
+    aborted = StandInProducer()
+    txn, seen = _transactions(aborted, size=1, abort_ratio=1.0)
+    tid = txn.before_send()
+    aborted.on_flush.append(lambda: txn.acked(tid, 0, 3))
+    txn.after_send()
+    assert seen.outcomes() == [hist.TXN_ABORTED] and seen.targets == []
 
 
 def test_drawn_aborts_follow_the_ratio_and_repeat_for_the_same_producer() -> None:
