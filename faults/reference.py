@@ -68,6 +68,11 @@ TARGET_DOCS: dict[str, TargetDoc] = {
                   "fault strikes: the leader of the group's `__consumer_offsets` partition (Java hash of "
                   "the group id modulo the topic's partition count, as Kafka places it); fails if no "
                   "group has asked for a coordinator yet.", ({"coordinator_of": "orders-readers"},)),
+        TargetDoc("txn_coordinator_of", "The broker coordinating the transactional.id's transactions at "
+                  "the moment the fault strikes: the leader of its `__transaction_state` partition "
+                  "(placed as `coordinator_of` places a group); fails if no transactional producer has "
+                  "called `init_transactions` yet, which is what creates that topic.",
+                  ({"txn_coordinator_of": "orders-writer"},)),
         TargetDoc("controller", "The broker that holds /controller at that moment.", ("controller",)),
         TargetDoc("zookeeper_leader", "The ZooKeeper node that leads the ensemble at that moment (its "
                   "`srvr` answer says leader); fails if the ensemble has no quorum.", ("zookeeper_leader",)),

@@ -221,14 +221,17 @@ class LeaderOf(Target):
         return {self.kind: [self.topic, self.partition]}
 
 
-# The internal topic holding consumer groups' offsets and membership: each group's
-# coordinator is the leader of one of its partitions.
+# The internal topics whose partition leaders are coordinators: a consumer group's
+# coordinator leads one partition of __consumer_offsets, a transactional producer's
+# leads one partition of __transaction_state. Kafka creates each on the first
+# FindCoordinator request for its kind of key.
 GROUP_METADATA_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
 def java_string_hash(text: str) -> int:
     """Java's ``String.hashCode``: 31-based over the UTF-16 code units, in 32-bit signed
-    arithmetic. Kafka places a group by it, so it must be Java's, not Python's hash."""
+    arithmetic. Kafka places a coordinator key by it, so it must be Java's, not Python's hash."""
     h = 0
     units = text.encode("utf-16-be")
     for i in range(0, len(units), 2):
@@ -236,12 +239,29 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def offsets_partition(group: str, partitions: int) -> int:
-    """The ``__consumer_offsets`` partition of ``group``, as the group coordinator places it:
-    the absolute value of the id's Java hash (Kafka's ``Utils.abs``, which maps
-    Integer.MIN_VALUE to 0) modulo the topic's partition count."""
-    h = java_string_hash(group)
+def coordinator_partition(key: str, partitions: int) -> int:
+    """The partition of a coordinator topic that ``key`` (a group id, a transactional.id)
+    is placed on: the absolute value of the key's Java hash (Kafka's ``Utils.abs``, which
+    maps Integer.MIN_VALUE to 0) modulo the topic's partition count. The group coordinator
+    and the transaction coordinator place their keys by this one rule."""
+    h = java_string_hash(key)
     return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def offsets_partition(group: str, partitions: int) -> int:
+    """The ``__consumer_offsets`` partition of consumer group ``group``."""
+    return coordinator_partition(group, partitions)
+
+
+def _coordinator(cluster: ClusterView, topic: str, key: str, missing: str) -> tuple[str, ...]:
+    """The broker leading ``key``'s partition of coordinator topic ``topic`` now. The
+    partition count is the topic's own, as ZooKeeper holds it (Kafka reads it from there
+    too, falling back to the broker setting only while the topic does not exist);
+    ``missing`` says why there is no coordinator when the topic does not exist yet."""
+    states = cluster.state([topic]).topic(topic)
+    if not states:
+        raise TargetError(f"{topic} does not exist yet: {missing}")
+    return LeaderOf(topic, coordinator_partition(key, len(states))).resolve(cluster)
 
 
 @dataclass(frozen=True)
@@ -254,18 +274,36 @@ class CoordinatorOf(Target):
     kind: ClassVar[str] = "coordinator_of"
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        states = cluster.state([GROUP_METADATA_TOPIC]).topic(GROUP_METADATA_TOPIC)
-        if not states:
-            raise TargetError(f"{GROUP_METADATA_TOPIC} does not exist yet: no consumer group has "
-                              f"asked for a coordinator, so group {self.group!r} has none")
-        partition = offsets_partition(self.group, len(states))
-        return LeaderOf(GROUP_METADATA_TOPIC, partition).resolve(cluster)
+        return _coordinator(cluster, GROUP_METADATA_TOPIC, self.group, "no consumer group has asked for a "
+                            f"coordinator, so group {self.group!r} has none")
 
     def describe(self) -> str:
         return f"coordinator of group {self.group}"
 
     def to_spec(self) -> Any:
         return {self.kind: self.group}
+
+
+@dataclass(frozen=True)
+class TxnCoordinatorOf(Target):
+    """The broker coordinating the transactions of ``transactional_id`` now: the leader
+    of its ``__transaction_state`` partition. That topic exists only once some
+    transactional producer has called ``init_transactions`` (whose FindCoordinator
+    request makes the broker create it), so the role resolves only after one did."""
+
+    transactional_id: str
+    kind: ClassVar[str] = "txn_coordinator_of"
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        return _coordinator(cluster, TRANSACTION_STATE_TOPIC, self.transactional_id,
+                            "no transactional producer has called init_transactions, so "
+                            f"transactional.id {self.transactional_id!r} has no coordinator")
+
+    def describe(self) -> str:
+        return f"transaction coordinator of {self.transactional_id}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.transactional_id}
 
 
 @dataclass(frozen=True)
@@ -465,6 +503,7 @@ TARGET_KINDS = (
     "follower_of",
     "zone_of",
     "coordinator_of",
+    "txn_coordinator_of",
     *_NO_ARGUMENT,
 )
 
@@ -494,6 +533,8 @@ def parse_target(spec: object) -> Target:
         return ZoneOf(parse_target(value))
     if kind == "coordinator_of":
         return CoordinatorOf(typed(value, str, what))
+    if kind == "txn_coordinator_of":
+        return TxnCoordinatorOf(typed(value, str, what))
     if kind in ("leader_of", "follower_of"):
         args = typed(value, list, what)
         arities = (2,) if kind == "leader_of" else (2, 3)

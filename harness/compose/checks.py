@@ -185,6 +185,7 @@ class Evidence:
     attempts: Sequence[Mapping[str, Any]] = ()  # rows of the history's attempts table
     probes: Mapping[str, ProbeResult] = field(default_factory=dict)  # by probe name
     commits: Sequence[Mapping[str, Any]] = ()  # rows of the history's commits table
+    transactions: Sequence[Mapping[str, Any]] = ()  # rows of the history's transactions table
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)
@@ -785,6 +786,116 @@ class CommitGap(Check):
         return _with_window(out, self.start, self.until)
 
 
+TRANSACTION_OUTCOMES = {"committed": (hist.TXN_COMMITTED,), "aborted": (hist.TXN_ABORTED,),
+                        "unknown": (hist.TXN_UNKNOWN,), "any": hist.TXN_OUTCOMES}
+
+
+def transaction_known_at(row: Mapping[str, Any]) -> float:
+    """When a transactions row's outcome became known to its producer: when its commit or
+    abort returned; one whose end never returned (outcome unknown) counts from when its
+    end was asked for, else from when it began."""
+    for key in ("end_ts", "end_requested_ts"):
+        if row.get(key) is not None:
+            return float(row[key])
+    return float(row["begin_ts"])
+
+
+@dataclass(frozen=True)
+class TransactionOutcomes(Check):
+    """The transactional producers' transactions (the history's transactions table) that
+    ended ``outcome`` in the window, all producers named (every producer when None)
+    together: their number lies in ``count``. The window runs from ``start`` plus
+    ``settle_s`` (the run's start when None) to ``until`` (its end), or for ``for_s``
+    seconds; a transaction is placed by when its producer learnt the outcome
+    (:func:`transaction_known_at`), as a commit is by when its outcome was known."""
+
+    outcome: str
+    count: CountRange
+    producers: tuple[str, ...] | None = None
+    start: Anchor | None = None
+    until: Anchor | None = None
+    settle_s: float = 0.0
+    for_s: float | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "transactions"
+
+    def __post_init__(self) -> None:
+        if self.outcome not in TRANSACTION_OUTCOMES:
+            words = ", ".join(TRANSACTION_OUTCOMES)
+            raise CheckSpecError(f"transactions: outcome {self.outcome!r} is not one of {words}")
+        _check_for_s("transactions", self.start, self.until, self.for_s)
+
+    def describe(self) -> str:
+        who = "" if self.producers is None else f" of {', '.join(self.producers)}"
+        outcome = "ending any way" if self.outcome == "any" else self.outcome
+        return (f"transactions{who} {outcome}: {self.count.describe()} "
+                f"{_span_words(self.start, self.settle_s, self.until, self.for_s)}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = _wall_bounds(evidence, self.start, self.settle_s, self.until, self.for_s)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window
+        seen: dict[str, int] = {}
+        counted = 0
+        for row in evidence.transactions:
+            if self.producers is not None and row["producer_id"] not in self.producers:
+                continue
+            if not begin <= transaction_known_at(row) <= end:
+                continue
+            # The error's name only ("PRODUCER_FENCED"), not librdkafka's sentence after it.
+            error = row.get("error")
+            word = str(row["outcome"]) if error is None else f"{row['outcome']} ({str(error).split(':')[0]})"
+            seen[word] = seen.get(word, 0) + 1
+            counted += row["outcome"] in TRANSACTION_OUTCOMES[self.outcome]
+        listing = ", ".join(f"{word} {n}" for word, n in sorted(seen.items())) or "none"
+        return self.count.holds(counted), f"{counted} counted; every transaction in the window: {listing}"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"transactions": self.outcome, "count": self.count.to_dict()}
+        if self.producers is not None:
+            out["producers"] = list(self.producers)
+        return _with_window(out, self.start, self.until, self.settle_s, self.for_s)
+
+
+@dataclass(frozen=True)
+class TransactionGap(Check):
+    """The longest stretch of the window in which none of the named producers (every
+    producer when None) had a transaction commit lies in ``seconds``; the window's ends
+    count as boundaries. A commit is placed when ``commit_transaction()`` returned, so the
+    stretch is measured from the history alone, not from when the fault struck (a loaded
+    machine takes a moment to deliver a SIGKILL, and commits go through until it lands)."""
+
+    seconds: SecondsRange
+    producers: tuple[str, ...] | None = None
+    start: Anchor | None = None
+    until: Anchor | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "transaction_gap_s"
+
+    def describe(self) -> str:
+        who = "no producer" if self.producers is None else f"none of {', '.join(self.producers)}"
+        return (f"{who} committing a transaction for {self.seconds.describe()} at the longest, "
+                f"{_window_words(self.start, self.until)}")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        window = evidence.window(self.start, self.until)
+        if isinstance(window, str):
+            return False, window
+        begin, end = window[0].ts, window[1].ts
+        times = sorted(float(row["end_ts"]) for row in evidence.transactions
+                       if row["outcome"] == hist.TXN_COMMITTED and row.get("end_ts") is not None
+                       and (self.producers is None or row["producer_id"] in self.producers))
+        gap = longest_gap(times, begin, end)
+        return self.seconds.holds(gap), f"{gap:.2f} s (window {end - begin:.1f} s)"
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"transaction_gap_s": self.seconds.to_dict()}
+        if self.producers is not None:
+            out["producers"] = list(self.producers)
+        return _with_window(out, self.start, self.until)
+
+
 def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
                  until: Anchor | None, for_s: float | None = None) -> tuple[float, float] | str:
     """The window's wall-clock ends: ``start`` + ``settle_s`` (else -inf) to ``until``
@@ -841,7 +952,7 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 
 
 _KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts", "commits",
-          "commit_gap_s")
+          "commit_gap_s", "transactions", "transaction_gap_s")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
@@ -853,6 +964,8 @@ _KEYS = {
     "attempts": {"attempts", "errors", "count", "producers", "from", "for_s", "name"},
     "commits": {"commits", "count", "consumers", "from", "until", "settle_s", "for_s", "name"},
     "commit_gap_s": {"commit_gap_s", "consumers", "from", "until", "name"},
+    "transactions": {"transactions", "count", "producers", "from", "until", "settle_s", "for_s", "name"},
+    "transaction_gap_s": {"transaction_gap_s", "producers", "from", "until", "name"},
 }
 
 
@@ -975,6 +1088,11 @@ def parse_check(raw: Any, what: str = "check") -> Check:
                            _names(raw.get("consumers"), what, "consumers"), _anchor(raw, "from", what),
                            _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0),
                            None if "for_s" not in raw else _number(raw, "for_s", what), label)
+        if kind == "transactions":
+            return TransactionOutcomes(str(raw[kind]), _count_range(raw.get("count"), what),
+                                       _names(raw.get("producers"), what), _anchor(raw, "from", what),
+                                       _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0),
+                                       None if "for_s" not in raw else _number(raw, "for_s", what), label)
         seconds = raw[kind]
         if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
             raise CheckSpecError(f"{what}: '{kind}' must be {{ min = .., max = .. }}, not {seconds!r}")
@@ -982,6 +1100,10 @@ def parse_check(raw: Any, what: str = "check") -> Check:
             return CommitGap(SecondsRange(seconds.get("min"), seconds.get("max")),
                              _names(raw.get("consumers"), what, "consumers"), _anchor(raw, "from", what),
                              _anchor(raw, "until", what), label)
+        if kind == "transaction_gap_s":
+            return TransactionGap(SecondsRange(seconds.get("min"), seconds.get("max")),
+                                  _names(raw.get("producers"), what), _anchor(raw, "from", what),
+                                  _anchor(raw, "until", what), label)
         return Unavailable(SecondsRange(seconds.get("min"), seconds.get("max")),
                            _ints(raw.get("partitions"), "partitions", what),
                            _anchor(raw, "from", what), _anchor(raw, "until", what), label)

@@ -571,12 +571,14 @@ class ScenarioRun:
             polls = self._rows("polls", ["consumer_id", "partition", "offset", "poll_ts"])
             attempts = self._rows("attempts", ["producer_id", "ts", "error"])
             commits = self._rows("commits", ["consumer_id", "ts", "outcome", "error"])
+            transactions = self._rows("transactions", ["producer_id", "begin_ts", "end_requested_ts",
+                                                       "end_ts", "outcome", "error"])
             records = [] if self.sampler is None else self.sampler.records()
             timeline = [Observed(r.mono, r.held_until(), state) for r in records
                         if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
             evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls, attempts,
-                                dict(self.probe_results), commits)
+                                dict(self.probe_results), commits, transactions)
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
                 self.check(check.name, False, f"the run's evidence could not be read: {err!r}")

@@ -26,11 +26,14 @@ from harness.compose.checks import (
     Seen,
     Sends,
     Throughout,
+    TransactionGap,
+    TransactionOutcomes,
     Unavailable,
     check_anchors,
     heal,
     inject,
     parse_check,
+    transaction_known_at,
 )
 from harness.compose.expectations import CountRange
 
@@ -137,6 +140,11 @@ CHECK_FORMS: list[dict[str, Any]] = [
      "for_s": 4.0, "settle_s": 0.5},
     {"commits": "any", "count": {"min": 1}, "from": {"heal": 1}},
     {"commit_gap_s": {"min": 4.0}, "consumers": ["g1"], "from": {"inject": 1}, "until": {"heal": 1}},
+    {"transactions": "committed", "count": {"min": 1}, "producers": ["tx"], "until": {"inject": 1},
+     "name": "transactions committed before the kill"},
+    {"transactions": "any", "count": {"max": 0}, "from": {"inject": 1}, "for_s": 4.0, "settle_s": 0.5},
+    {"transaction_gap_s": {"min": 4.0, "max": 30.0}, "producers": ["tx"], "from": {"inject": 1},
+     "until": {"heal": 1}},
 ]
 
 
@@ -163,6 +171,10 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"polls": "ca", "count": 1}, "'polls' must be a list of names"),
     ({"commits": "lost", "count": 1}, "outcome 'lost' is not one of committed, failed, any"),
     ({"commits": "failed", "count": 1, "until": {"heal": 1}, "for_s": 2}, "'for_s' counts from 'from'"),
+    ({"transactions": "lost", "count": 1}, "outcome 'lost' is not one of committed, aborted, unknown, any"),
+    ({"transactions": "committed", "count": 1, "consumers": ["m-a"]}, "unknown key(s) consumers"),
+    ({"transaction_gap_s": 4}, "'transaction_gap_s' must be { min = .., max = .. }"),
+    ({"transaction_gap_s": {"min": 4}, "producers": "tx"}, "'producers' must be a list of names"),
 ])
 def test_malformed_checks_are_refused_in_one_line(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
@@ -226,7 +238,7 @@ def test_polls_count_each_consumers_records_in_the_window() -> None:
             [{"consumer_id": "cb", "partition": 1, "offset": t * 2, "poll_ts": WALL + t}
              for t in range(10, 26)]
     evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), polls=polls)
-    window = {"start": inject(1), "until": heal(1)}
+    window: dict[str, Any] = {"start": inject(1), "until": heal(1)}
     assert Polls(("ca",), CountRange(1, 1), **window).evaluate(evidence).detail == "ca: 1"
     assert not Polls(("ca",), CountRange(0, 0), **window).evaluate(evidence).passed
     assert Polls(("ca",), CountRange(0, 0), settle_s=3, **window).evaluate(evidence).passed
@@ -297,3 +309,87 @@ def test_commits_count_the_members_commit_outcomes_in_the_window() -> None:
     assert gap.passed and gap.detail.startswith("15.00 s"), gap.detail
     assert not CommitGap(SecondsRange(at_most=10), start=inject(1)).evaluate(evidence).passed  # 10 -> 26
     assert CommitGap(SecondsRange(12.9, 13.1), start=heal(1)).evaluate(evidence).passed  # 27 -> the end at 40
+
+
+def _txn(producer: str, begin: float, end: float | None, outcome: str = "committed",
+         requested: float | None = None, error: str | None = None) -> dict[str, Any]:
+    """A transactions row; its end is asked for just before it returns unless said otherwise."""
+    asked = requested if requested is not None else None if end is None else end - 0.05
+    return {"producer_id": producer, "begin_ts": WALL + begin,
+            "end_requested_ts": None if asked is None else WALL + asked,
+            "end_ts": None if end is None else WALL + end, "outcome": outcome, "error": error}
+
+
+# tx's coordinator is lost at the inject (10 s): its commit asked for at 10.2 returns only
+# at 17, once the coordinator moved; an abort on purpose (13) and a fenced transaction
+# (asked at 14.5, never returned) fall in between. tb commits every second throughout.
+TRANSACTIONS = (
+    [_txn("tx", t - 0.3, t) for t in (2, 5, 9.5)]
+    + [_txn("tx", 10.0, 17.0, requested=10.2), _txn("tx", 12.8, 13.0, "aborted"),
+       _txn("tx", 14.0, None, "unknown", requested=14.5, error="_FENCED: fenced by a newer instance")]
+    + [_txn("tx", t - 0.3, t) for t in (19, 22, 26, 30)]
+    + [_txn("tb", t - 0.3, t) for t in range(1, 40)]
+)
+TXN_EVIDENCE = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), transactions=TRANSACTIONS)
+
+
+def test_a_transaction_is_placed_by_when_its_producer_learnt_the_outcome() -> None:
+    assert transaction_known_at(_txn("tx", 1.0, 3.0)) == WALL + 3.0  # its commit returned
+    assert transaction_known_at(_txn("tx", 1.0, None, "unknown", requested=2.0)) == WALL + 2.0
+    assert transaction_known_at(_txn("tx", 1.0, None, "unknown")) == WALL + 1.0  # never asked to end
+
+
+def test_transaction_outcomes_count_each_outcome_in_the_window() -> None:
+    before = TransactionOutcomes("committed", CountRange(at_least=1), producers=("tx",), until=inject(1))
+    result = before.evaluate(TXN_EVIDENCE)
+    assert result.passed and result.detail == "3 counted; every transaction in the window: committed 3"
+    during = TransactionOutcomes("any", CountRange(5, 5), producers=("tx",), start=inject(1), until=heal(1))
+    result = during.evaluate(TXN_EVIDENCE)
+    assert result.passed, result.detail
+    assert "aborted 1" in result.detail and "unknown (_FENCED) 1" in result.detail  # the name, not the text
+    in_doubt = TransactionOutcomes("unknown", CountRange(1, 1), start=inject(1), for_s=5)
+    assert in_doubt.evaluate(TXN_EVIDENCE).passed
+    # The 5 s after the kill held no commit of tx; tb's went on.
+    stalled = TransactionOutcomes("committed", CountRange(0, 0), producers=("tx",), start=inject(1), for_s=5)
+    assert stalled.evaluate(TXN_EVIDENCE).passed
+    assert not TransactionOutcomes("committed", CountRange(0, 0), start=inject(1), for_s=5).evaluate(
+        TXN_EVIDENCE).passed
+    after = TransactionOutcomes("committed", CountRange(at_least=1), producers=("tx",), start=heal(1))
+    assert after.evaluate(TXN_EVIDENCE).detail.startswith("2 counted")
+
+
+def test_transaction_outcomes_fail_when_the_producer_committed_nothing_after_the_restart() -> None:
+    # tx stopped transacting at 22 (fenced or fatal: the loop ends without a client error).
+    stopped = [row for row in TRANSACTIONS if row["producer_id"] != "tx" or row["begin_ts"] < WALL + 23]
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), transactions=stopped)
+    after = TransactionOutcomes("committed", CountRange(at_least=1), producers=("tx",), start=heal(1))
+    result = after.evaluate(evidence)
+    assert not result.passed and result.detail == "0 counted; every transaction in the window: none"
+    never = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0))  # no transactional producer at all
+    before = TransactionOutcomes("committed", CountRange(at_least=1), until=inject(1))
+    assert not before.evaluate(never).passed
+
+
+def test_a_transaction_gap_is_the_longest_stretch_without_a_commit_returning() -> None:
+    # tx committed at 9.5, then not until 17: from the inject at 10 that is 7 s. The abort
+    # at 13 and the fenced transaction do not end the stretch: only commits do.
+    gap = TransactionGap(SecondsRange(at_least=6), producers=("tx",), start=inject(1), until=heal(1))
+    result = gap.evaluate(TXN_EVIDENCE)
+    assert result.passed and result.detail == "7.00 s (window 15.0 s)"
+    assert gap.describe() == ("none of tx committing a transaction for at least 6 s at the longest, "
+                              "from entry 1's inject to entry 1's heal")
+    # From the heal at 25: commits at 26 and 30, then none until the workload's end at 40.
+    after = TransactionGap(SecondsRange(9.9, 10.1), producers=("tx",), start=heal(1))
+    assert after.evaluate(TXN_EVIDENCE).passed
+
+
+def test_a_transaction_gap_fails_where_commits_never_stalled() -> None:
+    # tb's commits went through every second: no stretch of 6 s, for tb or for every producer.
+    for producers in (("tb",), None):
+        gap = TransactionGap(SecondsRange(at_least=6), producers=producers, start=inject(1), until=heal(1))
+        result = gap.evaluate(TXN_EVIDENCE)
+        assert not result.passed and result.detail.startswith("1.00 s"), result.detail
+    # With no commit in the window at all, the window itself is the stretch.
+    idle = TransactionGap(SecondsRange(at_least=6), producers=("nobody",), start=inject(1), until=heal(1))
+    assert idle.evaluate(TXN_EVIDENCE).detail == "15.00 s (window 15.0 s)"
+    assert not TransactionGap(SecondsRange(at_least=1), start=inject(2)).evaluate(TXN_EVIDENCE).passed

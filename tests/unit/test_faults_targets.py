@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
 
 from faults.errors import FaultSpecError, TargetError
+from faults.process import Kill
+from faults.registry import build_fault
 from faults.targets import (
     GROUP_METADATA_TOPIC,
+    TRANSACTION_STATE_TOPIC,
     BrokerId,
     Controller,
     CoordinatorOf,
@@ -18,10 +22,12 @@ from faults.targets import (
     Links,
     Node,
     Target,
+    TxnCoordinatorOf,
     Zone,
     ZoneClients,
     ZoneOf,
     ZooKeeperLeader,
+    coordinator_partition,
     java_string_hash,
     offsets_partition,
     parse_links,
@@ -163,6 +169,9 @@ def test_link_selections_by_role_and_kind() -> None:
         Controller(),
         ZooKeeperLeader(),
         ZoneOf(Controller()),
+        CoordinatorOf("orders-readers"),
+        TxnCoordinatorOf("kafka-chaos-tx"),
+        ZoneOf(TxnCoordinatorOf("kafka-chaos-tx")),
     ],
 )
 def test_targets_round_trip_through_their_spec(target: Target) -> None:
@@ -188,6 +197,8 @@ def test_link_selections_round_trip_through_their_spec() -> None:
         ({"broker": True}, "must be int"),
         ({"leader_of": ["t"]}, r"takes \[topic, partition\]"),
         ({"follower_of": ["t", 0, 1, 2]}, r"\[topic, partition, rank\]"),
+        ({"txn_coordinator_of": 7}, "must be str"),
+        ({"txn_coordinator_of": ["kafka-chaos-tx"]}, "must be str"),
         (7, "must be a table"),
     ],
 )
@@ -233,3 +244,70 @@ def test_a_group_coordinator_is_the_leader_of_its_offsets_partition() -> None:
     assert CoordinatorOf("g").to_spec() == {"coordinator_of": "g"}
     with pytest.raises(TargetError, match="no consumer group has asked"):
         CoordinatorOf("g").resolve(FakeCluster())
+
+
+# Transactional ids placed as JDK 17's String.hashCode and Kafka's Utils.abs place them,
+# on the default 50 partitions and on the 6 that topologies/three_az.toml gives
+# __transaction_state ("transaction.state.log.num.partitions").
+TRANSACTIONAL_IDS = [("kafka-chaos-tx", 151414456, 6, 4), ("kafka-chaos-t1-0", -519662636, 36, 2),
+                     ("orders-writer", 819761243, 43, 5)]
+
+
+@pytest.mark.parametrize(("transactional_id", "java_hash", "of_50", "of_6"), TRANSACTIONAL_IDS)
+def test_a_transactional_id_is_placed_on_the_transaction_state_partition_kafka_gives_it(
+    transactional_id: str, java_hash: int, of_50: int, of_6: int
+) -> None:
+    assert java_string_hash(transactional_id) == java_hash
+    assert coordinator_partition(transactional_id, 50) == of_50
+    assert coordinator_partition(transactional_id, 6) == of_6
+
+
+def _transaction_state(partitions: int, leader: Callable[[int], int]) -> list[PartitionState]:
+    return [_partition(TRANSACTION_STATE_TOPIC, p, leader=leader(p), isr=(0, 1, 2))
+            for p in range(partitions)]
+
+
+def test_a_transaction_coordinator_is_the_leader_of_its_transaction_state_partition() -> None:
+    six = FakeCluster(partitions=_transaction_state(6, lambda p: p % 3))
+    assert TxnCoordinatorOf("kafka-chaos-tx").resolve(six) == ("kafka-1",)  # partition 4 of 6
+    assert TxnCoordinatorOf("orders-writer").resolve(six) == ("kafka-2",)  # partition 5 of 6
+    # The partition count is the topic's own, not a default: of 50, kafka-chaos-tx is on 6.
+    fifty = FakeCluster(partitions=_transaction_state(50, lambda p: 0 if p == 6 else 2))
+    assert TxnCoordinatorOf("kafka-chaos-tx").resolve(fifty) == ("kafka-0",)
+    assert TxnCoordinatorOf("kafka-chaos-tx").describe() == "transaction coordinator of kafka-chaos-tx"
+
+
+def test_a_transaction_coordinator_is_not_read_from_the_group_coordinators_topic() -> None:
+    # A key hashes alike for both coordinators; each reads the leader of its own topic.
+    offsets = [_partition(GROUP_METADATA_TOPIC, p, leader=0, isr=(0, 1, 2)) for p in range(6)]
+    both = FakeCluster(partitions=offsets + _transaction_state(6, lambda p: 2))
+    assert CoordinatorOf("kafka-chaos-tx").resolve(both) == ("kafka-0",)
+    assert TxnCoordinatorOf("kafka-chaos-tx").resolve(both) == ("kafka-2",)
+
+
+def test_a_transaction_coordinator_is_refused_before_any_producer_initialised_transactions() -> None:
+    groups_only = FakeCluster(partitions=[_partition(GROUP_METADATA_TOPIC, p, leader=0, isr=(0, 1, 2))
+                                          for p in range(6)])
+    with pytest.raises(TargetError) as refused:
+        TxnCoordinatorOf("kafka-chaos-tx").resolve(groups_only)
+    assert str(refused.value) == ("__transaction_state does not exist yet: no transactional producer has "
+                                  "called init_transactions, so transactional.id 'kafka-chaos-tx' has no "
+                                  "coordinator")
+
+
+def test_a_transaction_coordinator_is_refused_while_its_partition_has_no_leader() -> None:
+    headless = FakeCluster(partitions=_transaction_state(6, lambda p: -1 if p == 4 else 0))
+    with pytest.raises(TargetError, match="__transaction_state-4 has no leader now"):
+        TxnCoordinatorOf("kafka-chaos-tx").resolve(headless)
+    assert TxnCoordinatorOf("orders-writer").resolve(headless) == ("kafka-0",)
+
+
+def test_a_kill_spec_can_aim_at_a_transaction_coordinator() -> None:
+    # T1's schedule entry, as the registry builds it: the role resolves when the kill strikes.
+    kill = build_fault({"fault": "kill", "target": {"txn_coordinator_of": "kafka-chaos-t1-2"}})
+    assert isinstance(kill, Kill) and kill.target == TxnCoordinatorOf("kafka-chaos-t1-2")
+    assert kill.describe() == "kill transaction coordinator of kafka-chaos-t1-2"
+    assert kill.to_spec() == {"fault": "kill", "target": {"txn_coordinator_of": "kafka-chaos-t1-2"}}
+    # kafka-chaos-t1-2 hashes to partition 0 of 6.
+    live = FakeCluster(partitions=_transaction_state(6, lambda p: 1 if p == 0 else 2))
+    assert kill.target.resolve(live) == ("kafka-1",)

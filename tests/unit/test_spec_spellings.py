@@ -24,6 +24,7 @@ from tests.chaos.scenarios.test_s09_zone_isolated_leader_elsewhere import s9_spe
 from tests.chaos.scenarios.test_s10_zone_isolated_split_brain import s10_spec
 from tests.chaos.scenarios.test_s11_controller_zone_isolated import VARIANTS, s11_spec
 from tests.chaos.scenarios.test_s12_clients_through_leader_changes import s12_spec
+from tests.chaos.scenarios.test_t01_txn_coordinator_loss import t1_spec
 
 SESSION_S = 6.0
 PYTHON_SPECS = {
@@ -46,6 +47,7 @@ PYTHON_SPECS = {
     "s12-idempotence-on": s12_spec(True, SESSION_S),
     "s12-idempotence-off": s12_spec(False, SESSION_S),
     "g1": g1_spec("g1-7", 1, [0, 1, 2], SESSION_S),
+    "t1": t1_spec("kafka-chaos-t1-2", 1, [0, 1, 2], SESSION_S),
 }
 # Specs whose fault is in their clients (a rebalance storm), not in a schedule.
 CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync")}
