@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -691,6 +691,26 @@ class Attempts(Check):
         return out
 
 
+def tally_outcomes(rows: Sequence[Mapping[str, Any]], window: tuple[float, float],
+                   placed_at: Callable[[Mapping[str, Any]], float],
+                   wanted: Collection[str]) -> tuple[int, str]:
+    """Of the ``rows`` (commits, transactions) placed inside ``window``: how many ended
+    an outcome in ``wanted``, and every outcome seen there with its count ("committed 13,
+    failed (REBALANCE_IN_PROGRESS) 2"), so a failed count says what happened instead. An
+    error shows by its name only, not librdkafka's sentence after it."""
+    begin, end = window
+    seen: dict[str, int] = {}
+    counted = 0
+    for row in rows:
+        if not begin <= placed_at(row) <= end:
+            continue
+        error = row.get("error")
+        word = str(row["outcome"]) if error is None else f"{row['outcome']} ({str(error).split(':')[0]})"
+        seen[word] = seen.get(word, 0) + 1
+        counted += row["outcome"] in wanted
+    return counted, ", ".join(f"{word} {n}" for word, n in sorted(seen.items())) or "none"
+
+
 COMMIT_OUTCOMES = {"committed": ("committed",), "failed": ("failed",), "any": ("committed", "failed")}
 
 
@@ -728,18 +748,10 @@ class Commits(Check):
         window = _wall_bounds(evidence, self.start, self.settle_s, self.until, self.for_s)
         if isinstance(window, str):
             return False, window
-        begin, end = window
-        seen: dict[str, int] = {}
-        counted = 0
-        for row in evidence.commits:
-            if self.consumers is not None and row["consumer_id"] not in self.consumers:
-                continue
-            if not begin <= float(row["ts"]) <= end:
-                continue
-            word = str(row["outcome"]) if row["error"] is None else f"{row['outcome']} ({row['error']})"
-            seen[word] = seen.get(word, 0) + 1
-            counted += row["outcome"] in COMMIT_OUTCOMES[self.outcome]
-        listing = ", ".join(f"{word} {n}" for word, n in sorted(seen.items())) or "none"
+        rows = [row for row in evidence.commits
+                 if self.consumers is None or row["consumer_id"] in self.consumers]
+        counted, listing = tally_outcomes(rows, window, lambda row: float(row["ts"]),
+                                          COMMIT_OUTCOMES[self.outcome])
         return self.count.holds(counted), f"{counted} counted; every commit in the window: {listing}"
 
     def spec(self) -> dict[str, Any]:
@@ -835,20 +847,10 @@ class TransactionOutcomes(Check):
         window = _wall_bounds(evidence, self.start, self.settle_s, self.until, self.for_s)
         if isinstance(window, str):
             return False, window
-        begin, end = window
-        seen: dict[str, int] = {}
-        counted = 0
-        for row in evidence.transactions:
-            if self.producers is not None and row["producer_id"] not in self.producers:
-                continue
-            if not begin <= transaction_known_at(row) <= end:
-                continue
-            # The error's name only ("PRODUCER_FENCED"), not librdkafka's sentence after it.
-            error = row.get("error")
-            word = str(row["outcome"]) if error is None else f"{row['outcome']} ({str(error).split(':')[0]})"
-            seen[word] = seen.get(word, 0) + 1
-            counted += row["outcome"] in TRANSACTION_OUTCOMES[self.outcome]
-        listing = ", ".join(f"{word} {n}" for word, n in sorted(seen.items())) or "none"
+        rows = [row for row in evidence.transactions
+                if self.producers is None or row["producer_id"] in self.producers]
+        counted, listing = tally_outcomes(rows, window, transaction_known_at,
+                                          TRANSACTION_OUTCOMES[self.outcome])
         return self.count.holds(counted), f"{counted} counted; every transaction in the window: {listing}"
 
     def spec(self) -> dict[str, Any]:
