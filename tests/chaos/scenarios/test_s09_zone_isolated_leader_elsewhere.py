@@ -38,6 +38,7 @@ from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
+from tests.chaos.scenarios._isolation import ISOLATION_IN_FORCE_S
 
 pytestmark = pytest.mark.chaos
 
@@ -88,11 +89,12 @@ def s9_spec(session_timeout_s: float) -> ScenarioSpec:
             Seen("b0-isolated", AllOf((BrokerRegistered(ISOLATED), *(JoinsIsr(TOPIC, p, ISOLATED)
                                                                     for p in PARTITIONS))),
                  label="broker 0 keeps stale metadata (itself live and in every ISR)"),
-            Sends("acked", CountRange(0, 0), producers=("pa",), start=inject(1), settle_s=1, until=heal(1),
-                  timed_by="ack", label="zone a's producer got no acknowledgement while isolated"),
+            Sends("acked", CountRange(0, 0), producers=("pa",), start=inject(1),
+                  settle_s=ISOLATION_IN_FORCE_S, until=heal(1), timed_by="ack",
+                  label="zone a's producer got no acknowledgement while isolated"),
             Sends("not_acked", CountRange(at_least=1), producers=("pa",), start=inject(1), settle_s=1,
                   until=heal(1), label="zone a's producer's sends failed while isolated"),
-            Polls(("ca",), CountRange(0, 0), start=inject(1), settle_s=2, until=heal(1),
+            Polls(("ca",), CountRange(0, 0), start=inject(1), settle_s=ISOLATION_IN_FORCE_S, until=heal(1),
                   label="zone a's consumer polled nothing while isolated"),
             *(Sends("acked", CountRange(at_least=60), producers=(name,), start=inject(1), settle_s=settled,
                     until=heal(1), timed_by="ack", label=f"{name} kept producing once broker 0 left the ISRs")

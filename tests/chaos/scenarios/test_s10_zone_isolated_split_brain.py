@@ -44,6 +44,7 @@ from harness.compose.spec_runner import run_spec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
+from tests.chaos.scenarios._isolation import ISOLATION_IN_FORCE_S
 
 pytestmark = pytest.mark.chaos
 
@@ -115,7 +116,8 @@ def s10_spec(acks: str, min_isr: int, session_timeout_s: float) -> ScenarioSpec:
             Sends("acked", CountRange(at_least=100), producers=("pb",), start=inject(1), settle_s=elected,
                   until=heal(1), timed_by="ack", label="the majority's clients write to the new leaders"),
             Sends("acked", CountRange(at_least=10) if unsafe else CountRange(0, 0), producers=("pa",),
-                  start=inject(1), settle_s=elected if unsafe else 1, until=heal(1), timed_by="ack",
+                  start=inject(1), settle_s=elected if unsafe else ISOLATION_IN_FORCE_S, until=heal(1),
+                  timed_by="ack",
                   label="zone a's clients still write to the old leader (acks=1 acknowledged)" if unsafe
                   else "the isolated leader acknowledged nothing (acks=all, min.insync.replicas=2)"),
         ),

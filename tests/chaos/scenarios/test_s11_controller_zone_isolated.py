@@ -42,6 +42,7 @@ from harness.compose.spec_runner import run_spec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
+from tests.chaos.scenarios._isolation import ISOLATION_IN_FORCE_S
 
 pytestmark = pytest.mark.chaos
 
@@ -135,7 +136,8 @@ def s11_spec(variant: Variant, session_timeout_s: float) -> ScenarioSpec:
                     until=heal(1), timed_by="ack", label=f"{name} keeps producing on the majority side")
               for name in ("pb", "pc")),
             Sends("acked", CountRange(at_least=1) if split else CountRange(0, 0), producers=("pa",),
-                  start=inject(1), settle_s=elected if split else 1, until=heal(1), timed_by="ack",
+                  start=inject(1), settle_s=elected if split else ISOLATION_IN_FORCE_S, until=heal(1),
+                  timed_by="ack",
                   label="zone a's clients still get acks=1 writes acknowledged by broker 0" if split
                   else "zone a's clients fail"),
         ),
