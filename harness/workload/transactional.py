@@ -144,19 +144,14 @@ class Transactions:
             raise TransactionsEnded(self.ended)
 
     def _commit(self) -> tuple[str, str | None]:
-        deadline = time.monotonic() + END_DEADLINE_S
-        while True:
-            try:
-                self.producer.commit_transaction(END_CALL_TIMEOUT_S)
-                return hist.TXN_COMMITTED, None
-            except KafkaException as exc:
-                error = _kafka_error(exc)
-                if error is not None and error.txn_requires_abort():
-                    return self._abort(exc)
-                if error is not None and error.retriable() and time.monotonic() < deadline:
-                    continue  # the same commit again, as librdkafka asks after a retriable error
-                self.ended = f"commit failed: {error_text(exc)}"
-                return hist.TXN_UNKNOWN, error_text(exc)
+        failure = self._until_not_retriable(self.producer.commit_transaction)
+        if failure is None:
+            return hist.TXN_COMMITTED, None
+        error = _kafka_error(failure)
+        if error is not None and error.txn_requires_abort():
+            return self._abort(failure)
+        self.ended = f"commit failed: {error_text(failure)}"
+        return hist.TXN_UNKNOWN, error_text(failure)
 
     def _abort(self, cause: BaseException | None) -> tuple[str, str | None]:
         why = None if cause is None else error_text(cause)
@@ -168,17 +163,27 @@ class Transactions:
             # transaction, answers INVALID_TXN_STATE, which is fatal to the producer.
             # Delivered, the records are on the log: an abort that hides something.
             self.producer.flush(END_CALL_TIMEOUT_S)
+        failure = self._until_not_retriable(self.producer.abort_transaction)
+        if failure is None:
+            return hist.TXN_ABORTED, why
+        self.ended = f"abort failed: {error_text(failure)}"
+        return hist.TXN_UNKNOWN, error_text(failure) if why is None else f"{why}; {error_text(failure)}"
+
+    @staticmethod
+    def _until_not_retriable(end_call: Callable[[float], None]) -> KafkaException | None:
+        """Call ``end_call`` (commit or abort) again after each retriable error, as
+        librdkafka asks, for up to END_DEADLINE_S; None once it succeeded, else the error
+        that ended the tries (one that demands an abort is never retried)."""
         deadline = time.monotonic() + END_DEADLINE_S
         while True:
             try:
-                self.producer.abort_transaction(END_CALL_TIMEOUT_S)
-                return hist.TXN_ABORTED, why
+                end_call(END_CALL_TIMEOUT_S)
+                return None
             except KafkaException as exc:
                 error = _kafka_error(exc)
-                if error is not None and error.retriable() and time.monotonic() < deadline:
-                    continue
-                self.ended = f"abort failed: {error_text(exc)}"
-                return hist.TXN_UNKNOWN, error_text(exc) if why is None else f"{why}; {error_text(exc)}"
+                retriable = error is not None and error.retriable() and not error.txn_requires_abort()
+                if not (retriable and time.monotonic() < deadline):
+                    return exc
 
     def send_failed(self, exc: KafkaException) -> None:
         """A produce() call raised: end the transaction as the error demands (abort when
