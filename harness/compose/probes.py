@@ -48,8 +48,9 @@ class Probe:
     current leader answers) and reads from there; or (``look = "produce"``) a fresh
     acks=all producer in ``zone`` that knows only broker ``broker`` and sends ``count``
     records to ``partition`` of the scenario's side topic (``<topic>-probes``, same
-    replicas) within ``timeout_s``. librdkafka refreshes metadata from a broker it is
-    already connected to, so such a producer lives on that one broker's metadata; or
+    replicas) within ``timeout_s``. It starts from that broker's metadata, but once it
+    has learnt the others it may ask any broker it can reach: to keep it on one broker's
+    view, cut its zone's clients from the others (S8 does); or
     (``look = "read"``) a fresh consumer in ``zone`` that reads ``partition`` from its
     first offset for up to ``timeout_s``, counting the records."""
 
