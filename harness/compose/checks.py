@@ -45,6 +45,7 @@ on made-up timelines (tests/unit/test_checks.py).
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -186,6 +187,7 @@ class Evidence:
     probes: Mapping[str, ProbeResult] = field(default_factory=dict)  # by probe name
     commits: Sequence[Mapping[str, Any]] = ()  # rows of the history's commits table
     transactions: Sequence[Mapping[str, Any]] = ()  # rows of the history's transactions table
+    final_log: Sequence[Mapping[str, Any]] = ()  # rows of the history's final_log table
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)
@@ -691,13 +693,28 @@ class Attempts(Check):
         return out
 
 
+_ERROR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def error_names(error: Any) -> tuple[str, ...]:
+    """The error names in a recorded error: ``NAME: sentence``, or several joined by
+    ``"; "`` where one error led to another (a commit refused, then the abort it led to
+    fenced: ``INVALID_PRODUCER_EPOCH: ...; _FENCED: ...``). Parts that do not start with
+    a name (a sentence of librdkafka's that holds a ``;``) are skipped."""
+    if error is None:
+        return ()
+    heads = (part.split(":", 1)[0].strip() for part in str(error).split("; "))
+    return tuple(head for head in heads if _ERROR_NAME.fullmatch(head))
+
+
 def tally_outcomes(rows: Sequence[Mapping[str, Any]], window: tuple[float, float],
-                   placed_at: Callable[[Mapping[str, Any]], float],
-                   wanted: Collection[str]) -> tuple[int, str]:
+                   placed_at: Callable[[Mapping[str, Any]], float], wanted: Collection[str],
+                   errors: Collection[str] | None = None) -> tuple[int, str]:
     """Of the ``rows`` (commits, transactions) placed inside ``window``: how many ended
-    an outcome in ``wanted``, and every outcome seen there with its count ("committed 13,
-    failed (REBALANCE_IN_PROGRESS) 2"), so a failed count says what happened instead. An
-    error shows by its name only, not librdkafka's sentence after it."""
+    an outcome in ``wanted`` (and, with ``errors``, with one of those error names among
+    theirs), and every outcome seen there with its count ("committed 13, failed
+    (REBALANCE_IN_PROGRESS) 2"), so a failed count says what happened instead. An error
+    shows by its names only, not librdkafka's sentences after them."""
     begin, end = window
     seen: dict[str, int] = {}
     counted = 0
@@ -705,9 +722,11 @@ def tally_outcomes(rows: Sequence[Mapping[str, Any]], window: tuple[float, float
         if not begin <= placed_at(row) <= end:
             continue
         error = row.get("error")
-        word = str(row["outcome"]) if error is None else f"{row['outcome']} ({str(error).split(':')[0]})"
+        names = error_names(error)
+        named = "; ".join(names) or str(error).split(":")[0]
+        word = str(row["outcome"]) if error is None else f"{row['outcome']} ({named})"
         seen[word] = seen.get(word, 0) + 1
-        counted += row["outcome"] in wanted
+        counted += row["outcome"] in wanted and (errors is None or any(n in errors for n in names))
     return counted, ", ".join(f"{word} {n}" for word, n in sorted(seen.items())) or "none"
 
 
@@ -819,7 +838,10 @@ class TransactionOutcomes(Check):
     together: their number lies in ``count``. The window runs from ``start`` plus
     ``settle_s`` (the run's start when None) to ``until`` (its end), or for ``for_s``
     seconds; a transaction is placed by when its producer learnt the outcome
-    (:func:`transaction_known_at`), as a commit is by when its outcome was known."""
+    (:func:`transaction_known_at`), as a commit is by when its outcome was known. With
+    ``errors`` only transactions whose recorded error names one of them count: an
+    ``unknown`` that came from fencing (``_FENCED``) is told apart from one that ran out
+    of time."""
 
     outcome: str
     count: CountRange
@@ -829,6 +851,7 @@ class TransactionOutcomes(Check):
     settle_s: float = 0.0
     for_s: float | None = None
     label: str | None = None
+    errors: tuple[str, ...] | None = None
     kind: ClassVar[str] = "transactions"
 
     def __post_init__(self) -> None:
@@ -836,11 +859,14 @@ class TransactionOutcomes(Check):
             words = ", ".join(TRANSACTION_OUTCOMES)
             raise CheckSpecError(f"transactions: outcome {self.outcome!r} is not one of {words}")
         _check_for_s("transactions", self.start, self.until, self.for_s)
+        if self.errors is not None and not self.errors:
+            raise CheckSpecError("transactions: 'errors' names at least one error (left out: any error)")
 
     def describe(self) -> str:
         who = "" if self.producers is None else f" of {', '.join(self.producers)}"
         outcome = "ending any way" if self.outcome == "any" else self.outcome
-        return (f"transactions{who} {outcome}: {self.count.describe()} "
+        why = "" if self.errors is None else f" with {' or '.join(self.errors)}"
+        return (f"transactions{who} {outcome}{why}: {self.count.describe()} "
                 f"{_span_words(self.start, self.settle_s, self.until, self.for_s)}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
@@ -850,13 +876,15 @@ class TransactionOutcomes(Check):
         rows = [row for row in evidence.transactions
                 if self.producers is None or row["producer_id"] in self.producers]
         counted, listing = tally_outcomes(rows, window, transaction_known_at,
-                                          TRANSACTION_OUTCOMES[self.outcome])
+                                          TRANSACTION_OUTCOMES[self.outcome], self.errors)
         return self.count.holds(counted), f"{counted} counted; every transaction in the window: {listing}"
 
     def spec(self) -> dict[str, Any]:
         out: dict[str, Any] = {"transactions": self.outcome, "count": self.count.to_dict()}
         if self.producers is not None:
             out["producers"] = list(self.producers)
+        if self.errors is not None:
+            out["errors"] = list(self.errors)
         return _with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 
@@ -896,6 +924,54 @@ class TransactionGap(Check):
         if self.producers is not None:
             out["producers"] = list(self.producers)
         return _with_window(out, self.start, self.until)
+
+
+@dataclass(frozen=True)
+class NeverVisible(Check):
+    """No record of the named producers' transactions that ended ``unknown`` became
+    visible at read_committed: none was polled by a read_committed consumer, and none is
+    on the final log with ``read_committed`` true. At least one of their sends must have
+    been acknowledged, so the records were on the log to hide (else the check proves
+    nothing), and every final-log row of theirs must come from a read_committed drain.
+
+    The judge's transaction kinds leave ``unknown`` transactions alone (Kafka may have
+    committed or aborted them); where the scenario knows better - a zombie whose held
+    transaction its coordinator aborted, then fenced (T2) - this says what must follow."""
+
+    producers: tuple[str, ...]
+    label: str | None = None
+    kind: ClassVar[str] = "never_visible"
+
+    def __post_init__(self) -> None:
+        if not self.producers:
+            raise CheckSpecError("never_visible: name at least one producer")
+
+    def describe(self) -> str:
+        return (f"no record of a transaction of {', '.join(self.producers)} that ended unknown is "
+                "visible at read_committed")
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        in_doubt = sorted(str(row["transaction_id"]) for row in evidence.transactions
+                          if row["producer_id"] in self.producers and row["outcome"] == hist.TXN_UNKNOWN)
+        ids = set(in_doubt)
+        sends = [row for row in evidence.sends if row.get("transaction_id") in ids]
+        messages = {row["message_id"] for row in sends}
+        acked = sum(row["outcome"] == hist.OUTCOME_ACKED for row in sends)
+        polled = {row["message_id"] for row in evidence.polls
+                  if row.get("isolation") == hist.READ_COMMITTED and row.get("message_id") in messages}
+        logged = [row for row in evidence.final_log if row.get("message_id") in messages]
+        visible = {row["message_id"] for row in logged if row.get("read_committed") is True}
+        undrained = sum(row.get("read_committed") is None for row in logged)
+        listing = (f"{len(in_doubt)} transaction(s) unknown ({', '.join(in_doubt[:3]) or 'none'}"
+                   f"{', ...' if len(in_doubt) > 3 else ''}), {len(sends)} sends, {acked} acknowledged; "
+                   f"{len(polled)} polled at read_committed; {len(logged)} on the final log, {len(visible)} "
+                   "of them given to the read_committed drain")
+        if undrained:
+            listing += f", {undrained} never drained at read_committed"
+        return acked > 0 and not polled and not visible and not undrained, listing
+
+    def spec(self) -> dict[str, Any]:
+        return {"never_visible": list(self.producers)}
 
 
 def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
@@ -954,7 +1030,7 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 
 
 _KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts", "commits",
-          "commit_gap_s", "transactions", "transaction_gap_s")
+          "commit_gap_s", "transactions", "transaction_gap_s", "never_visible")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
@@ -966,8 +1042,10 @@ _KEYS = {
     "attempts": {"attempts", "errors", "count", "producers", "from", "for_s", "name"},
     "commits": {"commits", "count", "consumers", "from", "until", "settle_s", "for_s", "name"},
     "commit_gap_s": {"commit_gap_s", "consumers", "from", "until", "name"},
-    "transactions": {"transactions", "count", "producers", "from", "until", "settle_s", "for_s", "name"},
+    "transactions": {"transactions", "count", "producers", "from", "until", "settle_s", "for_s", "errors",
+                     "name"},
     "transaction_gap_s": {"transaction_gap_s", "producers", "from", "until", "name"},
+    "never_visible": {"never_visible", "name"},
 }
 
 
@@ -1094,7 +1172,10 @@ def parse_check(raw: Any, what: str = "check") -> Check:
             return TransactionOutcomes(str(raw[kind]), _count_range(raw.get("count"), what),
                                        _names(raw.get("producers"), what), _anchor(raw, "from", what),
                                        _anchor(raw, "until", what), _number(raw, "settle_s", what, 0.0),
-                                       None if "for_s" not in raw else _number(raw, "for_s", what), label)
+                                       None if "for_s" not in raw else _number(raw, "for_s", what), label,
+                                       _names(raw.get("errors"), what, "errors"))
+        if kind == "never_visible":
+            return NeverVisible(_names(raw[kind], what, kind) or (), label)
         seconds = raw[kind]
         if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
             raise CheckSpecError(f"{what}: '{kind}' must be {{ min = .., max = .. }}, not {seconds!r}")

@@ -565,20 +565,21 @@ class ScenarioRun:
             return
         try:
             _, checks = self.spec.for_topic(self.topic)
-            sends = [row for part in hist.part_files(self.dir / "history", "sends")
-                     for row in pq.read_table(part, columns=["producer_id", "partition", "send_ts", "ack_ts",
-                                                             "outcome"]).to_pylist()]
-            polls = self._rows("polls", ["consumer_id", "partition", "offset", "poll_ts"])
+            sends = self._rows("sends", ["producer_id", "partition", "send_ts", "ack_ts", "outcome",
+                                         "message_id", "transaction_id"])
+            polls = self._rows("polls", ["consumer_id", "partition", "offset", "poll_ts", "message_id",
+                                         "isolation"])
             attempts = self._rows("attempts", ["producer_id", "ts", "error"])
             commits = self._rows("commits", ["consumer_id", "ts", "outcome", "error"])
-            transactions = self._rows("transactions", ["producer_id", "begin_ts", "end_requested_ts",
-                                                       "end_ts", "outcome", "error"])
+            transactions = self._rows("transactions", ["transaction_id", "producer_id", "begin_ts",
+                                                       "end_requested_ts", "end_ts", "outcome", "error"])
+            final_log = self._rows("final_log", ["message_id", "read_committed"])
             records = [] if self.sampler is None else self.sampler.records()
             timeline = [Observed(r.mono, r.held_until(), state) for r in records
                         if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
             evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls, attempts,
-                                dict(self.probe_results), commits, transactions)
+                                dict(self.probe_results), commits, transactions, final_log)
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
                 self.check(check.name, False, f"the run's evidence could not be read: {err!r}")

@@ -15,6 +15,7 @@ anything after which a retry may already have been written count as unknown (in 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -33,7 +34,7 @@ from harness.workload.clients import (
     make_producer,
 )
 from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress
-from harness.workload.transactional import Transactions, TransactionsEnded
+from harness.workload.transactional import Hold, Transactions, TransactionsEnded
 
 # Errors after which the record is certainly not on the log: the broker rejected it
 # before appending, or the client never could send it anywhere.
@@ -76,7 +77,15 @@ class ProducerSpec:
     ``transaction_size`` it is transactional (:mod:`harness.workload.transactional`): its
     messages go in transactions of that many, under ``settings["transactional.id"]``
     (default ``kafka-chaos-<name>``), and a drawn ``abort_ratio`` share of them is aborted
-    on purpose."""
+    on purpose.
+
+    ``start_after_s`` keeps it idle that long after the workload starts (before
+    ``init_transactions``, for a transactional one): a second instance of a
+    transactional.id that must arrive after something happened to the first.
+    ``hold_at_s`` with ``hold_s`` makes a transactional producer a zombie: the first
+    transaction that fills ``hold_at_s`` or more after its ``init_transactions`` is
+    flushed, then held open ``hold_s`` seconds before its commit
+    (:class:`~harness.workload.transactional.Hold`)."""
 
     name: str
     zone: str
@@ -85,6 +94,9 @@ class ProducerSpec:
     partitions: Sequence[int] | None = None  # round-robin over these; None = all
     transaction_size: int | None = None
     abort_ratio: float = 0.0
+    start_after_s: float | None = None
+    hold_at_s: float | None = None
+    hold_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.rate_per_s <= 0:
@@ -96,6 +108,24 @@ class ProducerSpec:
         if self.transaction_size is None and (self.abort_ratio or "transactional.id" in self.settings):
             raise ValueError(f"producer {self.name}: 'abort_ratio' and a 'transactional.id' setting "
                              "need a 'transaction_size'")
+        for key, strictly in (("start_after_s", True), ("hold_at_s", False), ("hold_s", True)):
+            value = getattr(self, key)
+            if value is not None and not _seconds_at_least(value, strictly=strictly):
+                wanted = "a positive number of seconds" if strictly else "a number of seconds, 0 or more"
+                raise ValueError(f"producer {self.name}: {key} must be {wanted}, not {value!r}")
+        if (self.hold_at_s is None) != (self.hold_s is None):
+            raise ValueError(f"producer {self.name}: 'hold_at_s' and 'hold_s' go together (when to hold "
+                             "a transaction open, and for how long)")
+        if self.hold_at_s is not None and self.transaction_size is None:
+            raise ValueError(f"producer {self.name}: 'hold_at_s' and 'hold_s' hold a transaction open and "
+                             "need a 'transaction_size'")
+
+    @property
+    def hold(self) -> Hold | None:
+        """The transaction this producer holds open, if it is a zombie on purpose."""
+        if self.hold_at_s is None or self.hold_s is None:
+            return None
+        return Hold(self.hold_at_s, self.hold_s)
 
     @property
     def transactional_id(self) -> str | None:
@@ -112,22 +142,40 @@ class ProducerSpec:
         if self.transaction_size is not None:
             out["transaction_size"] = self.transaction_size
             out["abort_ratio"] = self.abort_ratio
+        for key in ("start_after_s", "hold_at_s", "hold_s"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ProducerSpec:
         """The producer a scenario file's ``[[producers]]`` table spells."""
         unknown = sorted(set(data) - {"name", "zone", "settings", "rate_per_s", "partitions",
-                                      "transaction_size", "abort_ratio"})
+                                      "transaction_size", "abort_ratio", "start_after_s", "hold_at_s",
+                                      "hold_s"})
         if unknown:
             raise ValueError(f"producer {data.get('name')}: unknown key(s) {', '.join(unknown)}")
         partitions = data.get("partitions")
         size = data.get("transaction_size")
+        timing: dict[str, float | None] = {}
+        for key in ("start_after_s", "hold_at_s", "hold_s"):
+            value = data.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ValueError(f"producer {data.get('name')}: {key} must be a number of seconds, "
+                                 f"not {value!r}")
+            timing[key] = None if value is None else float(value)
         return cls(name=str(data["name"]), zone=str(data["zone"]), settings=dict(data.get("settings", {})),
                    rate_per_s=float(data.get("rate_per_s", 200)),
                    partitions=None if partitions is None else tuple(int(p) for p in partitions),
                    transaction_size=None if size is None else int(size),
-                   abort_ratio=float(data.get("abort_ratio", 0.0)))
+                   abort_ratio=float(data.get("abort_ratio", 0.0)), **timing)
+
+
+def _seconds_at_least(value: object, *, strictly: bool) -> bool:
+    """A finite number of seconds, above 0 (``strictly``) or at least 0; never a bool."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return False
+    return value > 0 if strictly else value >= 0
 
 
 @dataclass(frozen=True)
@@ -221,7 +269,7 @@ class _ProducerLoop(threading.Thread):
         self.stopped_transacting: str | None = None  # fenced or fatal: why it stopped early
         if spec.transaction_size is not None and spec.transactional_id is not None:
             self.txn = Transactions(self.producer, spec.name, spec.transactional_id, spec.transaction_size,
-                                    spec.abort_ratio, recorder.row, self._committed)
+                                    spec.abort_ratio, recorder.row, self._committed, spec.hold, stop.wait)
 
     def _committed(self, acked: Mapping[int, int]) -> None:
         for partition, offset in acked.items():
@@ -254,6 +302,10 @@ class _ProducerLoop(threading.Thread):
 
     def run(self) -> None:
         try:
+            # Nothing is sent before init_transactions, so a late instance's client may
+            # exist from the start; a stop during the wait ends it before it began.
+            if self.spec.start_after_s is not None and self.stop.wait(self.spec.start_after_s):
+                return
             if self.txn is not None:
                 self.txn.init()
             self._send()

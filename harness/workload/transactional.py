@@ -17,6 +17,13 @@ Each transaction gets an id of its own (``<producer>.t<n>``) that its sends carr
 judge can tell which records belong together. The offsets a transaction's sends were
 acknowledged at count as read targets for the consumers' catch-up only once it committed:
 an aborted transaction's records are never handed to a read_committed consumer.
+
+A :class:`Hold` makes the producer a zombie on purpose (scenario T2): one full
+transaction is flushed, so every record of it is acknowledged and on the log, and then
+nothing is asked of the client for a while before the commit. librdkafka's own threads
+have nothing left to send, and a transactional producer sends no heartbeat, so to the
+coordinator the producer looks stopped: the transaction times out there, and a newer
+instance with the same transactional.id can take over before the commit comes.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -44,6 +52,20 @@ class TransactionsEnded(Exception):
     stops sending. Not a client failure: a zombie's fencing is what Kafka promises."""
 
 
+@dataclass(frozen=True)
+class Hold:
+    """Hold the first transaction that fills ``at_s`` seconds or more after ``init``
+    returned: flush it, then call nothing on the client for ``for_s`` seconds, then
+    commit it as any other. Counted from ``init`` rather than from the thread's start so
+    the transactions before the hold are there however long the coordinator took to
+    find (a first ``init_transactions`` makes a broker create ``__transaction_state``).
+    A scenario spells it as a producer's ``hold_at_s`` and ``hold_s``
+    (:class:`harness.workload.driver.ProducerSpec`, which checks the values)."""
+
+    at_s: float
+    for_s: float
+
+
 def _kafka_error(exc: KafkaException) -> KafkaError | None:
     error = exc.args[0] if exc.args else None
     return error if isinstance(error, KafkaError) else None
@@ -59,11 +81,17 @@ class Transactions:
 
     ``record`` appends a history row; ``on_committed`` receives the highest acknowledged
     offset per partition of each committed transaction. Called from the producer's own
-    thread only (delivery reports run there too, inside ``poll``)."""
+    thread only (delivery reports run there too, inside ``poll``).
+
+    With a ``hold``, ``wait(seconds)`` is how the held transaction waits: the producer
+    loop passes its stop event's ``wait``, so stopping the workload ends a hold early.
+    ``clock`` (monotonic seconds) places the hold; tests pass their own."""
 
     def __init__(self, producer: Producer, producer_id: str, transactional_id: str, size: int,
                  abort_ratio: float, record: Callable[[str, Mapping[str, Any]], None],
-                 on_committed: Callable[[Mapping[int, int]], None]) -> None:
+                 on_committed: Callable[[Mapping[int, int]], None], hold: Hold | None = None,
+                 wait: Callable[[float], object] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.producer = producer
         self.producer_id = producer_id
         self.transactional_id = transactional_id
@@ -80,11 +108,17 @@ class Transactions:
         self._committed: set[str] = set()
         self.outcomes: dict[str, int] = dict.fromkeys(hist.TXN_OUTCOMES, 0)
         self.ended: str | None = None  # why the producer can no longer transact
+        self._hold = hold
+        self._wait = wait
+        self._clock = clock
+        self._initialised_at: float | None = None
+        self.held: str | None = None  # the transaction a hold kept open, once it did
 
     def init(self) -> None:
         """Register the transactional.id with its coordinator, fencing any older instance
         and aborting what that instance left open (the zombie fencing Kafka promises)."""
         self.producer.init_transactions(INIT_TIMEOUT_S)
+        self._initialised_at = self._clock()
 
     def before_send(self) -> str:
         """The id of the transaction the next message goes into, beginning one if none is
@@ -121,11 +155,15 @@ class Transactions:
             return
         transaction_id = self.current
         abort = error is not None or self._draw.random() < self.abort_ratio
-        requested = time.time()
         # Still the open transaction while it ends: commit_transaction flushes, serving the
         # delivery reports of its last messages, and those offsets are read targets too.
         # (Forgotten, the consumers stopped before the last transaction's final records,
         # which then counted as unseen.)
+        if not abort and self._hold_due():
+            self._hold_open(transaction_id)
+        # After any hold: no commit marker can exist before the commit is asked for, and
+        # txn_uncommitted_read judges read_committed polls against this moment.
+        requested = time.time()
         outcome, why = self._abort(error) if abort else self._commit()
         self.current = None
         self.outcomes[outcome] += 1
@@ -142,6 +180,24 @@ class Transactions:
             self._on_committed(acked)
         if self.ended is not None:
             raise TransactionsEnded(self.ended)
+
+    def _hold_due(self) -> bool:
+        """The open transaction is full, about to be committed, and the first to be so
+        at least ``hold.at_s`` after ``init``: the one to hold. A transaction ended early
+        (the workload stopping, a failed send) is not full and never held."""
+        if self._hold is None or self.held is not None or self._initialised_at is None:
+            return False
+        return self._in_current >= self.size and self._clock() - self._initialised_at >= self._hold.at_s
+
+    def _hold_open(self, transaction_id: str) -> None:
+        """Flush, so every record of the transaction is acknowledged and on the log and
+        librdkafka has nothing left to send, then call nothing on the client for
+        ``hold.for_s``. A flush that cannot finish (``message.timeout.ms`` ends it) still
+        leads to the wait: the commit then reports what became of those records."""
+        assert self._hold is not None
+        self.held = transaction_id
+        self.producer.flush(END_CALL_TIMEOUT_S)
+        self._wait(self._hold.for_s)
 
     def _commit(self) -> tuple[str, str | None]:
         failure = self._until_not_retriable(self.producer.commit_transaction)

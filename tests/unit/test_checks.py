@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from faults.conditions import ControllerChanged, IsrIs, LeaderChanged, LeaderIs, Not, Offline
+from harness import history as hist
 from harness.cluster.zkstate import ClusterState, PartitionState
 from harness.compose.checks import (
     Anchor,
@@ -18,6 +19,7 @@ from harness.compose.checks import (
     Eventually,
     Evidence,
     Moment,
+    NeverVisible,
     Observed,
     Polls,
     ProbeResult,
@@ -30,6 +32,7 @@ from harness.compose.checks import (
     TransactionOutcomes,
     Unavailable,
     check_anchors,
+    error_names,
     heal,
     inject,
     parse_check,
@@ -145,6 +148,9 @@ CHECK_FORMS: list[dict[str, Any]] = [
     {"transactions": "any", "count": {"max": 0}, "from": {"inject": 1}, "for_s": 4.0, "settle_s": 0.5},
     {"transaction_gap_s": {"min": 4.0, "max": 30.0}, "producers": ["tx"], "from": {"inject": 1},
      "until": {"heal": 1}},
+    {"transactions": "unknown", "count": {"min": 1, "max": 1}, "producers": ["zombie"],
+     "errors": ["_FENCED", "PRODUCER_FENCED"]},
+    {"never_visible": ["zombie"], "name": "nothing of the zombie's held transaction is visible"},
 ]
 
 
@@ -175,6 +181,11 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"transactions": "committed", "count": 1, "consumers": ["m-a"]}, "unknown key(s) consumers"),
     ({"transaction_gap_s": 4}, "'transaction_gap_s' must be { min = .., max = .. }"),
     ({"transaction_gap_s": {"min": 4}, "producers": "tx"}, "'producers' must be a list of names"),
+    ({"transactions": "unknown", "count": 1, "errors": "_FENCED"}, "'errors' must be a list of names"),
+    ({"transactions": "unknown", "count": 1, "errors": []}, "'errors' names at least one error"),
+    ({"never_visible": "zombie"}, "'never_visible' must be a list of names"),
+    ({"never_visible": []}, "never_visible: name at least one producer"),
+    ({"never_visible": ["zombie"], "count": 0}, "unknown key(s) count for a 'never_visible' check"),
 ])
 def test_malformed_checks_are_refused_in_one_line(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
@@ -393,3 +404,97 @@ def test_a_transaction_gap_fails_where_commits_never_stalled() -> None:
     idle = TransactionGap(SecondsRange(at_least=6), producers=("nobody",), start=inject(1), until=heal(1))
     assert idle.evaluate(TXN_EVIDENCE).detail == "15.00 s (window 15.0 s)"
     assert not TransactionGap(SecondsRange(at_least=1), start=inject(2)).evaluate(TXN_EVIDENCE).passed
+
+
+def test_error_names_are_read_from_each_error_a_row_records() -> None:
+    assert error_names("_FENCED: Producer fenced by newer instance") == ("_FENCED",)
+    assert error_names("INVALID_PRODUCER_EPOCH: Broker: stale epoch; _FENCED: fenced; in abort") == (
+        "INVALID_PRODUCER_EPOCH", "_FENCED")  # "in abort" is a sentence's tail, not a name
+    assert error_names("REBALANCE_IN_PROGRESS") == ("REBALANCE_IN_PROGRESS",)
+    assert error_names(None) == ()
+
+
+def test_transaction_outcomes_can_count_only_those_ended_by_a_named_error() -> None:
+    # The zombie's held transaction ended unknown: straight from its commit, or from the
+    # abort an epoch error led to. Another ended unknown because its commit ran out of time.
+    rows = [_txn("zombie", 1.0, 2.0), _txn("zombie", 3.0, None, "unknown", requested=20.0,
+                                           error="INVALID_PRODUCER_EPOCH: stale; _FENCED: fenced"),
+            _txn("other", 3.0, None, "unknown", requested=21.0, error="_TIMED_OUT: no answer")]
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), transactions=rows)
+    fenced = TransactionOutcomes("unknown", CountRange(1, 1), producers=("zombie",), errors=("_FENCED",))
+    result = fenced.evaluate(evidence)
+    assert result.passed, result.detail
+    assert "unknown (INVALID_PRODUCER_EPOCH; _FENCED) 1" in result.detail  # every name the row holds
+    assert fenced.describe().startswith("transactions of zombie unknown with _FENCED: exactly 1")
+    # The same count fails where the unknown came from something other than fencing.
+    timed_out = TransactionOutcomes("unknown", CountRange(1, 1), producers=("other",), errors=("_FENCED",))
+    assert not timed_out.evaluate(evidence).passed
+    assert TransactionOutcomes("unknown", CountRange(1, 1), producers=("other",)).evaluate(evidence).passed
+    with pytest.raises(CheckSpecError, match="at least one error"):
+        TransactionOutcomes("unknown", CountRange(1, 1), errors=())
+
+
+def _zombie_run() -> dict[str, list[dict[str, Any]]]:
+    """A fenced zombie, as it should look: zombie.t1 committed; zombie.t2 (messages 10 to
+    19) held, its records acknowledged, aborted by the coordinator and so hidden from the
+    read_committed drain, its producer told _FENCED; fresh.t1 committed after it."""
+    transactions = [
+        {"transaction_id": "zombie.t1", "producer_id": "zombie", "outcome": hist.TXN_COMMITTED},
+        {"transaction_id": "zombie.t2", "producer_id": "zombie", "outcome": hist.TXN_UNKNOWN},
+        {"transaction_id": "fresh.t1", "producer_id": "fresh", "outcome": hist.TXN_COMMITTED},
+    ]
+    sends = ([{"message_id": f"zombie-{n}", "transaction_id": f"zombie.t{1 + n // 10}",
+               "outcome": hist.OUTCOME_ACKED} for n in range(20)]
+             + [{"message_id": f"fresh-{n}", "transaction_id": "fresh.t1", "outcome": hist.OUTCOME_ACKED}
+                for n in range(10)])
+    committed = [m["message_id"] for m in sends if m["transaction_id"] != "zombie.t2"]
+    polls = ([{"message_id": m, "isolation": hist.READ_COMMITTED} for m in committed]
+             + [{"message_id": "zombie-12", "isolation": hist.READ_UNCOMMITTED}])  # allowed at that level
+    final_log = [{"message_id": m["message_id"], "read_committed": m["transaction_id"] != "zombie.t2"}
+                 for m in sends]
+    return {"transactions": transactions, "sends": sends, "polls": polls, "final_log": final_log}
+
+
+def _judge_zombie(run: dict[str, list[dict[str, Any]]]) -> tuple[bool, str]:
+    evidence = Evidence(TIMELINE, MOMENTS, run["sends"], Moment(WALL + 40, 40.0), polls=run["polls"],
+                        transactions=run["transactions"], final_log=run["final_log"])
+    result = NeverVisible(("zombie",)).evaluate(evidence)
+    return result.passed, result.detail
+
+
+def test_never_visible_holds_when_the_fenced_transaction_stayed_hidden() -> None:
+    passed, detail = _judge_zombie(_zombie_run())
+    assert passed, detail
+    assert detail == ("1 transaction(s) unknown (zombie.t2), 10 sends, 10 acknowledged; 0 polled at "
+                      "read_committed; 10 on the final log, 0 of them given to the read_committed drain")
+
+
+def test_never_visible_fails_when_nothing_was_acknowledged_to_hide() -> None:
+    run = _zombie_run()
+    run["sends"] = [{**m, "outcome": hist.OUTCOME_UNKNOWN} if m["transaction_id"] == "zombie.t2" else m
+                    for m in run["sends"]]
+    passed, detail = _judge_zombie(run)
+    assert not passed and "10 sends, 0 acknowledged" in detail
+    no_zombie = _zombie_run()
+    no_zombie["transactions"] = [t for t in no_zombie["transactions"] if t["outcome"] != hist.TXN_UNKNOWN]
+    passed, detail = _judge_zombie(no_zombie)
+    assert not passed and detail.startswith("0 transaction(s) unknown (none), 0 sends")
+
+
+def test_never_visible_fails_when_a_read_committed_consumer_polled_a_held_record() -> None:
+    run = _zombie_run()
+    run["polls"].append({"message_id": "zombie-15", "isolation": hist.READ_COMMITTED})
+    passed, detail = _judge_zombie(run)
+    assert not passed and "1 polled at read_committed" in detail
+
+
+def test_never_visible_fails_when_the_read_committed_drain_was_given_a_held_record() -> None:
+    run = _zombie_run()
+    run["final_log"] = [{**row, "read_committed": True} if row["message_id"] == "zombie-11" else row
+                        for row in run["final_log"]]
+    passed, detail = _judge_zombie(run)
+    assert not passed and "1 of them given to the read_committed drain" in detail
+    undrained = _zombie_run()  # no read_committed drain was made: hidden cannot be shown
+    undrained["final_log"] = [{**row, "read_committed": None} for row in undrained["final_log"]]
+    passed, detail = _judge_zombie(undrained)
+    assert not passed and detail.endswith("10 never drained at read_committed")

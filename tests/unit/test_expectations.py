@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,6 +16,7 @@ import pytest
 from harness import history as hist
 from harness.cluster.sampler import ZkSampler
 from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.compose.checks import NeverVisible, TransactionOutcomes
 from harness.compose.expectations import (
     Bounds,
     BoundsError,
@@ -168,6 +169,16 @@ def _cluster_state(controller: int | None, epoch: int | None, *parts: PartitionS
     return ClusterState((0, 1, 2), controller, epoch, {(p.topic, p.partition): p for p in parts})
 
 
+def _clock_at(ts: float) -> Callable[[], float]:
+    """A sampler clock stopped at ``ts`` (typed, where a default-argument lambda is not)."""
+    return lambda: ts
+
+
+def _snapshot_of(state: ClusterState) -> Callable[[list[str]], ClusterState]:
+    """A sampler snapshot that always reads ``state``."""
+    return lambda topics: state
+
+
 def _rows(*states: tuple[float, ClusterState | Exception]) -> list[dict[str, Any]]:
     """The cluster_state rows the sampler records for these reads (an exception: a read
     that failed), through its own recording."""
@@ -177,7 +188,7 @@ def _rows(*states: tuple[float, ClusterState | Exception]) -> list[dict[str, Any
             if isinstance(state, Exception):
                 raise state
             return state
-        sampler.sample(snapshot, now=lambda ts=ts: ts)
+        sampler.sample(snapshot, now=_clock_at(ts))
     return sampler.rows()
 
 
@@ -430,7 +441,7 @@ def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Pa
         (123.5, _cluster_state(1, 5, *full)),
     ):
         renamed = _rename(state, run.topic)
-        run.sampler.sample(lambda topics, s=renamed: s, now=lambda ts=ts: ts)
+        run.sampler.sample(_snapshot_of(renamed), now=_clock_at(ts))
     isr = _IsrPoll(120.0, {0: (0, 1, 2), 1: (0, 1, 2)}, 125.0, [])
     run.writer.close(hist.STATUS_COMPLETE)
     run._check_bounds(isr)
@@ -455,6 +466,43 @@ def test_scenario_run_without_bounds_adds_no_checks(tmp_path: Path) -> None:
     run.writer.close(hist.STATUS_COMPLETE)
     run._check_bounds(None)
     assert run.checks == [] and run.windows == []
+
+
+def _zombie_history(run: ScenarioRun, polled_at: str, drained: bool) -> None:
+    """A zombie's held transaction on disk: two sends acknowledged, its producer told
+    _FENCED; one record of it polled at ``polled_at``, both on the final log, given to the
+    read_committed drain when ``drained``."""
+    run.writer.append("transactions", {
+        "transaction_id": "zombie.t1", "producer_id": "zombie", "transactional_id": "shared",
+        "begin_ts": 100.0, "end_requested_ts": 118.0, "end_ts": None, "outcome": hist.TXN_UNKNOWN,
+        "error": "_FENCED: Producer fenced by newer instance"})
+    for seq in (0, 1):
+        send = _history_row(seq, seq, hist.OUTCOME_ACKED, 100.1)
+        run.writer.append("sends", {**send, "producer_id": "zombie", "message_id": f"zombie-{seq}",
+                                    "transaction_id": "zombie.t1"})
+        run.writer.append("final_log", {"topic": run.topic, "partition": seq, "offset": seq,
+                                        "message_id": f"zombie-{seq}", "read_committed": drained})
+    run.writer.append("polls", {"consumer_id": "cb", "topic": run.topic, "partition": 1, "offset": 1,
+                                "message_id": "zombie-1", "poll_ts": 101.0, "isolation": polled_at})
+    run.writer.close(hist.STATUS_COMPLETE)
+
+
+def test_checks_are_given_the_history_columns_a_fenced_zombie_is_judged_by(tmp_path: Path) -> None:
+    checks = (TransactionOutcomes("unknown", CountRange(1, 1), producers=("zombie",), errors=("_FENCED",),
+                                  label="fenced"),
+              NeverVisible(("zombie",), label="never visible"))
+    spec = ScenarioSpec("bounded", "Bounded", checks=checks)
+    hidden = _run(tmp_path / "hidden", spec)
+    _zombie_history(hidden, hist.READ_UNCOMMITTED, drained=False)
+    hidden._evaluate_checks()
+    assert {c.name: c.passed for c in hidden.checks} == {"fenced": True, "never visible": True}, hidden.checks
+    # The same run read at read_committed, then drained there: what those columns say decides.
+    seen = _run(tmp_path / "seen", spec)
+    _zombie_history(seen, hist.READ_COMMITTED, drained=True)
+    seen._evaluate_checks()
+    [_, never] = seen.checks
+    assert not never.passed and "1 polled at read_committed" in never.detail
+    assert "2 of them given to the read_committed drain" in never.detail
 
 
 def test_the_isr_poll_waits_from_the_last_heal_until_every_isr_is_full(tmp_path: Path) -> None:
@@ -550,7 +598,7 @@ def test_the_scenario_records_the_samples_as_the_cluster_state_table(tmp_path: P
                       (101.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)))),
                       (105.0, _cluster_state(1, 5, _partition(0, 1, 2, (1, 2))))):
         renamed = _rename(state, run.topic)
-        run.sampler.sample(lambda topics, s=renamed: s, now=lambda ts=ts: ts)
+        run.sampler.sample(_snapshot_of(renamed), now=_clock_at(ts))
     run._close(hist.STATUS_COMPLETE)
     run._stop_sampler()  # finish stops it before the drain, _close again: rows go in once
     table = dict(hist.iter_tables(run.dir / "history"))["cluster_state"].to_pylist()

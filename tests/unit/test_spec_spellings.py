@@ -25,6 +25,7 @@ from tests.chaos.scenarios.test_s10_zone_isolated_split_brain import s10_spec
 from tests.chaos.scenarios.test_s11_controller_zone_isolated import VARIANTS, s11_spec
 from tests.chaos.scenarios.test_s12_clients_through_leader_changes import s12_spec
 from tests.chaos.scenarios.test_t01_txn_coordinator_loss import t1_spec
+from tests.chaos.scenarios.test_t02_zombie_fenced import t2_spec
 
 SESSION_S = 6.0
 PYTHON_SPECS = {
@@ -51,6 +52,9 @@ PYTHON_SPECS = {
 }
 # Specs whose fault is in their clients (a rebalance storm), not in a schedule.
 CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync")}
+# Specs whose fault is a producer's own timing: a zombie holding a transaction open, and
+# a second instance of its transactional.id starting late.
+CLIENT_TIMED_SPECS = {"t2": t2_spec("kafka-chaos-t2-0123abcd")}
 FILES = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
 
 
@@ -65,6 +69,17 @@ def test_a_python_spec_written_as_a_file_reads_back_as_the_same_spec(spec: Scena
 def test_a_client_fault_spec_written_as_a_file_reads_back_as_the_same_spec(spec: ScenarioSpec) -> None:
     assert parse_scenario(tomli_w.dumps(spec.to_dict()), "written") == spec
     assert spec.checks and any(c.restart_every_s for c in spec.consumers)
+
+
+@pytest.mark.parametrize("spec", CLIENT_TIMED_SPECS.values(), ids=list(CLIENT_TIMED_SPECS))
+def test_a_client_timed_spec_written_as_a_file_reads_back_as_the_same_spec(spec: ScenarioSpec) -> None:
+    data = spec.to_dict()
+    assert parse_scenario(tomli_w.dumps(data), "written") == spec
+    assert spec.checks and not spec.schedule
+    assert any(p.hold is not None for p in spec.producers)
+    assert any(p.start_after_s is not None for p in spec.producers)
+    assert {"hold_at_s", "hold_s"} <= set(data["producers"][0]) and "start_after_s" in data["producers"][1]
+    assert data["brokers"]["settings"], "the broker setting its timing rests on is declared"
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
