@@ -352,10 +352,17 @@ class _ProducerLoop(threading.Thread):
         """Wait for every outstanding delivery report (each ends acked, failed or unknown),
         then close the producer so its threads do not outlive the cluster (and print
         connection errors after teardown). A producer that still holds messages is left
-        open: closing it would flush again without a bound."""
+        open: closing it would flush again without a bound. A transactional producer that
+        met a fatal error (a fenced zombie) raises it from every flush; librdkafka has
+        already failed what it held, so that error ends the wait."""
         if self.closed:
             return
-        self.producer.flush(timeout_s)
+        try:
+            self.producer.flush(timeout_s)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            if self.txn is None or not isinstance(error, KafkaError) or not error.fatal():
+                raise
         if len(self.producer) == 0:
             self.producer.close()
             self.closed = True

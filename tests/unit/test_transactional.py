@@ -400,3 +400,40 @@ def test_the_late_start_and_hold_knobs_round_trip_and_wrong_ones_are_refused() -
     ):
         with pytest.raises(ValueError, match=message):
             ProducerSpec.from_dict({"name": "p", "zone": "a", **bad})
+
+
+class _FlushRaises:
+    """A producer whose flush raises ``error`` (librdkafka raises a fatal error, such as
+    being fenced, from every flush after it), then holds nothing."""
+
+    def __init__(self, error: KafkaException) -> None:
+        self.error = error
+        self.closed = False
+
+    def flush(self, timeout: float) -> int:
+        raise self.error
+
+    def __len__(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _drained(error: KafkaException, transactional: bool) -> _FlushRaises:
+    producer = _FlushRaises(error)
+    txn = object() if transactional else None
+    loop = type("Loop", (), {"closed": False, "producer": producer, "txn": txn})()
+    driver._ProducerLoop.drain(loop, 1.0)  # type: ignore[arg-type]
+    return producer
+
+
+def test_a_fenced_transactional_producer_drains_and_closes_though_its_flush_raises() -> None:
+    producer = _drained(_error(KafkaError._FENCED, fatal=True), transactional=True)
+    assert producer.closed
+
+
+@pytest.mark.parametrize(("fatal", "transactional"), [(False, True), (True, False)])
+def test_any_other_error_from_a_drains_flush_is_raised(fatal: bool, transactional: bool) -> None:
+    with pytest.raises(KafkaException):
+        _drained(_error(KafkaError._FENCED, fatal=fatal), transactional=transactional)
