@@ -7,9 +7,9 @@ session, replication and clients are all up - until leadership changes; from the
 its metadata is stale and it tells clients that a dead broker leads. The test makes
 that visible three ways: ZooKeeper (new leader, epoch up, controller unchanged), each
 broker's own Metadata answer (they disagree, and the leader broker 1 names does not
-answer), and real clients (one bootstrapped at broker 2 produces; one in a zone cut
-from broker 2, bootstrapped at broker 1, has only broker 1's stale metadata and fails
-every send).
+answer), and real clients (one in a zone cut from broker 1, bootstrapped at broker 2,
+produces; one in a zone cut from broker 2, bootstrapped at broker 1, has only broker 1's
+stale metadata and fails every send).
 
 Placement is fixed so the meaning never changes between runs: controller on broker 2,
 broker 1 cut off from it, broker 0 leads the partitions (replicas [0, 2, 1], so the
@@ -92,6 +92,11 @@ def s8_spec(session_timeout_s: float) -> ScenarioSpec:
             # broker 1's metadata is all they can ever have.
             {"start_s": blind_at, "duration_s": blind_s, "fault": "cut",
              "links": {"from": {"zone_clients": "b"}, "to": {"broker": CONTROLLER}, "both_ways": True}},
+            # For the probe through broker 2: a client that has learnt every broker may
+            # ask any of them for metadata, and one that asks broker 1 stays on the dead
+            # leader; zone c's clients are cut from broker 1 a second before the probe.
+            {"start_s": blind_at - 1, "duration_s": blind_s + 1, "fault": "cut",
+             "links": {"from": {"zone_clients": "c"}, "to": {"broker": STALE}, "both_ways": True}},
         ),
         probes=(*metadata,
                 *(Probe(f"b{b}-after-kill", b, inject(2), after_s=elected) for b in brokers),
