@@ -34,7 +34,7 @@ from harness.workload.clients import (
     make_producer,
 )
 from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress
-from harness.workload.transactional import Hold, Transactions, TransactionsEnded
+from harness.workload.transactional import Hold, Transactions, TransactionsEnded, kafka_error
 
 # Errors after which the record is certainly not on the log: the broker rejected it
 # before appending, or the client never could send it anywhere.
@@ -360,8 +360,8 @@ class _ProducerLoop(threading.Thread):
         try:
             self.producer.flush(timeout_s)
         except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            if self.txn is None or not isinstance(error, KafkaError) or not error.fatal():
+            error = kafka_error(exc)
+            if self.txn is None or error is None or not error.fatal():
                 raise
         if len(self.producer) == 0:
             self.producer.close()

@@ -66,13 +66,14 @@ class Hold:
     for_s: float
 
 
-def _kafka_error(exc: KafkaException) -> KafkaError | None:
+def kafka_error(exc: KafkaException) -> KafkaError | None:
+    """The KafkaError a KafkaException carries, if it carries one."""
     error = exc.args[0] if exc.args else None
     return error if isinstance(error, KafkaError) else None
 
 
 def error_text(exc: BaseException) -> str:
-    error = _kafka_error(exc) if isinstance(exc, KafkaException) else None
+    error = kafka_error(exc) if isinstance(exc, KafkaException) else None
     return f"{error.name()}: {error.str()}" if error is not None else f"{type(exc).__name__}: {exc}"
 
 
@@ -203,7 +204,7 @@ class Transactions:
         failure = self._until_not_retriable(self.producer.commit_transaction)
         if failure is None:
             return hist.TXN_COMMITTED, None
-        error = _kafka_error(failure)
+        error = kafka_error(failure)
         if error is not None and error.txn_requires_abort():
             return self._abort(failure)
         self.ended = f"commit failed: {error_text(failure)}"
@@ -236,7 +237,7 @@ class Transactions:
                 end_call(END_CALL_TIMEOUT_S)
                 return None
             except KafkaException as exc:
-                error = _kafka_error(exc)
+                error = kafka_error(exc)
                 retriable = error is not None and error.retriable() and not error.txn_requires_abort()
                 if not (retriable and time.monotonic() < deadline):
                     return exc
@@ -244,7 +245,7 @@ class Transactions:
     def send_failed(self, exc: KafkaException) -> None:
         """A produce() call raised: end the transaction as the error demands (abort when
         it is abortable; a fatal error, a fenced producer among them, ends transacting)."""
-        error = _kafka_error(exc)
+        error = kafka_error(exc)
         if error is not None and error.txn_requires_abort():
             self.end(exc)
             return
