@@ -52,7 +52,13 @@ from harness.compose.judge import Judge
 from harness.compose.probes import PROBE_TOPIC_SUFFIX, Looker, Probe, ProbeTaker
 from harness.compose.rundir import RunDirectory, write_json
 from harness.errors import ChaosError
-from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload, drain_final_log
+from harness.workload.driver import (
+    ConsumerSpec,
+    ProducerSpec,
+    Workload,
+    drain_final_log,
+    record_final_offsets,
+)
 from topologies.model import SettingValue
 
 if TYPE_CHECKING:
@@ -121,6 +127,10 @@ class ScenarioSpec:
     # they look for cannot happen, to show they can fail. Each must be evaluated and fail;
     # it then counts as passed, and the report says it failed as required.
     must_fail: tuple[str, ...] = ()
+
+    def groups(self) -> tuple[str, ...]:
+        """The consumer groups the scenario's consumers join, each once, in first-named order."""
+        return tuple(dict.fromkeys(c.group for c in self.consumers if c.group is not None))
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a scenario file spells it (``tomli_w.dumps`` writes the file that
@@ -400,6 +410,8 @@ class ScenarioRun:
         self._stop_sampler()
         drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer,
                         read_committed_pass=any(p.transaction_size is not None for p in self.spec.producers))
+        record_final_offsets(self.cluster.observer_bootstrap(), self.spec.groups(), self.topic,
+                             self.partitions, self.writer)
         drained = time.monotonic()
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)

@@ -21,6 +21,7 @@ A history is a directory::
     commits/part-NNNN.parquet  one row per partition of a group consumer's offset commit
     rebalances/part-NNNN.parquet  one row per partition assigned to, revoked from or lost by a member
     transactions/part-NNNN.parquet  one row per transaction a transactional producer began
+    final_offsets/part-NNNN.parquet  each group's committed offsets after healing
 
 Tables are directories of part files so that a long run can flush as it goes instead of
 holding everything in memory; Spark and pyarrow read a directory of parts as one table.

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -47,6 +48,17 @@ SENDS_SCHEMA = pa.schema(
         # Schema 6: the transaction this send was produced in (a transactions row), null
         # for a send outside any transaction.
         pa.field("transaction_id", pa.string()),
+        # Schema 7: for the output of a consume-transform-produce pipeline, the input record
+        # it transforms, where the pipeline member read it (group, topic, partition,
+        # offset), the id it read there and that id's split (as polls split theirs). All
+        # null for an ordinary send.
+        pa.field("source_group", pa.string()),
+        pa.field("source_topic", pa.string()),
+        pa.field("source_partition", pa.int32()),
+        pa.field("source_offset", pa.int64()),
+        pa.field("source_message_id", pa.string()),
+        pa.field("source_id_producer", pa.string()),
+        pa.field("source_id_seq", pa.int64()),
     ]
 )
 
@@ -121,10 +133,16 @@ ATTEMPTS_SCHEMA = pa.schema(
 # Offset commits of group consumers (schema 5): one row per partition of a commit, once its
 # outcome is known (the commit callback for automatic and asynchronous commits, the return
 # of a synchronous one). ``offset`` is the committed position: the next offset to read.
+# Schema 7: mode "txn" is offsets sent to a transaction (send_offsets_to_transaction),
+# written when the transaction ended and named by ``transaction_id``; its outcome follows
+# the transaction's: committed, failed (aborted) or unknown (Kafka may have done either,
+# so, like a failed one, it is never judged).
 COMMIT_COMMITTED = "committed"
 COMMIT_FAILED = "failed"
-COMMIT_OUTCOMES = (COMMIT_COMMITTED, COMMIT_FAILED)
-COMMIT_MODES = ("auto", "sync", "async")
+COMMIT_UNKNOWN = "unknown"
+COMMIT_OUTCOMES = (COMMIT_COMMITTED, COMMIT_FAILED, COMMIT_UNKNOWN)
+COMMIT_TXN = "txn"
+COMMIT_MODES = ("auto", "sync", "async", COMMIT_TXN)
 COMMITS_SCHEMA = pa.schema(
     [
         pa.field("group", pa.string(), nullable=False),
@@ -137,6 +155,23 @@ COMMITS_SCHEMA = pa.schema(
         pa.field("mode", pa.string(), nullable=False),
         pa.field("outcome", pa.string(), nullable=False),
         pa.field("error", pa.string()),
+        pa.field("transaction_id", pa.string()),  # schema 7: a "txn" row's transaction
+    ]
+)
+
+# Each consumer group's committed offsets after healing (schema 7), as the final drain
+# looked them up: one row per group of the scenario and partition of each topic it read.
+# ``offset`` is the next offset to read, null when the group committed nothing there. The
+# lookup is read_committed, which makes the broker wait out pending transactional offsets,
+# so this is the truth the broker kept, as final_log is for records; commits is what the
+# clients were told.
+FINAL_OFFSETS_SCHEMA = pa.schema(
+    [
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("offset", pa.int64()),
+        pa.field("ts", pa.float64(), nullable=False),
     ]
 )
 
@@ -226,6 +261,7 @@ SCHEMAS: Mapping[str, pa.Schema] = {
     "commits": COMMITS_SCHEMA,
     "rebalances": REBALANCES_SCHEMA,
     "transactions": TRANSACTIONS_SCHEMA,
+    "final_offsets": FINAL_OFFSETS_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
 
@@ -236,9 +272,26 @@ TABLES = tuple(SCHEMAS)
 # fits an int64). Polled and final-log records carry their id split this way in
 # id_producer / id_seq, written by HistoryWriter, so that the reconciliation matches
 # records to sends on (producer, seq) without parsing millions of strings itself.
+# A pipeline output's send splits the id of its source record the same way.
 MESSAGE_ID_PATTERN = r"(?s)(?P<id_producer>.+)-(?P<id_seq>0|[1-9][0-9]{0,17})"
 _MESSAGE_ID = re.compile(MESSAGE_ID_PATTERN)
-SPLIT_ID_TABLES = ("polls", "final_log")
+
+
+@dataclass(frozen=True)
+class IdSplit:
+    """One message-id column and the two columns its split is stored in."""
+
+    source: str
+    producer: str
+    seq: str
+
+
+_RECORD_ID = IdSplit("message_id", "id_producer", "id_seq")
+SPLIT_IDS: Mapping[str, IdSplit] = {
+    "polls": _RECORD_ID,
+    "final_log": _RECORD_ID,
+    "sends": IdSplit("source_message_id", "source_id_producer", "source_id_seq"),
+}
 
 
 def split_message_id(mid: str | None) -> tuple[str | None, int | None]:
@@ -253,15 +306,18 @@ def split_message_id(mid: str | None) -> tuple[str | None, int | None]:
     return m["id_producer"], int(m["id_seq"])
 
 
-def with_split_ids(data: pa.Table) -> pa.Table:
-    """``data`` with id_producer / id_seq (re)computed from message_id, columnar: the same
-    rule as ``split_message_id``, for bulk writers of millions of rows."""
-    mid = data.column("message_id")
+def with_split_ids(data: pa.Table, split: IdSplit = _RECORD_ID) -> pa.Table:
+    """``data`` with the split columns (re)computed from ``split.source``, columnar: the
+    same rule as ``split_message_id``, for bulk writers of millions of rows. A table
+    without the source column gets both split columns null."""
+    if split.source not in data.column_names:
+        data = data.append_column(split.source, pa.nulls(data.num_rows, pa.string()))
+    mid = data.column(split.source)
     parts = pc.extract_regex(mid, f"^(?:{MESSAGE_ID_PATTERN})$")  # RE2: $ is the very end
     named = pc.is_valid(parts)
     producer = pc.if_else(named, pc.struct_field(parts, "id_producer"), mid)
     seq = pc.if_else(named, pc.cast(pc.struct_field(parts, "id_seq"), pa.int64()), None)
-    for name, column in (("id_producer", producer), ("id_seq", seq)):
+    for name, column in ((split.producer, producer), (split.seq, seq)):
         if name in data.column_names:
             data = data.drop_columns(name)
         data = data.append_column(name, column)

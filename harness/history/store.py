@@ -20,7 +20,7 @@ from harness.history.schema import (
     MANIFEST,
     SCHEMA_VERSION,
     SCHEMAS,
-    SPLIT_ID_TABLES,
+    SPLIT_IDS,
     STATUS_ABORTED,
     STATUS_COMPLETE,
     STATUS_RUNNING,
@@ -114,9 +114,10 @@ class HistoryWriter:
     def append(self, table: str, row: Mapping[str, Any]) -> None:
         """Buffer one row (a dict keyed by column name); flushes every ``flush_rows``."""
         buf = self._rows[self._check(table)]
-        if table in SPLIT_ID_TABLES:
-            producer, seq = split_message_id(row.get("message_id"))
-            row = {**row, "id_producer": producer, "id_seq": seq}
+        split = SPLIT_IDS.get(table)
+        if split is not None:
+            producer, seq = split_message_id(row.get(split.source))
+            row = {**row, split.producer: producer, split.seq: seq}
         buf.append(row)
         if len(buf) >= self.flush_rows:
             self.flush(table)
@@ -129,8 +130,9 @@ class HistoryWriter:
         self.flush(table)
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
-        if table in SPLIT_ID_TABLES:
-            data = with_split_ids(data)
+        split = SPLIT_IDS.get(table)
+        if split is not None:
+            data = with_split_ids(data, split)
         for f in schema:
             if f.name not in data.column_names and f.nullable:
                 data = data.append_column(f.name, pa.nulls(data.num_rows, f.type))

@@ -536,6 +536,33 @@ def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], write
     return len(logged)
 
 
+# transaction.timeout.ms's default (librdkafka and Kafka): a read_committed offset look-up
+# waits while a partition has pending transactional offsets, at most until the open
+# transaction times out and is aborted; the margin covers the abort's own round trips.
+FINAL_OFFSETS_TIMEOUT_S = 60.0 + 30.0
+
+
+def record_final_offsets(bootstrap: str, groups: Sequence[str], topic: str, partitions: Sequence[int],
+                         writer: hist.HistoryWriter, timeout_s: float = FINAL_OFFSETS_TIMEOUT_S) -> None:
+    """Write each group's committed offsets to ``final_offsets``, as the broker holds them
+    after healing. The look-up is read_committed, so the broker answers only once no
+    transaction has offsets pending for the partition: what a member joining now would
+    resume from. The reader names the group but never subscribes, so it does not join it."""
+    for group in groups:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                             "isolation.level": hist.READ_COMMITTED, "log_level": 3})
+        try:
+            committed = consumer.committed([TopicPartition(topic, p) for p in partitions], timeout=timeout_s)
+        finally:
+            consumer.close()
+        looked_up = time.time()
+        for tp in committed:
+            if tp.error is not None:
+                raise KafkaException(tp.error)
+            writer.append("final_offsets", {"group": group, "topic": tp.topic, "partition": tp.partition,
+                                            "offset": tp.offset if tp.offset >= 0 else None, "ts": looked_up})
+
+
 def _drain(bootstrap: str, topic: str, partitions: Sequence[int], isolation: str,
            timeout_s: float) -> list[tuple[int, int, str | None]]:
     """(partition, offset, message id) of every record a reader at ``isolation`` is given

@@ -107,6 +107,8 @@ def test_write_batch(tmp_path: Path) -> None:
         (lambda p: (p / "manifest.json").unlink(), "has no manifest.json"),
         (lambda p: (p / "manifest.json").write_text("{nope"), "not valid JSON"),
         (lambda p: [f.unlink() for f in (p / "polls").glob("*.parquet")], "table polls"),
+        (lambda p: [f.unlink() for f in (p / "final_offsets").glob("*.parquet")], "table final_offsets"),
+        (lambda p: _patch(p, schema_version=6), "schema_version 6, this reconciliation reads version 7"),
         (lambda p: _patch(p, schema_version=99), "schema_version 99"),
         (lambda p: _patch(p, status="running"), "still being written"),
         (lambda p: _patch(p, scenario={"expectations": {"lost": "maybe"}}), "'lost'"),
@@ -264,4 +266,41 @@ def test_cluster_state_rows_round_trip_with_list_columns_and_gap_rows(tmp_path: 
     empty = _write(tmp_path / "e")
     validate_history(empty)
     assert dict(iter_tables(empty))["cluster_state"].num_rows == 0
-    assert SCHEMA_VERSION == 6
+
+
+def test_pipeline_output_sends_store_the_split_of_their_source_id(tmp_path: Path) -> None:
+    """Schema 7: a send that transforms an input record keeps that record's id split as
+    polls keep theirs, by row and by batch; an ordinary send's source columns stay null."""
+    source = {"source_group": "etl", "source_topic": "in", "source_partition": 2, "source_offset": 9,
+              "source_message_id": "prod-a-0-41"}
+    with HistoryWriter(tmp_path / "h", run_id="r1") as w:
+        w.append("sends", {**SEND, **source})
+        w.append("sends", {**SEND, "seq": 8, "message_id": "prod-a-0-8"})
+        w.write_batch("sends", pa.Table.from_pylist([{**SEND, "seq": 9, "message_id": "prod-a-0-9", **source,
+                                                      "source_message_id": "not an id"}]))
+        w.write_batch("sends", pa.Table.from_pylist([{**SEND, "seq": 10, "message_id": "prod-a-0-10"}]))
+    validate_history(tmp_path / "h")
+    split = ["source_group", "source_offset", "source_id_producer", "source_id_seq"]
+    assert dict(iter_tables(tmp_path / "h"))["sends"].select(split).to_pylist() == [
+        {"source_group": "etl", "source_offset": 9, "source_id_producer": "prod-a-0", "source_id_seq": 41},
+        dict.fromkeys(split),
+        {"source_group": "etl", "source_offset": 9, "source_id_producer": "not an id", "source_id_seq": None},
+        dict.fromkeys(split),
+    ]
+
+
+def test_final_offsets_and_transactional_commits_round_trip(tmp_path: Path) -> None:
+    """Schema 7's new table and the commit row of offsets sent to a transaction."""
+    looked_up = [{"group": "g", "topic": "t", "partition": 0, "offset": 17, "ts": 5.0},
+                 {"group": "g", "topic": "t", "partition": 1, "offset": None, "ts": 5.0}]
+    commit = {"group": "g", "consumer_id": "m", "assignment": 0, "topic": "t", "partition": 0, "offset": 17,
+              "ts": 4.0, "mode": "txn", "outcome": "unknown", "error": "_ABANDONED", "transaction_id": "m-3"}
+    with HistoryWriter(tmp_path / "h", run_id="r1") as w:
+        for row in looked_up:
+            w.append("final_offsets", row)
+        w.append("commits", commit)
+    validate_history(tmp_path / "h")
+    tables = dict(iter_tables(tmp_path / "h"))
+    assert tables["final_offsets"].to_pylist() == looked_up
+    assert tables["commits"].to_pylist() == [commit]
+    assert SCHEMA_VERSION == 7
