@@ -204,15 +204,18 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def topic_index(topics: Sequence[str]) -> str:
-    """topic -> its index in ``topics``, as a CASE (a handful of topics per run)."""
+def topic_index(topics: Sequence[str], topic: str = "topic") -> str:
+    """The column ``topic`` -> its index in ``topics``, as a CASE (a handful of topics per
+    run); null for a topic not among them."""
     if not topics:
         return "0"
-    return "CASE topic " + " ".join(f"WHEN {sql_string(t)} THEN {i}" for i, t in enumerate(topics)) + " END"
+    cases = " ".join(f"WHEN {sql_string(t)} THEN {i}" for i, t in enumerate(topics))
+    return f"CASE {topic} {cases} END"
 
 
-def tp_of(topics: Sequence[str]) -> str:
-    return f"CAST(({topic_index(topics)}) * {1 << PARTITION_BITS} + partition + 1 AS INT)"
+def tp_of(topics: Sequence[str], topic: str = "topic", partition: str = "partition") -> str:
+    """The packed topic-partition of the columns ``topic`` and ``partition``."""
+    return f"CAST(({topic_index(topics, topic)}) * {1 << PARTITION_BITS} + {partition} + 1 AS INT)"
 
 
 def pack(tp: str, offset: str) -> str:

@@ -46,7 +46,7 @@ from harness.history import (
     split_message_id,
     validate_history,
 )
-from spark_jobs import groups, plan, sweep, transactions
+from spark_jobs import groups, pipelines, plan, sweep, transactions
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 from spark_jobs.session import build_session, parallelism
@@ -315,6 +315,7 @@ def _assemble(
     examples: int,
     grouped: groups.GroupFindings | None = None,
     txns: transactions.TxnFindings | None = None,
+    piped: transactions.TxnFindings | None = None,
 ) -> Findings:
     parts: dict[tuple[str, int], PartitionFindings] = {}
 
@@ -354,7 +355,7 @@ def _assemble(
         raw = _first_examples(raw, examples)
 
     shown = grouped.examples if grouped else []
-    txn_shown = txns.examples if txns else []
+    txn_shown = [*(txns.examples if txns else []), *(piped.examples if piped else [])]
     extra = [(g.topic, g.partition, g.offset) for g in shown]
     extra += [(t.topic, t.partition, t.offset) for t in txn_shown if t.offset is not None]
     found = _look_up(spark, tables, prelude, raw, extra)
@@ -394,10 +395,11 @@ def _assemble(
                     detail=g.detail,
                 )
             )
-    if txns:
-        for tp, by_kind in txns.counts.items():
+    for homed in (txns, piped):
+        for tp, by_kind in (homed.counts if homed else {}).items():
             for kind, n in by_kind.items():
                 part(tp).counts[kind] += n
+    if txn_shown:
         for t in txn_shown:  # in order of offset per partition and kind already
             part(t.home).examples.setdefault(t.kind, []).append(
                 Example(
@@ -473,17 +475,23 @@ def reconcile(
     t3 = time.perf_counter()
     txns = transactions.judge(tables, prelude.topics, examples) if transactional else None
     t4 = time.perf_counter()
-    findings = _assemble(
-        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns
-    )
+    piped = None
+    if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
+        offsets = {"final_offsets": plan.read(spark, history, "final_offsets")}
+        piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples)
     t5 = time.perf_counter()
+    findings = _assemble(
+        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns, piped
+    )
+    t6 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
         "main_pass_s": round(t2 - t1, 3),
         "groups_s": round(t3 - t2, 3) if grouped else 0.0,
         "transactions_s": round(t4 - t3, 3) if txns else 0.0,
-        "examples_s": round(t5 - t4, 3),
-        "total_s": round(t5 - t0, 3),
+        "pipelines_s": round(t5 - t4, 3) if piped else 0.0,
+        "examples_s": round(t6 - t5, 3),
+        "total_s": round(t6 - t0, 3),
         "shuffle_partitions": n,
     }
     return findings

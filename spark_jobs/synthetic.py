@@ -60,6 +60,10 @@ transactional send. Transaction plants, each exact:
 - txn_lost: a committed transaction whose records the read_committed drain was not given.
 - txn_partial: the same for some, not all, of a committed transaction's records.
 
+With ``SynthSpec.pipelines`` (or any pipeline kind planted) a pipeline group also read
+the chunk's final log and wrote outputs to a topic of its own (schema 7;
+``spark_jobs.synthetic_pipeline`` says how, and how its kinds are planted).
+
 Besides, ``SynthSpec.edges`` plants the edge cases of docs/HISTORY.md's rules, each with
 the fixed counts listed in ``EDGE_CASES`` (several records read at one offset, a message
 read at several positions, copies in several partitions, undecodable records, offset
@@ -87,6 +91,7 @@ from harness.history import (
     COMMIT_COMMITTED,
     COMMIT_FAILED,
     GROUP_KINDS,
+    PIPELINE_KINDS,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     REBALANCES_SCHEMA,
@@ -96,6 +101,7 @@ from harness.history import (
     TXN_UNKNOWN,
     HistoryWriter,
 )
+from spark_jobs import synthetic_pipeline
 
 ZONES = ("a", "b", "c")
 GHOST = "ghost"
@@ -199,6 +205,8 @@ class SynthSpec:
     txn_max_messages: int = 4  # a transaction has 1..this many messages
     txn_aborted_rate: float = 0.2  # of transactions
     txn_unknown_rate: float = 0.2
+    # A consume-transform-produce pipeline read the final log; implied by a pipeline kind.
+    pipelines: bool = False
     # Sends generated at once. Larger histories are built chunk by chunk (each chunk its
     # own topic and producers, so chunks cannot interact) to bound memory: one chunk of
     # 10M sends peaks near 2.5 GB, and 100M at once would not fit in 24 GB.
@@ -300,6 +308,7 @@ class _Chunk:
     t0: float
     groups: bool  # whether a consumer group reads it
     txns: bool  # whether it has transactional producers
+    pipes: bool = False  # whether a pipeline group read it
 
 
 def _share(want: Mapping[str, int], i: int, count: int) -> dict[str, int]:
@@ -325,6 +334,11 @@ def uses_transactions(spec: SynthSpec) -> bool:
     )
 
 
+def uses_pipelines(spec: SynthSpec) -> bool:
+    """Whether ``spec``'s chunks have a pipeline: asked for, or needed by a plant."""
+    return spec.pipelines or any(spec.anomalies.get(k, 0) for k in PIPELINE_KINDS)
+
+
 def _chunks(spec: SynthSpec, want: Mapping[str, int], edges: Mapping[str, int]) -> list[_Chunk]:
     """Split the sends and the planted anomalies evenly over chunks. The first chunk keeps
     the spec's own topic and names, so a history of one chunk is named as before."""
@@ -345,6 +359,7 @@ def _chunks(spec: SynthSpec, want: Mapping[str, int], edges: Mapping[str, int]) 
                 t0=spec.t0 + lo / spec.rate,
                 groups=uses_groups(spec),
                 txns=uses_transactions(spec),
+                pipes=uses_pipelines(spec),
             )
         )
     return chunks
@@ -811,6 +826,14 @@ class _ChunkBuilder:
                 ),
             )
         self.log_rows = len(on_log)
+        self.written_log = synthetic_pipeline.InputLog(
+            topic,
+            self.nparts,
+            l_part[on_log],
+            l_off[on_log],
+            pc.take(l_mid, pa.array(on_log)),
+            pc.fill_null(pc.take(given, pa.array(on_log)), True).to_numpy(zero_copy_only=False),
+        )
         p_part, p_off, p_mid, p_src = self.polls.columns()
         self.poll_rows = len(p_part)
         p_ts = self.chunk.t0 + np.arange(len(p_part)) / spec.rate + 0.01
@@ -904,14 +927,38 @@ class _ChunkBuilder:
         self._write(w)
         self._record_truth()
         rows = {"sends": self.n, "final_log": self.log_rows, "polls": self.poll_rows}
+        availability = self._availability()
+        if self.chunk.pipes:
+            self._pipeline(w, rows, availability)
         if self.group is not None:
             rows.update(self.group.rows_written)
         if self.txn is not None:
             rows["transactions"] = self.txn.rows_written
         truth = self.truth
-        return SynthHistory(
-            path, self.spec, truth.expected(), truth.planted, self._availability(), rows, truth.findings()
+        expected, findings = truth.expected(), truth.findings()
+        return SynthHistory(path, self.spec, expected, truth.planted, availability, rows, findings)
+
+    def _pipeline(
+        self, w: HistoryWriter, rows: dict[str, int], availability: dict[float, tuple[int, int, int]]
+    ) -> None:
+        """Plant and write the chunk's pipeline: its tables, its truth, its outputs' sends
+        in the availability buckets (all acknowledged)."""
+        rng = np.random.default_rng([self.spec.seed, self.chunk.index, 7])  # its own stream
+        want = {k: int(self.want.get(k, 0)) for k in PIPELINE_KINDS}
+        planted = synthetic_pipeline.plant(
+            self.written_log, want, rng, self.chunk.t0, self.txn is not None, self.chunk.topic
         )
+        for table, data in planted.tables.items():
+            w.write_batch(table, data)
+            rows[table] = rows.get(table, 0) + data.num_rows
+        for kind, parts, ids, times in planted.truth:
+            self.truth.add(kind, parts, ids, times=times)
+            if kind == "pipeline_duplicate":  # one finding per source, whatever it weighs
+                self.truth.found(kind, parts)
+        buckets, counts = np.unique(np.floor(planted.send_ts), return_counts=True)
+        for start, acked in zip(buckets.tolist(), counts.tolist(), strict=True):
+            have = availability.get(float(start), (0, 0, 0))
+            availability[float(start)] = (have[0] + acked, have[1], have[2])
 
 
 # ------------------------------------------------------------------------ consumer group

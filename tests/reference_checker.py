@@ -15,7 +15,7 @@ Schema 6 adds transactions: every message kind reads a send's *judged* outcome (
 except ``unknown`` for a send of a transaction that was not committed, or has no row, or
 several: a transaction on several rows is judged as unknown), and four kinds judge the
 transactions themselves. ``Send.judged`` is that outcome; the four
-rules are at the end, after the consumer-group ones.
+rules come after the consumer-group ones. Schema 7's three pipeline kinds close the file.
 
 Nothing from ``spark_jobs`` is imported: only the history schema and constants of
 ``harness.history``, which the doc names as its code twin. Speed is no goal; it is meant
@@ -64,6 +64,9 @@ class Send:
     send_ts: float
     ack_ts: float | None
     transaction_id: str | None
+    # Schema 7: the input record a pipeline output transforms, (group, position, its id's
+    # split key, or None for a record without an id); None for an ordinary send.
+    source: tuple[str, Position, Key | None] | None
     # The judged outcome (docs/HISTORY.md, "transactions"): ``outcome``, except unknown for
     # a send of a transaction whose outcome is not committed or that has no row (or
     # several). Every anomaly kind reads this one; totals and availability count ``outcome``.
@@ -186,6 +189,11 @@ def _send(row: dict[str, Any], transactions: dict[str, dict[str, Any]]) -> Send:
     judged = row["outcome"]
     if txn is not None and (txn not in transactions or transactions[txn]["outcome"] != TXN_COMMITTED):
         judged = OUTCOME_UNKNOWN  # the transaction's business: the transaction kinds judge it
+    source = None
+    if row["source_offset"] is not None:
+        at = (row["source_topic"], row["source_partition"], row["source_offset"])
+        key = None if row["source_id_producer"] is None else (row["source_id_producer"], row["source_id_seq"])
+        source = (row["source_group"], at, key)
     return Send(
         key=(row["producer_id"], row["seq"]),
         message_id=row["message_id"],
@@ -196,6 +204,7 @@ def _send(row: dict[str, Any], transactions: dict[str, dict[str, Any]]) -> Send:
         send_ts=row["send_ts"],
         ack_ts=row["ack_ts"],
         transaction_id=txn,
+        source=source,
         judged=judged,
     )
 
@@ -214,6 +223,7 @@ class History:
     commits: list[dict[str, Any]] = field(default_factory=list)
     rebalances: list[dict[str, Any]] = field(default_factory=list)
     transactions: dict[str, dict[str, Any]] = field(default_factory=dict)  # by transaction_id
+    final_offsets: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> History:
@@ -233,7 +243,8 @@ class History:
         polls = [_record(r) for r in rows]
         grouped = [r for r in rows if r["group"] is not None]
         return cls(sends, log, polls, group_reads=grouped, commits=_rows(root, "commits"),
-                   rebalances=_rows(root, "rebalances"), transactions=transactions)  # fmt: skip
+                   rebalances=_rows(root, "rebalances"), transactions=transactions,
+                   final_offsets=_rows(root, "final_offsets"))  # fmt: skip
 
     def __post_init__(self) -> None:
         for position in sorted(self.log):
@@ -579,6 +590,78 @@ def txn_partial(h: History) -> Iterator[Finding]:
             yield _transaction_finding("txn_partial", h, keys, unreadable[0])
 
 
+# ------------------------------------------------------------------------- pipeline rules
+
+
+def _aborted(h: History, send: Send) -> bool:
+    """Its transaction's outcome is aborted (a transaction on several rows is unknown)."""
+    txn = h.transactions.get(send.transaction_id) if send.transaction_id is not None else None
+    return txn is not None and txn["outcome"] == TXN_ABORTED
+
+
+def _outputs(h: History) -> dict[tuple[str, Position], list[Send]]:
+    """Pipeline outputs by (group, source position)."""
+    out: dict[tuple[str, Position], list[Send]] = {}
+    for send in h.sends.values():
+        if send.source is not None:
+            out.setdefault((send.source[0], send.source[1]), []).append(send)
+    return out
+
+
+def _visible(h: History, send: Send) -> bool:
+    """Not of an aborted transaction, and readable under read_committed on the final log."""
+    return not _aborted(h, send) and _readable(h, send.key)
+
+
+def _source_finding(kind: str, h: History, where: Position, mid: str | None, count: int = 1,
+                    ack_ts: float | None = None) -> Finding:  # fmt: skip
+    """A finding about a source position: counted in its partition, shown there."""
+    return Finding(kind, where[:2], count, frozenset([mid]), where, h.held_id(where), ack_ts)
+
+
+def pipeline_duplicate(h: History) -> Iterator[Finding]:
+    """A (group, source) with k > 1 visible outputs counts k - 1. Shown: the second
+    visible output, by (producer id, seq)."""
+    for (_, where), sends in _outputs(h).items():
+        visible = sorted((s for s in sends if _visible(h, s)), key=lambda s: (s.key[0], s.key[1]))
+        if len(visible) > 1:
+            second = visible[1]
+            yield _source_finding("pipeline_duplicate", h, where, second.message_id, len(visible) - 1,
+                                  second.ack_ts)  # fmt: skip
+
+
+def pipeline_lost(h: History) -> Iterator[Finding]:
+    """A record readable under read_committed below a pipeline group's final offset for
+    its partition, with no visible and no promised output of that group."""
+    outputs = _outputs(h)
+    pipeline_groups = {group for group, _ in outputs}
+    for row in h.final_offsets:
+        if row["group"] not in pipeline_groups or row["offset"] is None:
+            continue
+        for position, record in h.log.items():
+            if position[:2] != (row["topic"], row["partition"]) or position[2] >= row["offset"]:
+                continue
+            if not record.given_to_read_committed:
+                continue
+            sends = outputs.get((row["group"], position), [])
+            if not any(_visible(h, s) or s.judged == OUTCOME_ACKED for s in sends):
+                yield _source_finding("pipeline_lost", h, position, record.message_id)
+
+
+def pipeline_orphan(h: History) -> Iterator[Finding]:
+    """A visible output whose source position holds no record, one not readable under
+    read_committed, or another message than the one the member read there."""
+    for (_, where), sends in _outputs(h).items():
+        record = h.log.get(where)
+        for send in sends:
+            assert send.source is not None
+            read = send.source[2]
+            holds_it = (record is not None and record.given_to_read_committed
+                        and read is not None and record.key == read)  # fmt: skip
+            if _visible(h, send) and not holds_it:
+                yield _source_finding("pipeline_orphan", h, where, send.message_id, ack_ts=send.ack_ts)
+
+
 RULES = (
     lost,
     duplicate,
@@ -595,6 +678,9 @@ RULES = (
     txn_uncommitted_read,
     txn_lost,
     txn_partial,
+    pipeline_duplicate,
+    pipeline_lost,
+    pipeline_orphan,
 )
 
 

@@ -12,8 +12,9 @@ from harness.history.schema import HistoryError
 # --------------------------------------------------------------------------- expectations
 
 # The anomaly kinds the reconciliation reports; the order is the report's order. Four are
-# about consumer groups (schema 5's group reads, commits and rebalances) and four about
-# transactions (schema 6); each set is zero for a history without its data.
+# about consumer groups (schema 5's group reads, commits and rebalances), four about
+# transactions (schema 6) and three about consume-transform-produce pipelines (schema 7's
+# sources of outputs and final offsets); each set is zero for a history without its data.
 ANOMALY_KINDS = (
     "lost",
     "duplicate",
@@ -30,9 +31,13 @@ ANOMALY_KINDS = (
     "txn_uncommitted_read",
     "txn_lost",
     "txn_partial",
+    "pipeline_duplicate",
+    "pipeline_lost",
+    "pipeline_orphan",
 )
 GROUP_KINDS = ANOMALY_KINDS[7:11]
-TXN_KINDS = ANOMALY_KINDS[11:]
+TXN_KINDS = ANOMALY_KINDS[11:15]
+PIPELINE_KINDS = ANOMALY_KINDS[15:]
 
 RuleWord = Literal["any", "at_least_one"]
 Rule = int | RuleWord
@@ -112,6 +117,9 @@ class Expectations:
     txn_uncommitted_read: Rule = 0
     txn_lost: Rule = 0
     txn_partial: Rule = 0
+    pipeline_duplicate: Rule = 0
+    pipeline_lost: Rule = 0
+    pipeline_orphan: Rule = 0
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Expectations:

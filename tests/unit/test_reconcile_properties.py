@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.history import ANOMALY_KINDS, GROUP_KINDS, TXN_KINDS
+from harness.history import ANOMALY_KINDS, GROUP_KINDS, PIPELINE_KINDS, TXN_KINDS
 from spark_jobs.findings import Findings
 from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
@@ -33,7 +33,8 @@ from spark_jobs.session import build_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 EXAMPLES = 3
-BASE_KINDS = tuple(k for k in ANOMALY_KINDS if k not in TXN_KINDS)  # before transactions
+TXN_ERA_KINDS = tuple(k for k in ANOMALY_KINDS if k not in PIPELINE_KINDS)  # before pipelines
+BASE_KINDS = tuple(k for k in TXN_ERA_KINDS if k not in TXN_KINDS)  # before transactions
 SETTINGS_BASE = settings(
     deadline=None,
     derandomize=True,  # CI must not flake on a shape it never saw before
@@ -170,10 +171,25 @@ def test_sound_transactions_have_no_findings(spark: SparkSession, spec: SynthSpe
 
 
 @_settings(8)
-@given(spec=txn_specs(kinds=ANOMALY_KINDS))
+@given(spec=txn_specs(kinds=TXN_ERA_KINDS))
 def test_mixed_anomalies_with_transactions(spark: SparkSession, spec: SynthSpec) -> None:
     """Every kind, transaction kinds included, with and without a consumer group."""
     _run(spark, spec)
+
+
+@_settings(3)
+@given(spec=txn_specs(kinds=()))
+def test_a_sound_pipeline_has_no_findings(spark: SparkSession, spec: SynthSpec) -> None:
+    """A pipeline group's outputs and final offsets, beside transactions, as a sound run
+    records them: nothing counts."""
+    _run(spark, dataclasses.replace(spec, pipelines=True))
+
+
+@_settings(6)
+@given(spec=txn_specs(kinds=ANOMALY_KINDS), transactions=st.booleans())
+def test_mixed_anomalies_with_pipelines(spark: SparkSession, spec: SynthSpec, transactions: bool) -> None:
+    """Every kind, pipeline kinds included, with or without transactions and a group."""
+    _run(spark, dataclasses.replace(spec, transactions=transactions))
 
 
 def test_chunked_history_is_judged_as_one(spark: SparkSession) -> None:
@@ -196,7 +212,7 @@ def test_chunked_history_is_judged_as_one(spark: SparkSession) -> None:
 def test_chunked_transactions_are_judged_as_one(spark: SparkSession) -> None:
     """The same with transactions: each chunk has its own transactional producers and
     transactions, and every kind is planted in all."""
-    kinds = dict.fromkeys(ANOMALY_KINDS, 3)
+    kinds = dict.fromkeys(TXN_ERA_KINDS, 3)
     spec = SynthSpec(sends=2_100, chunk_sends=700, partitions=2, failed_rate=0.05, anomalies=kinds, seed=5)
     with tempfile.TemporaryDirectory() as root:
         truth = generate(spec, root)
@@ -204,7 +220,8 @@ def test_chunked_transactions_are_judged_as_one(spark: SparkSession) -> None:
         _check(found, truth)
     assert {p.topic for p in found.partitions} == {"chaos", "chaos-1", "chaos-2"}
     assert truth.rows["sends"] == 2_100 and found.totals["sends"] == 2_100
-    assert {k: sum(v.values()) for k, v in truth.expected.items()} == kinds
+    planted = {k: sum(v.values()) for k, v in truth.expected.items()}
+    assert planted == {**dict.fromkeys(ANOMALY_KINDS, 0), **kinds}
 
 
 def test_verdict_follows_rules(spark: SparkSession) -> None:

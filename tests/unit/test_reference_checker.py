@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from harness.history import (
     ANOMALY_KINDS,
+    PIPELINE_KINDS,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     SCHEMAS,
@@ -43,7 +44,7 @@ from tests.unit._synth import generated
 
 # The kinds and edge cases before schema 6's transactions: what the older generated tests
 # plant, drawn in the same order as before, so that they keep testing the same histories.
-BASE_KINDS = tuple(k for k in ANOMALY_KINDS if k not in TXN_KINDS)
+BASE_KINDS = tuple(k for k in ANOMALY_KINDS if k not in TXN_KINDS and k not in PIPELINE_KINDS)
 BASE_EDGES = tuple(e for e in EDGE_CASES if e not in TXN_EDGES)
 
 # --------------------------------------------------------------------- writing small stories
@@ -71,11 +72,18 @@ class Story:
         offset: int | None = None,
         ts: float = 1.0,
         txn: str | None = None,
+        source: tuple[str, int, int, str | None] | None = None,  # (group, partition, offset, id read)
     ) -> str:
         mid = self.mid(producer, seq)
+        origin = {}
+        if source is not None:
+            group, src_partition, src_offset, src_id = source
+            origin = {"source_group": group, "source_topic": self.topic, "source_partition": src_partition,
+                      "source_offset": src_offset, "source_message_id": src_id}  # fmt: skip
         self.w.append(
             "sends",
             {
+                **origin,
                 "message_id": mid,
                 "producer_id": f"{self.topic}.{producer}",
                 "seq": seq,
@@ -128,6 +136,24 @@ class Story:
             {"group": group, "consumer_id": consumer, "assignment": 0, "topic": self.topic,
              "partition": partition, "offset": offset, "ts": ts, "mode": "sync", "outcome": "committed"},
         )
+
+    def final_offset(self, group: str, partition: int, offset: int | None) -> None:
+        self.w.append("final_offsets", {"group": group, "topic": self.topic, "partition": partition,
+                                        "offset": offset, "ts": 9.0})  # fmt: skip
+
+    def output(self, producer: str, seq: int, offset: int, source: tuple[str, int, str | None],
+               txn: str | None = None, logged: bool | None = True) -> str:  # fmt: skip
+        """A pipeline output in partition 1 of the input record a member of ``source``'s
+        group read in partition 0 at ``source``'s offset, with the id it read there. It is
+        acknowledged at ``offset``; ``logged``: held there by the final log and read (None:
+        not on the log; False: on it, but not given to the read_committed drain)."""
+        group, src_offset, src_id = source
+        mid = self.send(producer, seq, 1, offset=offset, txn=txn, source=(group, 0, src_offset, src_id))
+        if logged is True:
+            self.logged_and_read(1, offset, mid)
+        elif logged is False:
+            self.log(1, offset, mid, read_committed=False)
+        return mid
 
     def logged_and_read(self, partition: int, offset: int, mid: str | None) -> None:
         self.log(partition, offset, mid)
@@ -475,7 +501,103 @@ TXN_CASES = [
     ),
     Case("a transaction on several rows is judged unknown", _doubled_rows, {}, []),
 ]
-ALL_CASES = [*CASES, *TXN_CASES]
+
+
+# ---------------------------------------------------------------------- pipeline stories
+
+
+def _pipeline_duplicates(s: Story) -> None:
+    """Input records in partition 0, outputs in partition 1. Three visible outputs of one
+    source (one of an unknown transaction: visible, so it counts), an output copied twice
+    beside a second output of an aborted transaction (which the read_committed drain was
+    given all the same: txn_aborted_read's finding, not a visible output), and one output
+    each of two groups."""
+    inputs = [s.clean("in", seq, 0, seq) for seq in range(3)]
+    s.output("a", 0, 0, ("g", 0, inputs[0]))
+    s.output("b", 0, 1, ("g", 0, inputs[0]))  # the second visible output, by producer id
+    s.transaction("U", "c", TXN_UNKNOWN)
+    s.output("c", 0, 7, ("g", 0, inputs[0]), txn="U", logged=None)
+    s.log(1, 7, s.mid("c", 0), read_committed=True)  # given to the drain, never polled
+    a1 = s.output("a", 1, 2, ("g", 1, inputs[1]))
+    s.log(1, 3, a1)  # a second copy: duplicate, not pipeline_duplicate
+    s.transaction("X", "x", TXN_ABORTED)
+    s.output("x", 0, 4, ("g", 1, inputs[1]), txn="X", logged=None)
+    s.log(1, 4, s.mid("x", 0), read_committed=True)  # aborted, yet given: not visible all the same
+    s.output("a", 2, 5, ("g", 2, inputs[2]))
+    s.output("h", 0, 6, ("h", 2, inputs[2]))  # another group reading the same input
+
+
+def _pipeline_lost(s: Story) -> None:
+    """Group g's final offset 6 covers offsets 0-5 of partition 0; another group's
+    covers more, but it made no output, so it is no pipeline group."""
+    inputs = [s.clean("in", seq, 0, seq) for seq in range(4)]
+    s.transaction("R", "r", TXN_ABORTED)  # an aborted input at offset 4: not readable
+    s.send("r", 0, 0, offset=4, txn="R")
+    s.log(0, 4, s.mid("r", 0), read_committed=False)
+    inputs += [s.clean("in", 5, 0, 5), s.clean("in", 6, 0, 6)]
+    s.final_offset("g", 0, 6)
+    s.final_offset("plain", 0, 7)
+    s.output("a", 0, 0, ("g", 0, inputs[0]))  # visible
+    s.output("a", 1, 9, ("g", 1, inputs[1]), logged=None)  # promised, missing: lost
+    # offset 2: no output at all
+    s.transaction("X", "x", TXN_ABORTED)
+    s.output("x", 0, 1, ("g", 3, inputs[3]), txn="X", logged=False)  # aborted: neither
+    s.transaction("Y", "y", TXN_UNKNOWN)
+    s.output("y", 0, 2, ("g", 5, inputs[4]), txn="Y")  # unknown yet visible: covers it
+    # offset 6: not covered
+
+
+def _pipeline_orphans(s: Story) -> None:
+    """Outputs whose source position holds nothing, an aborted record, another record,
+    or the record read there; and two outputs that are not visible."""
+    in0 = s.clean("in", 0, 0, 0)
+    s.transaction("R", "r", TXN_ABORTED)
+    r0 = s.send("r", 0, 0, offset=1, txn="R")
+    s.log(0, 1, r0, read_committed=False)
+    in2 = s.clean("in", 2, 0, 2)
+    s.output("a", 0, 0, ("g", 5, s.mid("in", 5)))  # past the log's end: nothing there
+    s.output("a", 1, 1, ("g", 1, r0))  # an aborted input, read as read_uncommitted allows
+    s.output("a", 2, 2, ("g", 2, in0))  # the log holds in-2 there
+    s.output("a", 3, 3, ("g", 0, in0))  # as read: fine
+    s.transaction("X", "x", TXN_ABORTED)
+    s.output("x", 0, 4, ("g", 7, None), txn="X", logged=False)  # aborted: not visible
+    s.output("b", 0, 9, ("g", 2, in2), logged=None)  # not on the log: lost, not an orphan
+
+
+PIPELINE_CASES = [
+    Case(
+        "a source's visible outputs beyond the first are pipeline duplicates",
+        _pipeline_duplicates,
+        {("pipeline_duplicate", 0): 2, ("duplicate", 1): 1, ("txn_aborted_read", 1): 1},
+        [
+            ("pipeline_duplicate", 0, "b-0", 0, 0, "in-0"),
+            ("duplicate", 1, "a-1", 1, 3, "a-1"),
+            ("txn_aborted_read", 1, "x-0", 1, 4, "x-0"),
+        ],
+    ),
+    Case(
+        "a covered readable input with no visible or promised output is pipeline_lost",
+        _pipeline_lost,
+        {("pipeline_lost", 0): 2, ("lost", 1): 1},
+        [
+            ("pipeline_lost", 0, "in-2", 0, 2, "in-2"),
+            ("pipeline_lost", 0, "in-3", 0, 3, "in-3"),
+            ("lost", 1, "a-1", 1, 9, None),
+        ],
+    ),
+    Case(
+        "a visible output whose source does not hold the record it was made from is an orphan",
+        _pipeline_orphans,
+        {("pipeline_orphan", 0): 3, ("lost", 1): 1},
+        [
+            ("pipeline_orphan", 0, "a-0", 0, 5, None),
+            ("pipeline_orphan", 0, "a-1", 0, 1, "r-0"),
+            ("pipeline_orphan", 0, "a-2", 0, 2, "in-2"),
+            ("lost", 1, "b-0", 1, 9, None),
+        ],
+    ),
+]
+ALL_CASES = [*CASES, *TXN_CASES, *PIPELINE_CASES]
 
 
 def topic_of(case: Case) -> str:
@@ -590,10 +712,11 @@ SETTINGS = settings(
 
 
 @st.composite
-def planted_specs(draw: st.DrawFn, max_each: int = 3, txn: bool = False) -> SynthSpec:
+def planted_specs(draw: st.DrawFn, max_each: int = 3, txn: bool = False, pipes: bool = False) -> SynthSpec:
     """A small history with every kind and edge case planted 0..max_each times: those before
-    transactions, and with ``txn`` the transaction kinds and edge cases too (drawn after
-    the others, so that the histories without them are the ones they always were)."""
+    transactions, and with ``txn`` the transaction kinds and edge cases too, and with
+    ``pipes`` a pipeline and its kinds (each drawn after the others, so that the histories
+    without them are the ones they always were)."""
     spec = SynthSpec(
         sends=draw(st.integers(120, 500)),
         producers=draw(st.integers(1, 4)),
@@ -608,8 +731,15 @@ def planted_specs(draw: st.DrawFn, max_each: int = 3, txn: bool = False) -> Synt
         part_rows=draw(st.sampled_from([60, 10_000])),
         chunk_sends=draw(st.sampled_from([10_000, 200])),
     )
-    if not txn:
-        return spec
+    if txn:
+        spec = _with_transactions(draw, spec, max_each)
+    if pipes:
+        pipeline_kinds = {k: draw(st.integers(0, max_each)) for k in PIPELINE_KINDS}
+        spec = dataclasses.replace(spec, anomalies={**spec.anomalies, **pipeline_kinds}, pipelines=True)
+    return spec
+
+
+def _with_transactions(draw: st.DrawFn, spec: SynthSpec, max_each: int) -> SynthSpec:
     return dataclasses.replace(
         spec,
         sends=2 * spec.sends,  # the transactional producers' sends come on top
@@ -738,6 +868,30 @@ def test_reference_finds_exactly_the_planted_transactions(spec: SynthSpec) -> No
         assert_transactions_sound(root, truth)
 
 
+@settings(SETTINGS, max_examples=60)
+@given(data=st.data())
+def test_reference_finds_exactly_the_planted_pipelines(data: st.DataObject) -> None:
+    """A pipeline and its kinds beside every other kind and edge case, with or without
+    transactions (whose aborted records a pipeline may make orphans of)."""
+    spec = data.draw(planted_specs(txn=data.draw(st.booleans()), pipes=True))
+    with tempfile.TemporaryDirectory() as root:
+        truth = generated(spec, root)
+        assert_finds_what_was_planted(check(root), truth)
+
+
+@pytest.mark.parametrize("kind", PIPELINE_KINDS)
+@settings(SETTINGS, max_examples=10)
+@given(data=st.data())
+def test_each_pipeline_kind_alone(kind: str, data: st.DataObject) -> None:
+    spec = data.draw(planted_specs(txn=data.draw(st.booleans())))
+    spec = dataclasses.replace(spec, anomalies={kind: data.draw(st.integers(1, 4))}, edges={})
+    with tempfile.TemporaryDirectory() as root:
+        truth = generated(spec, root)
+        ref = check(root)
+        assert ref.counts() == {k: sum(truth.expected[k].values()) for k in ANOMALY_KINDS}
+        assert_finds_what_was_planted(ref, truth)
+
+
 @pytest.mark.parametrize("kind", TXN_KINDS)
 @settings(SETTINGS, max_examples=10)
 @given(data=st.data())
@@ -760,3 +914,5 @@ def test_a_history_without_transactions_has_none(tmp_path: Path) -> None:
     assert {s["transaction_id"] for s in _table(tmp_path, "sends")} == {None}
     assert {r["read_committed"] for r in _table(tmp_path, "final_log")} == {None}
     assert {p["isolation"] for p in _table(tmp_path, "polls")} == {None}
+    assert _table(tmp_path, "final_offsets") == []  # nor any pipeline's
+    assert {s["source_offset"] for s in _table(tmp_path, "sends")} == {None}

@@ -26,6 +26,7 @@ from spark_jobs.synthetic import SynthSpec
 from tests.reference_checker import Finding, Verdict, check
 from tests.unit.test_reference_checker import (
     CASES,
+    PIPELINE_CASES,
     SETTINGS,
     TXN_CASES,
     Case,
@@ -96,12 +97,12 @@ def assert_agrees(found: Findings, ref: Verdict, limit: int) -> None:
 
 
 @st.composite
-def chunked_specs(draw: st.DrawFn, txn: bool = False) -> SynthSpec:
+def chunked_specs(draw: st.DrawFn, txn: bool = False, pipes: bool = False) -> SynthSpec:
     """Two to four independent chunks, a topic each, with the plants shared out between
     them: several planted shapes per Spark job, which costs seconds whatever its size.
     With ``txn`` the transaction kinds and edge cases are planted too."""
     chunk, chunks = draw(st.integers(150, 300)), draw(st.integers(2, 4))
-    spec = draw(planted_specs(max_each=4, txn=txn))
+    spec = draw(planted_specs(max_each=4, txn=txn, pipes=pipes))
     if txn:  # the transactional producers' sends come on top
         chunk *= 2
     return dataclasses.replace(spec, sends=chunk * chunks, chunk_sends=chunk)
@@ -130,6 +131,15 @@ def test_judge_agrees_with_reference_on_transactions(
     _agrees_on(spark, spec, partitions)
 
 
+@settings(SETTINGS, max_examples=6)
+@given(spec=chunked_specs(txn=True, pipes=True), partitions=st.integers(1, 3))
+def test_judge_agrees_with_reference_on_pipelines(
+    spark: SparkSession, spec: SynthSpec, partitions: int
+) -> None:
+    """Every kind and edge case, a pipeline and its kinds included."""
+    _agrees_on(spark, spec, partitions)
+
+
 def judged_examples(found: Findings, topic: str) -> list[Shown]:
     shown: list[Shown] = [
         (kind, (p.topic, p.partition), e.message_id, (e.topic, e.partition, e.offset), e.final_message_id)
@@ -141,7 +151,7 @@ def judged_examples(found: Findings, topic: str) -> list[Shown]:
     return sorted(shown, key=repr)
 
 
-def _judge_cases(spark: SparkSession, root: Path, cases: list[Case]) -> None:
+def _judge_cases(spark: SparkSession, root: Path, cases: list[Case]) -> Findings:
     """The cases in one history (a topic each), judged once: the numbers and examples
     worked out from the doc, and the reference's, are the judge's."""
     write_cases(root, cases)
@@ -153,6 +163,7 @@ def _judge_cases(spark: SparkSession, root: Path, cases: list[Case]) -> None:
         assert counts == expected_counts(case), case.name
         assert judged_examples(found, t) == expected_examples(case), case.name
     assert_agrees(found, check(root), 5)
+    return found
 
 
 def test_hand_written_edge_cases(spark: SparkSession, tmp_path: Path) -> None:
@@ -163,3 +174,10 @@ def test_hand_written_edge_cases(spark: SparkSession, tmp_path: Path) -> None:
 def test_hand_written_transaction_cases(spark: SparkSession, tmp_path: Path) -> None:
     """The transaction kinds and judged outcomes, worked out by hand."""
     _judge_cases(spark, tmp_path, TXN_CASES)
+
+
+def test_hand_written_pipeline_cases(spark: SparkSession, tmp_path: Path) -> None:
+    """The pipeline kinds, worked out by hand, beside the kinds an output can also show;
+    the earlier cases' history has no pipeline data and ran no pipeline pass."""
+    assert _judge_cases(spark, tmp_path / "pipelines", PIPELINE_CASES).timings["pipelines_s"] > 0
+    assert _judge_cases(spark, tmp_path / "before", CASES).timings["pipelines_s"] == 0

@@ -444,6 +444,7 @@ def test_the_transaction_pass_is_timed(judged: tuple[Findings, dict[str, Rows]])
         "main_pass_s",
         "groups_s",
         "transactions_s",
+        "pipelines_s",
         "examples_s",
         "total_s",
         "shuffle_partitions",
@@ -459,6 +460,7 @@ def test_a_history_without_transactions_is_judged_as_before(
     assert not has_transaction_data(tmp_path)
     found = reconcile(spark, tmp_path, examples=EXAMPLES, partitions=2)
     assert found.timings["transactions_s"] == 0
+    assert found.timings["pipelines_s"] == 0  # nor pipeline data: no pipeline pass either
     among, _ = judged
     for case in PLAIN:
         alone, mixed = found.partition(case.name, 0), among.partition(case.name, 0)
