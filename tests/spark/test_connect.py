@@ -2,10 +2,11 @@
 with no JVM of its own, must give what the classic session gives. The reference
 checker's property tests and hand-written edge cases (tests/unit/
 test_reference_checker_spark.py: those from before transactions, and those of the
-transaction kinds and judged outcomes) and the planted-count property tests of
-transactions (tests/unit/test_reconcile_properties.py) run here unchanged on a Connect
-session, and small synthetic histories, without and with transactions, are reconciled
-through both."""
+transaction kinds and judged outcomes, and those of the pipeline kinds) and the
+planted-count property tests of transactions and pipelines
+(tests/unit/test_reconcile_properties.py) run here unchanged on a Connect session,
+and small synthetic histories, without and with transactions, are reconciled through
+both."""
 
 from __future__ import annotations
 
@@ -77,6 +78,18 @@ def test_reference_checker_transaction_properties_through_connect(spark: SparkSe
 
 def test_transaction_properties_through_connect(spark: SparkSession) -> None:
     properties.test_mixed_anomalies_with_transactions(spark=spark)
+
+
+def test_reference_checker_pipeline_properties_through_connect(spark: SparkSession) -> None:
+    reference.test_judge_agrees_with_reference_on_pipelines(spark=spark)
+
+
+def test_pipeline_properties_through_connect(spark: SparkSession) -> None:
+    properties.test_mixed_anomalies_with_pipelines(spark=spark)
+
+
+def test_hand_written_pipeline_cases_through_connect(spark: SparkSession, tmp_path: Path) -> None:
+    reference.test_hand_written_pipeline_cases(spark, tmp_path)
 
 
 def test_hand_written_edge_cases_through_connect(spark: SparkSession, tmp_path: Path) -> None:
