@@ -96,6 +96,7 @@ class GroupMember(threading.Thread):
         self.process_s = process_ms / 1000
         self._rejoin_at = float("inf")
         self.recorder, self.progress = recorder, progress
+        self.make_consumer = make_consumer  # tests hand in a stand-in
         self.assignment = -1  # the member's assignment number; the first one is 0
         self.poll_seq = 0
         self.polled = 0
@@ -150,7 +151,7 @@ class GroupMember(threading.Thread):
     def _join(self) -> Consumer:
         settings = {**self.settings, **member_settings(self.group, self.commit_mode, self.settings),
                     "on_commit": self._on_commit}
-        consumer = make_consumer(self.placement, self.zone, settings)
+        consumer = self.make_consumer(self.placement, self.zone, settings)
         consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
                            on_lost=self._on_lost)
         return consumer
@@ -169,19 +170,24 @@ class GroupMember(threading.Thread):
                 continue
             if self.process_s:
                 time.sleep(self.process_s)
-            partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
-            self.recorder.row("polls", {
-                "consumer_id": self.member, "zone": self.zone, "topic": self.topic,
-                "partition": partition, "offset": offset, "message_id": decode_value(msg.value()),
-                "poll_ts": time.time(), "group": self.group, "assignment": self.assignment,
-                "poll_seq": self.poll_seq, "isolation": self.isolation,
-            })
-            self.poll_seq += 1
-            self.polled += 1
+            partition, offset = self._record_read(msg)
             self.progress.read(partition, offset)
             processed[partition] = offset + 1
         if processed and self.commit_mode in ("sync", "async"):
             self._commit(consumer, processed)
+
+    def _record_read(self, msg: Any) -> tuple[int, int]:
+        """Write the ``polls`` row of a record the member processed; its (partition, offset)."""
+        partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
+        self.recorder.row("polls", {
+            "consumer_id": self.member, "zone": self.zone, "topic": self.topic,
+            "partition": partition, "offset": offset, "message_id": decode_value(msg.value()),
+            "poll_ts": time.time(), "group": self.group, "assignment": self.assignment,
+            "poll_seq": self.poll_seq, "isolation": self.isolation,
+        })
+        self.poll_seq += 1
+        self.polled += 1
+        return partition, offset
 
     # ------------------------------------------------------------------------ committing
 
@@ -216,7 +222,7 @@ class GroupMember(threading.Thread):
                 "group": self.group, "consumer_id": self.member, "assignment": self.assignment,
                 "topic": tp.topic, "partition": tp.partition, "offset": tp.offset, "ts": now,
                 "mode": mode, "outcome": hist.COMMIT_FAILED if error else hist.COMMIT_COMMITTED,
-                "error": _error_name(error),
+                "error": error_name(error),
             })
 
     # ------------------------------------------------------------------------ rebalances
@@ -260,7 +266,7 @@ class GroupMember(threading.Thread):
             })
 
 
-def _error_name(error: Any) -> str | None:
+def error_name(error: Any) -> str | None:
     if error is None:
         return None
     return error.name() if isinstance(error, KafkaError) else str(error)

@@ -148,12 +148,13 @@ class Transactions:
             by_partition = self._acked.setdefault(transaction_id, {})
             by_partition[partition] = max(offset, by_partition.get(partition, -1))
 
-    def end(self, error: BaseException | None = None) -> None:
+    def end(self, error: BaseException | None = None) -> str | None:
         """Commit the open transaction, or abort it (drawn, or because ``error``, an
-        abortable error from a send, says it must be); record its row. Raises
-        TransactionsEnded when the producer can no longer transact."""
+        abortable error from a send, says it must be); record its row and return its
+        outcome (None: no transaction was open). Raises TransactionsEnded when the producer
+        can no longer transact."""
         if self.current is None:
-            return
+            return None
         transaction_id = self.current
         abort = error is not None or self._draw.random() < self.abort_ratio
         # Still the open transaction while it ends: commit_transaction flushes, serving the
@@ -181,6 +182,25 @@ class Transactions:
             self._on_committed(acked)
         if self.ended is not None:
             raise TransactionsEnded(self.ended)
+        return outcome
+
+    def send_offsets(self, offsets: list[Any], group_metadata: object) -> None:
+        """Add a consumer's next offsets to the open transaction
+        (``send_offsets_to_transaction``), so they commit or abort with it. Retriable
+        errors are retried with the very same offsets and metadata, as librdkafka asks,
+        until END_DEADLINE_S; any other error is raised for the caller to end the
+        transaction as it demands (``send_failed``)."""
+        failure = self._until_not_retriable(
+            lambda timeout: self.producer.send_offsets_to_transaction(offsets, group_metadata, timeout)
+        )
+        if failure is not None:
+            raise failure
+
+    def abandon(self, why: str) -> None:
+        """Record the open transaction as unknown and forget it, without a word to the
+        client: the producer is being dropped mid-transaction (a crash), and whether the
+        coordinator aborts it (a newer instance's init, or its timeout) is Kafka's to say."""
+        self._close_unknown(why)
 
     def _hold_due(self) -> bool:
         """The open transaction is full, about to be committed, and the first to be so
@@ -251,11 +271,11 @@ class Transactions:
             return
         if error is not None and (error.fatal() or error.code() == KafkaError._FENCED):
             self.ended = f"fenced or fatal: {error_text(exc)}"
-            self._close_unknown(exc)
+            self._close_unknown(error_text(exc))
             raise TransactionsEnded(self.ended) from exc
         raise exc
 
-    def _close_unknown(self, exc: BaseException) -> None:
+    def _close_unknown(self, why: str) -> None:
         """Record the open transaction as unknown: the producer cannot end it itself, and
         whether a newer instance's init aborted it is the coordinator's to say."""
         if self.current is None:
@@ -267,5 +287,5 @@ class Transactions:
             "transaction_id": transaction_id, "producer_id": self.producer_id,
             "transactional_id": self.transactional_id, "begin_ts": self._begun,
             "end_requested_ts": None, "end_ts": None, "outcome": hist.TXN_UNKNOWN,
-            "error": error_text(exc),
+            "error": why,
         })
