@@ -9,6 +9,7 @@ it lands in the run's folder (:mod:`harness.compose.rundir`) for the HTML report
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import traceback
@@ -59,6 +60,7 @@ from harness.workload.driver import (
     drain_final_log,
     record_final_offsets,
 )
+from harness.workload.pipeline import EXACTLY_ONCE, PipelineSpec
 from topologies.model import SettingValue
 
 if TYPE_CHECKING:
@@ -86,6 +88,19 @@ class TopicSpec:
 
 
 @dataclass(frozen=True)
+class NamedTopic:
+    """A further topic of a scenario, beside its own: written ``"$topic:<name>"`` in
+    schedules and checks, and created as ``<the scenario's topic>-<name>``."""
+
+    name: str
+    spec: TopicSpec = TopicSpec()
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_]+", self.name):
+            raise ValueError(f"topic name {self.name!r}: letters, digits and '_' only")
+
+
+@dataclass(frozen=True)
 class ScenarioSpec:
     """What a scenario is: its text, topic, clients and what it accepts."""
 
@@ -96,6 +111,10 @@ class ScenarioSpec:
     topic: TopicSpec = TopicSpec()
     producers: tuple[ProducerSpec, ...] = (ProducerSpec("pa", "a"),)
     consumers: tuple[ConsumerSpec, ...] = (ConsumerSpec("ca", "a"),)
+    # Further topics (a pipeline's output), and consume-transform-produce pipeline members
+    # reading the scenario's topic and writing one of them (harness/workload/pipeline.py).
+    topics: tuple[NamedTopic, ...] = ()
+    pipelines: tuple[PipelineSpec, ...] = ()
     expectations: Mapping[str, hist.Rule] = field(default_factory=dict)
     # The faults, as a scenario file's [[schedule]] entries spell them (faults/schedule.py),
     # with the topic written as "$topic": its real name is only known when the run makes it.
@@ -128,18 +147,34 @@ class ScenarioSpec:
     # it then counts as passed, and the report says it failed as required.
     must_fail: tuple[str, ...] = ()
 
-    def groups(self) -> tuple[str, ...]:
-        """The consumer groups the scenario's consumers join, each once, in first-named order."""
-        return tuple(dict.fromkeys(c.group for c in self.consumers if c.group is not None))
+    def __post_init__(self) -> None:
+        names = [t.name for t in self.topics]
+        if len(set(names)) < len(names):
+            raise ValueError(f"scenario {self.id}: a topic name is given twice in {names}")
+        for consumer in self.consumers:
+            if consumer.topic is not None and consumer.topic not in names:
+                raise ValueError(f"consumer {consumer.name}: topic {consumer.topic!r} is none of the "
+                                 f"scenario's topics {names}")
+        clients = [p.name for p in self.producers] + [c.name for c in self.consumers]
+        for pipeline in self.pipelines:
+            if pipeline.output not in names:
+                raise ValueError(f"pipeline {pipeline.name}: output {pipeline.output!r} is none of the "
+                                 f"scenario's topics {names}")
+            if pipeline.name in clients:
+                raise ValueError(f"pipeline {pipeline.name}: a producer or consumer has that name too")
+        if len({p.name for p in self.pipelines}) < len(self.pipelines):
+            raise ValueError(f"scenario {self.id}: two pipeline members share a name")
+
+    def groups(self) -> tuple[tuple[str, str | None], ...]:
+        """Each consumer group of the scenario and the topic name it reads (None: the
+        scenario's own), once each, consumers' groups first, then pipelines'."""
+        read = [(c.group, c.topic) for c in self.consumers if c.group is not None]
+        return tuple(dict.fromkeys([*read, *((p.group, None) for p in self.pipelines)]))
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a scenario file spells it (``tomli_w.dumps`` writes the file that
         :func:`harness.compose.scenario_file.parse_scenario` reads back to this spec)."""
-        topic: dict[str, Any] = {"partitions": self.topic.partitions,
-                                 "replication_factor": self.topic.replication_factor,
-                                 "config": dict(self.topic.config)}
-        if self.topic.assignment is not None:
-            topic["assignment"] = {str(p): list(r) for p, r in sorted(self.topic.assignment.items())}
+        topic = _topic_table(self.topic)
         out: dict[str, Any] = {
             "id": self.id, "title": self.title, "description": self.description, "expected": self.expected,
             "warmup_s": self.warmup_s, "warmup_acked": self.warmup_acked, "cooldown_s": self.cooldown_s,
@@ -149,6 +184,10 @@ class ScenarioSpec:
             "consumers": [c.to_dict() for c in self.consumers],
             "expectations": dict(self.expectations),
         }
+        if self.topics:
+            out["topics"] = [{"name": t.name, **_topic_table(t.spec)} for t in self.topics]
+        if self.pipelines:
+            out["pipelines"] = [p.to_dict() for p in self.pipelines]
         if self.bounds is not None and not self.bounds.empty:
             out["bounds"] = self.bounds.to_dict()
         if self.broker_settings:
@@ -170,22 +209,44 @@ class ScenarioSpec:
         return schedule, checks
 
 
+def _topic_table(topic: TopicSpec) -> dict[str, Any]:
+    """A topic as a scenario file's ``[topic]`` (or ``[[topics]]``) table spells it."""
+    table: dict[str, Any] = {"partitions": topic.partitions, "replication_factor": topic.replication_factor,
+                             "config": dict(topic.config)}
+    if topic.assignment is not None:
+        table["assignment"] = {str(p): list(r) for p, r in sorted(topic.assignment.items())}
+    return table
+
+
 # How long past the schedule's end a probe set after its last action may still be taken.
 PROBE_GRACE_S = 30.0
 
 TOPIC = "$topic"
-"""The scenario's topic in a spec's schedule and checks (a scenario file writes the same)."""
+"""The scenario's topic in a spec's schedule and checks (a scenario file writes the same);
+``"$topic:<name>"`` is its further topic ``<name>``."""
+
+
+def topic_named(topic: str, name: str | None) -> str:
+    """The real name of the scenario topic ``name`` (None: the scenario's own)."""
+    return topic if name is None else f"{topic}-{name}"
 
 
 def substitute(value: Any, topic: str) -> Any:
-    """``value`` with every string equal to :data:`TOPIC` replaced by ``topic``."""
+    """``value`` with every string equal to :data:`TOPIC` replaced by ``topic``, and every
+    ``"$topic:<name>"`` by that further topic's real name."""
     if isinstance(value, str):
+        if value.startswith(TOPIC + ":"):
+            return topic_named(topic, value[len(TOPIC) + 1 :])
         return topic if value == TOPIC else value
     if isinstance(value, list | tuple):
         return [substitute(v, topic) for v in value]
     if isinstance(value, Mapping):
         return {k: substitute(v, topic) for k, v in value.items()}
     return value
+
+
+def _partitions(topic: TopicSpec) -> list[int]:
+    return list(range(topic.partitions if topic.assignment is None else len(topic.assignment)))
 
 
 class ScenarioError(ChaosError):
@@ -223,8 +284,10 @@ class ScenarioRun:
         self.scenario_id = scenario_id or spec.id
         self.dir = run.scenario_dir(self.scenario_id)
         self.topic = f"{self.scenario_id}-{uuid.uuid4().hex[:6]}"
-        self.partitions = list(range(spec.topic.partitions if spec.topic.assignment is None
-                                     else len(spec.topic.assignment)))
+        self.partitions = _partitions(spec.topic)
+        # Each further topic's name -> its real name and partitions.
+        self.named_topics = {t.name: (topic_named(self.topic, t.name), _partitions(t.spec))
+                             for t in spec.topics}
         self.checks: list[Check] = []
         self.windows: list[dict[str, Any]] = []
         self.verdict: Verdict | None = None
@@ -307,10 +370,16 @@ class ScenarioRun:
             # Produce probes write beside the topic: their records are no workload's sends.
             self.cluster.create_topic(self.topic + PROBE_TOPIC_SUFFIX, topic.partitions,
                                       topic.replication_factor, dict(topic.config), assignment=assignment)
+        for named in self.spec.topics:
+            further = named.spec
+            pinned = (None if further.assignment is None
+                      else {p: list(r) for p, r in further.assignment.items()})
+            self.cluster.create_topic(self.named_topics[named.name][0], further.partitions,
+                                      further.replication_factor, dict(further.config), assignment=pinned)
         self._write_config()
         self._check_broker_settings()
-        self.sampler = ZkSampler.for_cluster(self.cluster, [self.topic],
-                                             interval_s=self.spec.sample_interval_s)
+        sampled = [self.topic, *(real for real, _ in self.named_topics.values())]
+        self.sampler = ZkSampler.for_cluster(self.cluster, sampled, interval_s=self.spec.sample_interval_s)
         self.sampler.start()
         if workload:
             self.start_workload()
@@ -327,7 +396,8 @@ class ScenarioRun:
     def start_workload(self) -> Workload:
         self._workload_started = time.time()
         self.workload = Workload(self.cluster, self.topic, self.partitions, self.writer,
-                                 self.spec.producers, self.spec.consumers).start()
+                                 self.spec.producers, self.spec.consumers, self.spec.pipelines,
+                                 self.named_topics).start()
         return self.workload
 
     def stop_workload(self) -> dict[str, int]:
@@ -408,10 +478,15 @@ class ScenarioRun:
         self._check_fault_events()
         isr = self._poll_isr_after_heal(heal_started)
         self._stop_sampler()
-        drain_final_log(self.cluster.observer_bootstrap(), self.topic, self.partitions, self.writer,
-                        read_committed_pass=any(p.transaction_size is not None for p in self.spec.producers))
-        record_final_offsets(self.cluster.observer_bootstrap(), self.spec.groups(), self.topic,
-                             self.partitions, self.writer)
+        transactional = (any(p.transaction_size is not None for p in self.spec.producers)
+                         or any(p.guarantee == EXACTLY_ONCE for p in self.spec.pipelines))
+        topics: dict[str | None, tuple[str, list[int]]] = {None: (self.topic, self.partitions)}
+        topics.update(self.named_topics)
+        for topic, partitions in topics.values():
+            drain_final_log(self.cluster.observer_bootstrap(), topic, partitions, self.writer,
+                            read_committed_pass=transactional)
+        record_final_offsets(self.cluster.observer_bootstrap(),
+                             [(group, *topics[name]) for group, name in self.spec.groups()], self.writer)
         drained = time.monotonic()
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)
@@ -431,7 +506,8 @@ class ScenarioRun:
         if self.workload is None:
             return
         died = self.workload.client_errors()
-        names = [p.name for p in self.spec.producers] + [c.name for c in self.spec.consumers]
+        names = ([p.name for p in self.spec.producers] + [c.name for c in self.spec.consumers]
+                 + [p.name for p in self.spec.pipelines])
         self.check("every client ran until the workload stopped", not died,
                    "; ".join(f"{name}: {error}" for name, error in died.items())
                    or f"{', '.join(names)} ran to the end")

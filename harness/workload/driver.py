@@ -34,6 +34,7 @@ from harness.workload.clients import (
     make_producer,
 )
 from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress
+from harness.workload.pipeline import PipelineMember, PipelineSpec
 from harness.workload.transactional import Hold, Transactions, TransactionsEnded, kafka_error
 
 # Errors after which the record is certainly not on the log: the broker rejected it
@@ -195,6 +196,9 @@ class ConsumerSpec:
     commit: str = "none"
     restart_every_s: float | None = None
     process_ms: float = 0.0
+    # A further topic of the scenario (its name in ``ScenarioSpec.topics``) to read instead
+    # of the scenario's own, such as a pipeline's output.
+    topic: str | None = None
 
     def __post_init__(self) -> None:
         if self.commit not in COMMIT_MODES:
@@ -219,13 +223,15 @@ class ConsumerSpec:
             out["restart_every_s"] = self.restart_every_s
         if self.process_ms:
             out["process_ms"] = self.process_ms
+        if self.topic is not None:
+            out["topic"] = self.topic
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ConsumerSpec:
         """The consumer a scenario file's ``[[consumers]]`` table spells."""
         unknown = sorted(set(data) - {"name", "zone", "settings", "group", "commit", "restart_every_s",
-                                      "process_ms"})
+                                      "process_ms", "topic"})
         if unknown:
             raise ValueError(f"consumer {data.get('name')}: unknown key(s) {', '.join(unknown)}")
         group = data.get("group")
@@ -233,7 +239,8 @@ class ConsumerSpec:
         return cls(name=str(data["name"]), zone=str(data["zone"]), settings=dict(data.get("settings", {})),
                    group=None if group is None else str(group), commit=str(data.get("commit", "none")),
                    restart_every_s=None if restart is None else float(restart),
-                   process_ms=float(data.get("process_ms", 0.0)))
+                   process_ms=float(data.get("process_ms", 0.0)),
+                   topic=None if data.get("topic") is None else str(data["topic"]))
 
 
 class _Recorder:
@@ -454,38 +461,65 @@ class _ConsumerLoop(threading.Thread):
 
 
 class Workload:
-    """Producers and consumers running beside a fault, writing one history."""
+    """Producers, consumers and pipeline members running beside a fault, writing one
+    history. Producers write ``topic``; pipelines read it and write further topics
+    (``topics``: name -> real topic and partitions), which consumers may read instead."""
 
     def __init__(self, placement: ZonePlacement, topic: str, partitions: Sequence[int],
                  writer: hist.HistoryWriter, producers: Sequence[ProducerSpec],
-                 consumers: Sequence[ConsumerSpec] = ()) -> None:
+                 consumers: Sequence[ConsumerSpec] = (), pipelines: Sequence[PipelineSpec] = (),
+                 topics: Mapping[str, tuple[str, Sequence[int]]] | None = None) -> None:
         self.topic = topic
+        # a consumer's topic name (None: the scenario's own) -> the real topic and its partitions
+        self.topics: dict[str | None, tuple[str, list[int]]] = {None: (topic, list(partitions))}
+        self.topics.update({name: (real, list(parts)) for name, (real, parts) in (topics or {}).items()})
         self.recorder = _Recorder(writer)
         self._stop = threading.Event()
         self.producers = [_ProducerLoop(p, placement, topic, partitions, self.recorder, self._stop)
                           for p in producers]
-        groups = {c.group: GroupProgress() for c in consumers if c.group is not None}
-        self.consumers: list[_ConsumerLoop | GroupMember] = [
-            _ConsumerLoop(c, placement, topic, partitions, self.recorder) if c.group is None
-            else GroupMember(c.name, c.zone, c.settings, c.group, c.commit, c.restart_every_s, c.process_ms,
-                             placement, topic, self.recorder, groups[c.group])
-            for c in consumers]
+        groups = {g: GroupProgress() for g in {c.group for c in consumers} | {p.group for p in pipelines}
+                  if g is not None}
+        self.consumers: list[_ConsumerLoop | GroupMember] = []
+        for c in consumers:
+            real, parts = self.topics[c.topic]
+            self.consumers.append(
+                _ConsumerLoop(c, placement, real, parts, self.recorder) if c.group is None
+                else GroupMember(c.name, c.zone, c.settings, c.group, c.commit, c.restart_every_s,
+                                 c.process_ms, placement, real, self.recorder, groups[c.group]))
+        self.pipelines = [
+            PipelineMember(p.name, p.zone, p.group, topic, self.topics[p.output][0],
+                           len(self.topics[p.output][1]), p.guarantee, p.batch, p.restart_every_s, p.restart,
+                           p.abort_ratio, p.transactional_id, p.consumer_settings, p.producer_settings,
+                           placement, self.recorder, groups[p.group])
+            for p in pipelines]
 
     def start(self) -> Workload:
-        for thread in [*self.consumers, *self.producers]:
+        for thread in [*self.consumers, *self.pipelines, *self.producers]:
             thread.start()
         return self
 
     def stop(self, drain_timeout_s: float = 30.0, catch_up_timeout_s: float = 30.0) -> None:
-        """Stop sending, wait for outstanding deliveries, then let the consumers read up to
-        the last acknowledged offset of every partition (at most ``catch_up_timeout_s``)."""
+        """Stop sending, wait for outstanding deliveries, then let the pipelines commit up
+        to the last acknowledged offset of every partition, and the consumers read up to
+        it, or up to the highest committed output of the topic they read (each stage at
+        most ``catch_up_timeout_s``)."""
         self._stop.set()
         for producer in self.producers:
             producer.join()
             producer.drain(drain_timeout_s)
         targets = self.last_acked()
+        for pipeline in self.pipelines:
+            pipeline.finish(targets, catch_up_timeout_s)
+        for pipeline in self.pipelines:
+            pipeline.join()
+        outputs: dict[str, dict[int, int]] = {}
+        for pipeline in self.pipelines:
+            highest = outputs.setdefault(pipeline.output, {})
+            for partition, offset in pipeline.outputs_committed.items():
+                highest[partition] = max(offset, highest.get(partition, -1))
         for consumer in self.consumers:
-            consumer.finish(targets, catch_up_timeout_s)
+            consumer.finish(targets if consumer.topic == self.topic else outputs.get(consumer.topic, {}),
+                            catch_up_timeout_s)
         for consumer in self.consumers:
             consumer.join()
 
@@ -499,13 +533,14 @@ class Workload:
 
     def client_errors(self) -> dict[str, str]:
         """Clients whose loop died, and why: their part of the history stopped early."""
-        loops: list[_ProducerLoop | _ConsumerLoop | GroupMember] = [*self.producers, *self.consumers]
+        loops: list[_ProducerLoop | _ConsumerLoop | GroupMember] = [*self.producers, *self.consumers,
+                                                                    *self.pipelines]
         return {_name(loop): loop.error for loop in loops if loop.error is not None}
 
     def lagging_consumers(self) -> list[str]:
         """Consumers that stopped before reading every acknowledged offset (for a group
         member: before its group had read them all)."""
-        return [_name(c) for c in self.consumers if not c.caught_up()]
+        return [_name(c) for c in [*self.consumers, *self.pipelines] if not c.caught_up()]
 
     def outcomes(self) -> dict[str, int]:
         total = {o: 0 for o in hist.OUTCOMES}
@@ -542,13 +577,14 @@ def drain_final_log(bootstrap: str, topic: str, partitions: Sequence[int], write
 FINAL_OFFSETS_TIMEOUT_S = 60.0 + 30.0
 
 
-def record_final_offsets(bootstrap: str, groups: Sequence[str], topic: str, partitions: Sequence[int],
+def record_final_offsets(bootstrap: str, groups: Sequence[tuple[str, str, Sequence[int]]],
                          writer: hist.HistoryWriter, timeout_s: float = FINAL_OFFSETS_TIMEOUT_S) -> None:
-    """Write each group's committed offsets to ``final_offsets``, as the broker holds them
-    after healing. The look-up is read_committed, so the broker answers only once no
-    transaction has offsets pending for the partition: what a member joining now would
-    resume from. The reader names the group but never subscribes, so it does not join it."""
-    for group in groups:
+    """Write each (group, topic, partitions)'s committed offsets to ``final_offsets``, as
+    the broker holds them after healing. The look-up is read_committed, so the broker
+    answers only once no transaction has offsets pending for the partition: what a member
+    joining now would resume from. The reader names the group but never subscribes, so
+    it does not join it."""
+    for group, topic, partitions in groups:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
                              "isolation.level": hist.READ_COMMITTED, "log_level": 3})
         try:

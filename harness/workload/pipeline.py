@@ -27,7 +27,9 @@ cleanly and subscribes anew), so it resumes from the committed offsets in a new
 assignment instead of seeking back inside the old one. A fatal one (fenced, say) leaves
 the transaction unknown and starts a new incarnation; a third in a row kills the member.
 
-Rows, all through the workload's recorder: ``polls`` per record processed, ``sends``
+Rows, all through the workload's recorder: ``polls`` per record read (written as soon as
+the batch is in hand, before the guarantee's steps, so a commit never runs ahead of what
+the history says was read), ``sends``
 per output (from its delivery report, or ``unknown`` with ``_ABANDONED`` when the member
 crashed first), naming its source (schema 7's ``source_*``); ``transactions`` per
 transaction; ``commits`` per partition of each commit (``txn`` rows take their
@@ -41,6 +43,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
@@ -63,6 +66,61 @@ FATAL_IN_A_ROW = 3  # incarnations ended by a fatal error in a row before the me
 # A transactional commit's outcome -> its commits rows' outcome.
 COMMIT_OUTCOME = {hist.TXN_COMMITTED: hist.COMMIT_COMMITTED, hist.TXN_ABORTED: hist.COMMIT_FAILED,
                   hist.TXN_UNKNOWN: hist.COMMIT_UNKNOWN}
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """One pipeline member of a scenario: it reads the scenario's topic as a member of
+    ``group`` and writes one output per record to the scenario topic named ``output``
+    (a ``ScenarioSpec.topics`` entry), as ``guarantee`` orders it (see the module doc).
+    Its consumer settings may not turn automatic commits on, nor its producer settings
+    name a transactional.id: the guarantee decides both."""
+
+    name: str
+    zone: str
+    group: str
+    output: str
+    guarantee: str = EXACTLY_ONCE
+    batch: int = 50
+    restart_every_s: float | None = None
+    restart: str = "clean"
+    abort_ratio: float = 0.0
+    transactional_id: str | None = None
+    consumer_settings: Mapping[str, Any] = field(default_factory=dict)
+    producer_settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        where = f"pipeline {self.name}"
+        if self.guarantee not in GUARANTEES:
+            raise ValueError(f"{where}: guarantee must be one of {', '.join(GUARANTEES)}, "
+                             f"not {self.guarantee!r}")
+        if self.restart not in RESTARTS:
+            raise ValueError(f"{where}: restart must be one of {', '.join(RESTARTS)}, not {self.restart!r}")
+        if self.batch < 1:
+            raise ValueError(f"{where}: batch must be at least 1")
+        if self.restart_every_s is not None and self.restart_every_s <= 0:
+            raise ValueError(f"{where}: restart_every_s must be positive")
+        if not 0.0 <= self.abort_ratio <= 1.0:
+            raise ValueError(f"{where}: abort_ratio must lie between 0 and 1")
+        if self.guarantee != EXACTLY_ONCE and (self.abort_ratio or self.transactional_id is not None):
+            raise ValueError(f"{where}: 'abort_ratio' and 'transactional_id' need guarantee exactly_once")
+        if "enable.auto.commit" in self.consumer_settings:
+            raise ValueError(f"{where}: the guarantee decides commits; drop 'enable.auto.commit'")
+        if "transactional.id" in self.producer_settings:
+            raise ValueError(f"{where}: name the transactional.id with 'transactional_id'")
+
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a scenario file's ``[[pipelines]]`` table would spell it."""
+        out: dict[str, Any] = {"name": self.name, "zone": self.zone, "group": self.group,
+                               "output": self.output, "guarantee": self.guarantee, "batch": self.batch,
+                               "restart": self.restart, "abort_ratio": self.abort_ratio,
+                               "consumer_settings": dict(self.consumer_settings),
+                               "producer_settings": dict(self.producer_settings)}
+        for key in ("restart_every_s", "transactional_id"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
 
 
 def default_transactional_id(group: str, member: str) -> str:
@@ -164,6 +222,8 @@ class PipelineMember(GroupMember):
         """One batch, as the guarantee orders it: "done", "rejoin" (after an abort or a
         refused commit), or "crashed" (``crash``: stopped at the vulnerable point)."""
         offsets = _next_offsets(self.topic, records)
+        for msg in records:  # read now, whatever the guarantee does with them next
+            self._record_read(msg)
         if self.guarantee == EXACTLY_ONCE:
             return self._exactly_once(consumer, producer, records, offsets, crash)
         if self.guarantee == AT_LEAST_ONCE:
@@ -210,10 +270,10 @@ class PipelineMember(GroupMember):
         return "rejoin" if outcome == hist.TXN_ABORTED else "done"
 
     def _transform(self, producer: Producer, records: Sequence[Any], transaction_id: str | None) -> None:
-        """Record each record as read and produce its output, the member's next id, to the
-        output partition ``source partition mod output partitions``."""
+        """Produce each record's output, the member's next id, to the output partition
+        ``source partition mod output partitions``."""
         for msg in records:
-            partition, offset = self._record_read(msg)
+            partition, offset = int(msg.partition() or 0), int(msg.offset() or 0)
             seq, self.out_seq = self.out_seq, self.out_seq + 1
             message_id = f"{self.member}-{seq}"
             out_partition = partition % self.output_partitions
