@@ -61,16 +61,17 @@ from harness.cluster.node_config import format_value
 from harness.compose.checks import Check, CheckSpecError, Seen, check_anchors, parse_check
 from harness.compose.expectations import Bounds, BoundsError
 from harness.compose.probes import Probe
-from harness.compose.scenario import TOPIC, ScenarioSpec, TopicSpec, substitute
+from harness.compose.scenario import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute
 from harness.errors import ChaosError, TopologyError
 from harness.history import Expectations, HistoryError
 from harness.workload.driver import ConsumerSpec, ProducerSpec
+from harness.workload.pipeline import PipelineSpec
 from topologies.model import SettingValue, Topology
 
 TOPIC_PLACEHOLDER = TOPIC
 KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "warmup_acked", "cooldown_s", "min_acked",
               "sample_interval_s", "topic", "producers", "consumers", "expectations", "bounds", "brokers",
-              "schedule", "checks", "probes", "must_fail"}
+              "schedule", "checks", "probes", "must_fail", "topics", "pipelines"}
 TOPIC_KEYS = {"partitions", "replication_factor", "config", "assignment"}
 # Broker settings the harness writes itself: listeners and addresses route every
 # connection through the fault proxies, so a scenario changing them would leave the
@@ -145,6 +146,9 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
             for c in _clients(data.get("producers", [{"name": "pa", "zone": "a"}]), "producers", where))
         consumers = tuple(
             ConsumerSpec.from_dict(c) for c in _clients(data.get("consumers", []), "consumers", where))
+        topics = _named_topics(data.get("topics", []))
+        pipelines = tuple(
+            PipelineSpec.from_dict(c) for c in _clients(data.get("pipelines", []), "pipelines", where))
         expectations = dict(data.get("expectations", {}))
         Expectations.from_dict(expectations)
         bounds = _bounds(data.get("bounds"), topic)
@@ -157,18 +161,22 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
     _check_schedule(schedule, where)
     probes = _probes(data.get("probes", []), len(schedule), where)
     checks = _checks(data.get("checks", []), len(schedule), {p.name for p in probes}, where)
-    return ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
-                        description=str(data.get("description", "")),
-                        expected=str(data.get("expected", "")), topic=topic,
-                        producers=producers, consumers=consumers, expectations=expectations,
-                        bounds=bounds, broker_settings=broker_settings, schedule=tuple(schedule),
-                        checks=checks, probes=probes,
-                        sample_interval_s=_number(data, "sample_interval_s", 0.25, where),
-                        warmup_s=_number(data, "warmup_s", 3, where),
-                        warmup_acked=int(_number(data, "warmup_acked", 0, where)),
-                        cooldown_s=_number(data, "cooldown_s", 3, where),
-                        min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)),
-                        must_fail=_must_fail(data.get("must_fail", []), where))
+    try:  # the names a spec's parts give each other must meet
+        return ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
+                            description=str(data.get("description", "")),
+                            expected=str(data.get("expected", "")), topic=topic, topics=topics,
+                            pipelines=pipelines,
+                            producers=producers, consumers=consumers, expectations=expectations,
+                            bounds=bounds, broker_settings=broker_settings, schedule=tuple(schedule),
+                            checks=checks, probes=probes,
+                            sample_interval_s=_number(data, "sample_interval_s", 0.25, where),
+                            warmup_s=_number(data, "warmup_s", 3, where),
+                            warmup_acked=int(_number(data, "warmup_acked", 0, where)),
+                            cooldown_s=_number(data, "cooldown_s", 3, where),
+                            min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)),
+                            must_fail=_must_fail(data.get("must_fail", []), where))
+    except ValueError as err:
+        raise ScenarioFileError(f"{where}: {err}") from err
 
 
 def _must_fail(raw: Any, where: str) -> tuple[str, ...]:
@@ -178,25 +186,39 @@ def _must_fail(raw: Any, where: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _topic(raw: Any) -> TopicSpec:
+def _named_topics(raw: Any) -> tuple[NamedTopic, ...]:
+    """``[[topics]]``: further topics, each a ``name`` and what ``[topic]`` takes."""
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise TypeError("'topics' must be a list of tables ([[topics]])")
+    named = []
+    for table in raw:
+        name = table.get("name")
+        if not isinstance(name, str):
+            raise ValueError("every entry of 'topics' needs a 'name' string")
+        rest = {k: v for k, v in table.items() if k != "name"}
+        named.append(NamedTopic(name, _topic(rest, f"[[topics]] {name}")))
+    return tuple(named)
+
+
+def _topic(raw: Any, label: str = "[topic]") -> TopicSpec:
     """``[topic]``: partitions and replication factor, or an ``assignment`` pinning each
     partition's replicas (``{ "0" = [0, 1], "1" = [1, 2] }``), and topic settings."""
     if not isinstance(raw, dict):
-        raise TypeError("[topic] must be a table")
+        raise TypeError(f"{label} must be a table")
     unknown = sorted(set(raw) - TOPIC_KEYS)
     if unknown:
         known = ", ".join(sorted(TOPIC_KEYS))
-        raise ValueError(f"[topic] unknown key(s) {', '.join(unknown)}; known: {known}")
+        raise ValueError(f"{label} unknown key(s) {', '.join(unknown)}; known: {known}")
     assignment = raw.get("assignment")
     if assignment is not None:
         if not isinstance(assignment, dict) or not all(
                 isinstance(k, str) and k.isdigit() and isinstance(v, list)
                 and all(isinstance(b, int) and not isinstance(b, bool) for b in v)
                 for k, v in assignment.items()):
-            raise ValueError("[topic] assignment must be a table of \"partition\" = [broker ids]")
+            raise ValueError(f"{label} assignment must be a table of \"partition\" = [broker ids]")
         assignment = {int(k): tuple(v) for k, v in sorted(assignment.items(), key=lambda kv: int(kv[0]))}
         if sorted(assignment) != list(range(len(assignment))):
-            raise ValueError("[topic] assignment must name partitions 0, 1, ... without a gap")
+            raise ValueError(f"{label} assignment must name partitions 0, 1, ... without a gap")
     return TopicSpec(partitions=int(raw.get("partitions", 6 if assignment is None else len(assignment))),
                      replication_factor=int(raw.get("replication_factor", 3)),
                      config=dict(raw.get("config", {})), assignment=assignment)
@@ -317,6 +339,7 @@ def check_against(scenario: ScenarioFile, zones: tuple[str, ...]) -> None:
     """Refuse clients placed in zones the cluster does not have, before anything runs."""
     placed = [(p.name, p.zone) for p in scenario.spec.producers]
     placed += [(c.name, c.zone) for c in scenario.spec.consumers]
+    placed += [(p.name, p.zone) for p in scenario.spec.pipelines]
     for name, zone in placed:
         if zone not in zones:
             raise ScenarioFileError(

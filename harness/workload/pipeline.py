@@ -123,6 +123,33 @@ class PipelineSpec:
         return out
 
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PipelineSpec:
+        """The pipeline member a scenario file's ``[[pipelines]]`` table spells."""
+        keys = {"name", "zone", "group", "output", "guarantee", "batch", "restart_every_s", "restart",
+                "abort_ratio", "transactional_id", "consumer_settings", "producer_settings"}
+        unknown = sorted(set(data) - keys)
+        if unknown:
+            raise ValueError(f"pipeline {data.get('name')}: unknown key(s) {', '.join(unknown)}")
+        missing = [k for k in ("name", "zone", "group", "output") if not isinstance(data.get(k), str)]
+        if missing:
+            raise ValueError(f"pipeline {data.get('name')}: needs {', '.join(repr(k) for k in missing)} "
+                             "(a string each)")
+        for key in ("batch", "restart_every_s", "abort_ratio"):
+            value = data.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ValueError(f"pipeline {data['name']}: {key} must be a number, not {value!r}")
+        every = data.get("restart_every_s")
+        tid = data.get("transactional_id")
+        return cls(name=data["name"], zone=data["zone"], group=data["group"], output=data["output"],
+                   guarantee=str(data.get("guarantee", EXACTLY_ONCE)), batch=int(data.get("batch", 50)),
+                   restart_every_s=None if every is None else float(every),
+                   restart=str(data.get("restart", "clean")), abort_ratio=float(data.get("abort_ratio", 0.0)),
+                   transactional_id=None if tid is None else str(tid),
+                   consumer_settings=dict(data.get("consumer_settings", {})),
+                   producer_settings=dict(data.get("producer_settings", {})))
+
+
 def default_transactional_id(group: str, member: str) -> str:
     """One stable id per member: each incarnation fences the one before it at once."""
     return f"kafka-chaos-{group}-{member}"

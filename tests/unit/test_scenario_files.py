@@ -257,3 +257,61 @@ def test_group_members_load_with_their_commit_mode_and_restarts(tmp_path: Path) 
 def test_malformed_group_members_are_refused_in_one_line(tmp_path: Path, consumer: str, message: str) -> None:
     with pytest.raises(ScenarioFileError, match=re.escape(message)):
         _load(tmp_path, f'[[consumers]]\nname = "m"\nzone = "a"\n{consumer}')
+
+
+PIPELINE = '''
+[[topics]]
+name = "out"
+partitions = 3
+config = { "min.insync.replicas" = 2 }
+
+[[pipelines]]
+name = "p-a"
+zone = "a"
+group = "etl"
+output = "out"
+guarantee = "at_least_once"
+restart_every_s = 9
+restart = "crash"
+consumer_settings = { "session.timeout.ms" = 6000 }
+
+[[consumers]]
+name = "reader"
+zone = "c"
+topic = "out"
+'''
+
+
+def test_further_topics_and_pipeline_members_load(tmp_path: Path) -> None:
+    spec = _load(tmp_path, PIPELINE).spec
+    (out,) = spec.topics
+    assert (out.name, out.spec.partitions, dict(out.spec.config)) == ("out", 3, {"min.insync.replicas": 2})
+    (member,) = spec.pipelines
+    assert (member.group, member.output, member.guarantee, member.restart, member.restart_every_s) == (
+        "etl", "out", "at_least_once", "crash", 9.0)
+    assert spec.consumers[0].topic == "out"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (('output = "out"', 'output = "sideways"'), "pipeline p-a: output 'sideways' is none of the scenario's"),
+    (('topic = "out"', 'topic = "elsewhere"'), "consumer reader: topic 'elsewhere' is none of"),
+    (('guarantee = "at_least_once"', 'guarantee = "maybe"'), "guarantee must be one of exactly_once"),
+    (('restart = "crash"', 'restart = "crash"\nabort_ratio = 0.5'),
+     "'abort_ratio' and 'transactional_id' need"),
+    (('restart = "crash"', 'restart = "crash"\nspeed = 3'), "pipeline p-a: unknown key(s) speed"),
+    (('group = "etl"\n', ''), "pipeline p-a: needs 'group'"),
+    (('name = "out"', 'name = "out-1"'), "letters, digits and '_' only"),
+    (('partitions = 3', 'partitions = 3\nsegments = 1'), "[[topics]] out unknown key(s) segments"),
+])
+def test_malformed_pipelines_and_topics_are_refused_in_one_line(
+    tmp_path: Path, change: tuple[str, str], message: str
+) -> None:
+    with pytest.raises(ScenarioFileError, match=re.escape(message)) as info:
+        _load(tmp_path, PIPELINE.replace(*change, 1))
+    assert "\n" not in str(info.value)
+
+
+def test_a_pipeline_member_in_an_unknown_zone_is_refused(tmp_path: Path) -> None:
+    scenario = _load(tmp_path, PIPELINE.replace('zone = "a"', 'zone = "q"', 1))
+    with pytest.raises(ScenarioFileError, match="client 'p-a' is in unknown zone 'q'"):
+        check_against(scenario, ("a", "b", "c"))

@@ -12,6 +12,7 @@ from harness.compose.scenario import ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from tests.chaos.scenarios.test_g01_group_coordinator_loss import g1_spec
 from tests.chaos.scenarios.test_g02_rebalance_storm import g2_spec
+from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec
 from tests.chaos.scenarios.test_s01_single_replica_kill import s1_spec
 from tests.chaos.scenarios.test_s02_move_before_maintenance import s2_spec
 from tests.chaos.scenarios.test_s03_controlled_vs_kill import s3_spec
@@ -51,7 +52,8 @@ PYTHON_SPECS = {
     "t1": t1_spec("kafka-chaos-t1-2", 1, [0, 1, 2], SESSION_S),
 }
 # Specs whose fault is in their clients (a rebalance storm), not in a schedule.
-CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync")}
+CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync"),
+                      **{f"p1-{g}": p1_spec(g) for g in ("exactly_once", "at_least_once", "at_most_once")}}
 # Specs whose fault is a producer's own timing: a zombie holding a transaction open, and
 # a second instance of its transactional.id starting late.
 CLIENT_TIMED_SPECS = {"t2": t2_spec("kafka-chaos-t2-0123abcd")}
@@ -68,7 +70,7 @@ def test_a_python_spec_written_as_a_file_reads_back_as_the_same_spec(spec: Scena
 @pytest.mark.parametrize("spec", CLIENT_FAULT_SPECS.values(), ids=list(CLIENT_FAULT_SPECS))
 def test_a_client_fault_spec_written_as_a_file_reads_back_as_the_same_spec(spec: ScenarioSpec) -> None:
     assert parse_scenario(tomli_w.dumps(spec.to_dict()), "written") == spec
-    assert spec.checks and any(c.restart_every_s for c in spec.consumers)
+    assert spec.checks and any(c.restart_every_s for c in (*spec.consumers, *spec.pipelines))
 
 
 @pytest.mark.parametrize("spec", CLIENT_TIMED_SPECS.values(), ids=list(CLIENT_TIMED_SPECS))
