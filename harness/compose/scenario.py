@@ -60,7 +60,7 @@ from harness.workload.driver import (
     drain_final_log,
     record_final_offsets,
 )
-from harness.workload.pipeline import EXACTLY_ONCE, PipelineSpec
+from harness.workload.pipeline import EXACTLY_ONCE, PipelineSpec, default_transactional_id
 from topologies.model import SettingValue
 
 if TYPE_CHECKING:
@@ -781,6 +781,21 @@ class ScenarioRun:
                          [("default", CONSUMER_DEFAULTS), ("harness", {"group.id": None}),
                           ("scenario", c.settings), ("harness", {**harness(c.zone), **member(c)})])}
                     for c in self.spec.consumers]
+        for pipe in self.spec.pipelines:  # a member is a consumer and a producer
+            consuming = member_settings(pipe.group, "none" if pipe.guarantee == EXACTLY_ONCE else "sync",
+                                        pipe.consumer_settings)
+            producing: dict[str, Any] = {"enable.idempotence": True, "acks": "all"}
+            if pipe.guarantee == EXACTLY_ONCE:
+                producing["transactional.id"] = pipe.transactional_id or default_transactional_id(
+                    pipe.group, pipe.name)
+            clients += [
+                {"role": "consumer", "name": pipe.name, "zone": pipe.zone, "settings": layered_settings(
+                    [("default", CONSUMER_DEFAULTS), ("scenario", pipe.consumer_settings),
+                     ("harness", {**harness(pipe.zone), **consuming})])},
+                {"role": "producer", "name": pipe.name, "zone": pipe.zone, "settings": layered_settings(
+                    [("default", PRODUCER_DEFAULTS), ("harness", producing),
+                     ("scenario", pipe.producer_settings), ("harness", harness(pipe.zone))])},
+            ]
         return {
             "brokers": layered_settings([("topology", topology), ("scenario", scenario),
                                          ("release", {k: format_value(v) for k, v in extra.items()})]),

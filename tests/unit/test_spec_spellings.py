@@ -13,6 +13,8 @@ from harness.compose.scenario_file import ScenarioFileError, load_scenario_file,
 from tests.chaos.scenarios.test_g01_group_coordinator_loss import g1_spec
 from tests.chaos.scenarios.test_g02_rebalance_storm import g2_spec
 from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec
+from tests.chaos.scenarios.test_p02_pipeline_broker_loss import VICTIMS, p2_spec
+from tests.chaos.scenarios.test_p03_pipeline_input_isolation import p3_spec
 from tests.chaos.scenarios.test_s01_single_replica_kill import s1_spec
 from tests.chaos.scenarios.test_s02_move_before_maintenance import s2_spec
 from tests.chaos.scenarios.test_s03_controlled_vs_kill import s3_spec
@@ -50,6 +52,7 @@ PYTHON_SPECS = {
     "s12-idempotence-off": s12_spec(False, SESSION_S),
     "g1": g1_spec("g1-7", 1, [0, 1, 2], SESSION_S),
     "t1": t1_spec("kafka-chaos-t1-2", 1, [0, 1, 2], SESSION_S),
+    **{f"p2-{victim}": p2_spec(victim, "p2-3", SESSION_S) for victim in VICTIMS},
 }
 # Specs whose fault is in their clients (a rebalance storm), not in a schedule.
 CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync"),
@@ -102,3 +105,10 @@ def test_a_check_naming_a_missing_schedule_entry_is_refused_when_the_file_is_rea
     data["checks"][0]["after"] = {"inject": 2}
     with pytest.raises(ScenarioFileError, match="entry 2's inject - the schedule has 1 entry"):
         parse_scenario(tomli_w.dumps(data), "edited")
+
+
+@pytest.mark.parametrize("isolation", ["read_committed", "read_uncommitted"])
+def test_a_pipeline_isolation_spec_written_as_a_file_reads_back_as_the_same_spec(isolation: str) -> None:
+    spec = p3_spec(isolation)
+    assert parse_scenario(tomli_w.dumps(spec.to_dict()), "written") == spec
+    assert {p.consumer_settings["isolation.level"] for p in spec.pipelines} == {isolation}
