@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from spark_jobs.findings import Verdict
 
 # A history this small is judged in well under a second once warm, and exercises every
-# stage of the job (both sweeps, the final log, every anomaly kind's plan).
+# stage of the job (both sweeps, the final log, every anomaly kind's plan) and every pass
+# a scenario may need: a consumer group's, transactions', a pipeline's. A pass never run
+# before costs its own class loading and code generation at the scenario's judgement.
 WARM_UP_SENDS = 200
 
 
@@ -61,7 +63,8 @@ class Judge:
         started = time.monotonic()
         try:
             with self._lock, tempfile.TemporaryDirectory(prefix="kafka-chaos-warm-") as folder:
-                generate(SynthSpec(sends=WARM_UP_SENDS, partitions=2, producers=2, consumers=1), folder)
+                generate(SynthSpec(sends=WARM_UP_SENDS, partitions=2, producers=2, consumers=1, groups=True,
+                                   transactions=True, pipelines=True), folder)
                 reconcile(self._session(), Path(folder))
             self.warm_up_s = time.monotonic() - started
         except Exception as err:  # recorded; the real judgement reports its own failure
