@@ -34,11 +34,10 @@ from pyspark.sql import functions as F
 
 from harness.history import OUTCOME_ACKED, PIPELINE_KINDS, TXN_ABORTED, TXN_COMMITTED, HistoryError
 from spark_jobs import plan
-from spark_jobs.transactions import TxnExample, TxnFindings
+from spark_jobs.transactions import TxnFindings, homed_findings
 
 DUPLICATE, LOST, ORPHAN = PIPELINE_KINDS
 _K = {k: i for i, k in enumerate(PIPELINE_KINDS)}
-_MASK = (1 << plan.OFFSET_BITS) - 1
 
 
 def has_pipeline_data(history: str | os.PathLike[str]) -> bool:
@@ -236,25 +235,6 @@ def judge(tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int)
     output is at most ``examples`` rows per partition and kind. Each example sits at the
     source position and is counted in the source's partition."""
     rows = findings(tables, topics, examples).collect()
-    counts: dict[tuple[str, int], dict[str, int]] = {}
-    shown: list[TxnExample] = []
     if any(row.home is None for row in rows):
         raise HistoryError("a pipeline output names a source topic no send, poll or final-log record has")
-    for row in sorted(rows, key=lambda r: (r.home, r.kind, r.rank)):
-        kind = PIPELINE_KINDS[row.kind]
-        home = plan.partition_of(row.home, topics)
-        counts.setdefault(home, {})[kind] = int(row.total)
-        shown.append(
-            TxnExample(
-                kind=kind,
-                home=home,
-                message_id=row.message_id,
-                producer_id=row.producer_id,
-                topic=home[0],
-                partition=home[1],
-                offset=int(row.at & _MASK) - 1 if row.at & _MASK else None,
-                ack_ts=row.ack_ts,
-                detail=detail(kind, row),
-            )
-        )
-    return TxnFindings(counts, shown)
+    return homed_findings(rows, PIPELINE_KINDS, topics, detail)

@@ -38,7 +38,7 @@ Public DataFrame API only (SQL text, windows, joins), so it runs through Spark C
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -297,11 +297,18 @@ def detail(kind: str, row: Any) -> str:
 def judge(tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int) -> TxnFindings:
     """Judge the transaction kinds of a history with transaction data: one action, whose
     output is at most ``examples`` rows per partition and kind."""
-    rows = findings(tables, topics, examples).collect()
+    return homed_findings(findings(tables, topics, examples).collect(), TXN_KINDS, topics, detail)
+
+
+def homed_findings(rows: Sequence[Any], kinds: Sequence[str], topics: Sequence[str],
+                   explain: Callable[[str, Any], str]) -> TxnFindings:
+    """Counts and examples from ranked finding rows (``home``, ``kind`` as an index into
+    ``kinds``, ``rank``, ``total``, the packed position ``at`` and its offset ``o``, and
+    the example's message), each example told in ``explain``'s words."""
     counts: dict[tuple[str, int], dict[str, int]] = {}
     shown: list[TxnExample] = []
     for row in sorted(rows, key=lambda r: (r.home, r.kind, r.rank)):
-        kind = TXN_KINDS[row.kind]
+        kind = kinds[row.kind]
         home = plan.partition_of(row.home, topics)
         counts.setdefault(home, {})[kind] = int(row.total)
         topic, partition = plan.partition_of(row.at >> plan.OFFSET_BITS, topics)
@@ -315,7 +322,7 @@ def judge(tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int)
                 partition=partition,
                 offset=None if row.o is None else int(row.o),
                 ack_ts=row.ack_ts,
-                detail=detail(kind, row),
+                detail=explain(kind, row),
             )
         )
     return TxnFindings(counts, shown)

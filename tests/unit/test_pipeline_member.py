@@ -13,24 +13,9 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 import harness.history as hist
 from harness.workload.group_member import GroupProgress
 from harness.workload.pipeline import ABANDONED, PipelineMember
+from tests.unit.test_group_member import Placement, Rows
 
 INPUT, OUTPUT = "in", "out"
-
-
-class Rows:
-    def __init__(self) -> None:
-        self.rows: list[tuple[str, dict[str, Any]]] = []
-
-    def row(self, table: str, row: Mapping[str, Any]) -> None:
-        self.rows.append((table, dict(row)))
-
-    def of(self, table: str) -> list[dict[str, Any]]:
-        return [r for t, r in self.rows if t == table]
-
-
-class Placement:
-    def bootstrap_servers(self, zone: str) -> str:
-        return "127.0.0.1:1"
 
 
 class Msg:
