@@ -215,15 +215,15 @@ class PipelineMember(GroupMember):
                 continue
             crash = self._restart_due() and self.restart == "crash"
             try:
-                ended = self._unit_of_work(consumer, producer, records, crash)
-            except TransactionsEnded:
-                self._abandon()
+                result = self._unit_of_work(consumer, producer, records, crash)
+            except TransactionsEnded as gone:  # fenced, fatal, or hung in a call
+                self._abandon(str(gone))
                 return False
-            if ended == "crashed":
+            if result == "crashed":
                 self.crashes += 1
                 self._abandon()
                 return True
-            if ended == "rejoin":
+            if result == "rejoin":
                 consumer.close()
                 consumer = self._join()
         consumer.close()
@@ -274,8 +274,10 @@ class PipelineMember(GroupMember):
         transaction_id = txn.before_send()
         try:
             self._transform(producer, records, transaction_id)
+            self._open_offsets = (offsets, transaction_id)  # if it hangs, they may be in the transaction
             txn.send_offsets(offsets, consumer.consumer_group_metadata())
         except KafkaException as exc:  # the offsets were not sent: no commits rows
+            self._open_offsets = None
             error = kafka_error(exc)
             if error is not None and error.retriable() and not error.fatal():
                 txn.end(exc)  # still failing when retries ran out: aborted as if abortable
@@ -283,8 +285,8 @@ class PipelineMember(GroupMember):
                 txn.send_failed(exc)  # abortable: aborted; fatal: TransactionsEnded
             return "rejoin"
         if crash:
-            self._open_offsets = (offsets, transaction_id)
             return "crashed"
+        self._open_offsets = None
         try:
             outcome = txn.end()
         except TransactionsEnded as exc:
@@ -370,19 +372,20 @@ class PipelineMember(GroupMember):
 
     # ------------------------------------------------------------------------ crashing
 
-    def _abandon(self) -> None:
+    def _abandon(self, why: str = ABANDONED) -> None:
         """Write what the dropped clients never reported: each output still awaiting its
         delivery report as ``unknown`` (``_ABANDONED``), the open transaction and the
-        offsets sent to it as unknown. The clients are then simply let go."""
+        offsets sent to it as unknown (``why``: a crash, or the fatal error or hung call
+        that ended the producer). The clients are then simply let go."""
         for key in [k for k in self._pending if k[0] == self.incarnation]:
             row = self._pending.pop(key)
             self.recorder.row("sends", {**row, "ack_ts": None, "outcome": hist.OUTCOME_UNKNOWN,
                                         "offset": None, "error": ABANDONED})
         if self._txn is not None and self._txn.current is not None:
-            self._txn.abandon(ABANDONED)
+            self._txn.abandon(why)
         if self._open_offsets is not None:
             offsets, transaction_id = self._open_offsets
-            self._record_txn_commits(offsets, transaction_id, hist.TXN_UNKNOWN, ABANDONED)
+            self._record_txn_commits(offsets, transaction_id, hist.TXN_UNKNOWN, why)
             self._open_offsets = None
 
 

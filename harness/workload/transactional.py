@@ -28,7 +28,9 @@ instance with the same transactional.id can take over before the commit comes.
 
 from __future__ import annotations
 
+import functools
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -45,6 +47,34 @@ from harness import history as hist
 END_CALL_TIMEOUT_S = 10.0
 END_DEADLINE_S = 120.0
 INIT_TIMEOUT_S = 60.0
+# How long past its own timeout a call may block before it counts as hung. librdkafka's
+# send_offsets_to_transaction() can ignore its timeout and block for good while the group
+# coordinator is away (confluentinc/librdkafka#5456, #5511; seen in P2).
+HUNG_GRACE_S = 20.0
+HUNG = "_HUNG"  # the error of a transaction whose producer hung in a call
+
+
+def call_within(call: Callable[[], object], limit_s: float) -> bool:
+    """Run ``call`` in a thread of its own and wait up to ``limit_s``: True when it
+    returned (an exception it raised is raised here), False when it is still blocked (it
+    is left to its thread, a daemon)."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+            outcome.append(None)
+        except BaseException as exc:  # handed to the caller
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="bounded-call", daemon=True)
+    worker.start()
+    worker.join(limit_s)
+    if not outcome:
+        return False
+    if outcome[0] is not None:
+        raise outcome[0]
+    return True
 
 
 class TransactionsEnded(Exception):
@@ -189,10 +219,19 @@ class Transactions:
         (``send_offsets_to_transaction``), so they commit or abort with it. Retriable
         errors are retried with the very same offsets and metadata, as librdkafka asks,
         until END_DEADLINE_S; any other error is raised for the caller to end the
-        transaction as it demands (``send_failed``)."""
-        failure = self._until_not_retriable(
-            lambda timeout: self.producer.send_offsets_to_transaction(offsets, group_metadata, timeout)
-        )
+        transaction as it demands (``send_failed``). A call still blocked HUNG_GRACE_S
+        past its timeout is left blocked, the transaction recorded unknown and the
+        producer given up (TransactionsEnded): the client cannot be asked anything more."""
+        def attempt(timeout: float) -> None:
+            call = functools.partial(self.producer.send_offsets_to_transaction, offsets, group_metadata,
+                                     timeout)
+            if not call_within(call, timeout + HUNG_GRACE_S):
+                self.ended = (f"{HUNG}: send_offsets_to_transaction blocked {timeout + HUNG_GRACE_S:g} s, "
+                              f"past its {timeout:g} s timeout")
+                self._close_unknown(self.ended)
+                raise TransactionsEnded(self.ended)
+
+        failure = self._until_not_retriable(attempt)
         if failure is not None:
             raise failure
 

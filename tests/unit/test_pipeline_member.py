@@ -4,6 +4,7 @@ call, consumer and producer in one list, so the order between them shows)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 import harness.history as hist
+from harness.workload import transactional
 from harness.workload.group_member import GroupProgress
 from harness.workload.pipeline import ABANDONED, PipelineMember
 from tests.unit.test_group_member import Placement, Rows
@@ -140,6 +142,9 @@ class FakeProducer:
     def send_offsets_to_transaction(self, offsets: list[TopicPartition], metadata: object,
                                     timeout: float) -> None:  # fmt: skip
         self.world.calls.append("send_offsets " + ",".join(f"{tp.partition}:{tp.offset}" for tp in offsets))
+        if self.world.fail.get("hang"):  # librdkafka#5456: blocked for good, timeout or not
+            self.world.fail["hang"].pop(0)
+            threading.Event().wait()
         self.world.raise_if("send_offsets")
 
     def commit_transaction(self, timeout: float) -> None:
@@ -285,3 +290,24 @@ def test_a_fatal_error_starts_a_new_incarnation_and_a_third_in_a_row_kills_the_m
     assert [c for c in world.calls if c.startswith("init")] == ["init #1", "init #2", "init #3"]
     assert [t["outcome"] for t in rows.of("transactions")] == [hist.TXN_UNKNOWN] * 3
     assert {c["outcome"] for c in rows.of("commits")} == {"unknown"}
+
+
+def test_a_call_that_hangs_past_its_timeout_ends_the_incarnation_and_the_next_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """send_offsets_to_transaction blocked for good (librdkafka#5456) is left blocked: the
+    transaction and its offsets are recorded unknown with the hang, and a new incarnation
+    (a new producer, initialised first) takes over."""
+    monkeypatch.setattr(transactional, "END_CALL_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(transactional, "HUNG_GRACE_S", 0.2)
+    world = World([BATCH, [record(0, 10)]], fail={"hang": [KafkaError(KafkaError._TIMED_OUT)]})
+    member, rows = _member(world, "exactly_once")
+    _run(member)
+    hung = world.calls.index("send_offsets 0:11,1:5")
+    assert world.calls[hung + 1 : hung + 3] == ["init #2", "subscribe"]
+    (first, second) = rows.of("transactions")
+    assert first["outcome"] == hist.TXN_UNKNOWN
+    assert first["error"].startswith("_HUNG: send_offsets_to_transaction blocked")
+    assert second["outcome"] == hist.TXN_COMMITTED
+    commits = [(c["offset"], c["outcome"], (c["error"] or "")[:5]) for c in rows.of("commits")]
+    assert commits == [(11, "unknown", "_HUNG"), (5, "unknown", "_HUNG"), (11, "committed", "")]
