@@ -22,6 +22,7 @@ from harness.cluster.lifecycle import Cluster
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
 from tests.chaos.scenarios._controller import place_controller
+from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec
 from tests.chaos.scenarios.test_s04_durable_configuration import s4_two_down_spec
 from tests.chaos.scenarios.test_s08_cut_from_controller import CONTROLLER as S8_CONTROLLER
 from tests.chaos.scenarios.test_s08_cut_from_controller import s8_spec
@@ -110,5 +111,18 @@ def test_s12_control_no_leader_moves(
         schedule=(no_op(kill, links), no_op({**election, "duration_s": 1}, links), never),
         min_acked=unreachable)
     place_controller(cluster, S12_CONTROLLER)
+    run = run_spec(spec, scenario)
+    assert run.passed, run.failures()
+
+
+def test_p1_control_members_that_never_crash_leave_no_transaction_open(
+    scenario: Callable[[ScenarioSpec], ScenarioRun],
+) -> None:
+    """P1 exactly once with no member ever restarted: no transaction is left open, so the
+    check that the members crashed with transactions open must fail."""
+    real = p1_spec("exactly_once")
+    calm = tuple(dataclasses.replace(p, restart_every_s=None) for p in real.pipelines)
+    spec = control(real, "No member crashes, so every transaction ends committed: none is left open.",
+                   must_fail=("the members crashed with transactions open, twice each",), pipelines=calm)
     run = run_spec(spec, scenario)
     assert run.passed, run.failures()
