@@ -228,6 +228,9 @@ class PipelineMember(GroupMember):
                 consumer = self._join()
         consumer.close()
         producer.flush(END_CALL_TIMEOUT_S)
+        if len(producer) == 0:  # closed, so its threads do not outlive the cluster
+            producer.close()
+        self._txn = None
         return True
 
     def _producer(self) -> Producer:

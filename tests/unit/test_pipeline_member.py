@@ -156,6 +156,12 @@ class FakeProducer:
         self.world.calls.append("abort_transaction")
         self.queued = []
 
+    def __len__(self) -> int:
+        return len(self.queued)
+
+    def close(self) -> None:
+        self.world.calls.append("close producer")
+
 
 def _member(world: World, guarantee: str, restart: str = "clean", restart_every_s: float | None = None
             ) -> tuple[PipelineMember, Rows]:  # fmt: skip
@@ -181,7 +187,8 @@ def test_exactly_once_produces_sends_the_offsets_and_commits_in_one_transaction(
     member, rows = _member(world, "exactly_once")
     _run(member)
     assert world.calls == ["init #1", "subscribe", "consume 2", "begin", "produce p-a-0", "produce p-a-1",
-                           "send_offsets 0:11,1:5", "commit_transaction", "close consumer", "flush"]
+                           "send_offsets 0:11,1:5", "commit_transaction", "close consumer", "flush",
+                           "close producer"]
     (txn,) = rows.of("transactions")
     assert (txn["outcome"], txn["transactional_id"]) == (hist.TXN_COMMITTED, "kafka-chaos-etl-p-a")
     commits = [(c["partition"], c["offset"], c["mode"], c["outcome"], c["transaction_id"])

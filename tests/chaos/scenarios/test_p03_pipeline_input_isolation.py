@@ -44,7 +44,8 @@ def p3_spec(isolation: str) -> ScenarioSpec:
         expected=("No aborted input is transformed; nothing counts." if isolation == READ_COMMITTED else
                   "Aborted inputs are handed over and transformed: orphan outputs and aborted reads caught."),
         topic=DURABLE, topics=(NamedTopic("out", DURABLE),),
-        producers=(ProducerSpec("tx", "a", {"acks": "all"}, rate_per_s=200, transaction_size=10,
+        producers=(ProducerSpec("tx", "a", {"acks": "all", "enable.idempotence": True}, rate_per_s=200,
+                                transaction_size=10,
                                 abort_ratio=0.3),),
         pipelines=tuple(PipelineSpec(name, name[-1], f"p3-{short}", "out",
                                      consumer_settings={"isolation.level": isolation})
