@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from confluent_kafka import KafkaException
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from faults import EventLog, PreferredLeaderElection
 from faults.targets import GROUP_METADATA_TOPIC, coordinator_partition
@@ -65,9 +65,21 @@ def key_coordinated_by(cluster: Cluster, topic: str, create: Callable[[], None],
 
 
 def _ask_for_a_group_coordinator(cluster: Cluster) -> None:
-    """A FindCoordinator request for a group, which creates ``__consumer_offsets``."""
-    with contextlib.suppress(KafkaException):
-        cluster.admin.describe_consumer_groups([PROBE_GROUP])[PROBE_GROUP].result(10)
+    """A FindCoordinator request for a group, which creates ``__consumer_offsets``.
+
+    Asked by a short-lived consumer (its committed offsets), never by the cluster's
+    long-lived AdminClient: librdkafka's coordinator-targeted Admin calls
+    (DescribeConsumerGroups and the like) can abort the whole process when a coordinator
+    connection drops (librdkafka pull request 5397, a use-after-free), which this suite's
+    faults do by design. See docs/SCENARIOS.md, "Client bugs the suite meets".
+    """
+    consumer = Consumer({"bootstrap.servers": cluster.observer_bootstrap(), "group.id": PROBE_GROUP,
+                         "client.id": f"kafka-chaos-probe-{cluster.run_id}", "log_level": 3})
+    try:
+        with contextlib.suppress(KafkaException):
+            consumer.committed([TopicPartition(GROUP_METADATA_TOPIC, 0)], timeout=10)
+    finally:
+        consumer.close()
 
 
 def offsets_leaders(cluster: Cluster, timeout_s: float = 60.0) -> dict[int, int]:
