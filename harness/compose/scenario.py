@@ -765,7 +765,6 @@ class ScenarioRun:
         topology = {k: format_value(v) for k, v in running.items() if k not in scenario and k not in extra}
         topic_defaults = {key: format_value(running[broker_key])
                           for key, broker_key in TOPIC_BROKER_DEFAULTS.items() if broker_key in running}
-        topic = self.spec.topic
 
         def harness(zone: str) -> dict[str, Any]:
             return {"bootstrap.servers": self.cluster.bootstrap_servers(zone), "client.id": None}
@@ -799,10 +798,10 @@ class ScenarioRun:
         return {
             "brokers": layered_settings([("topology", topology), ("scenario", scenario),
                                          ("release", {k: format_value(v) for k, v in extra.items()})]),
-            "topic": {"name": self.topic, "partitions": len(self.partitions),
-                      "replication_factor": (topic.replication_factor if topic.assignment is None
-                                             else len(next(iter(topic.assignment.values()), ()))),
-                      "settings": layered_settings([("broker", topic_defaults), ("scenario", topic.config)])},
+            # The scenario's own topic first, then each further topic (a pipeline's output).
+            "topics": [topic_config(self.topic, self.spec.topic, topic_defaults),
+                       *(topic_config(self.named_topics[t.name][0], t.spec, topic_defaults)
+                         for t in self.spec.topics)],
             "clients": clients,
         }
 
@@ -837,6 +836,15 @@ TOPIC_BROKER_DEFAULTS = {
     "retention.ms": "log.retention.ms",
     "message.timestamp.type": "log.message.timestamp.type",
 }
+
+
+def topic_config(name: str, spec: TopicSpec, broker_defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """One topic as the effective configuration shows it: its size, and its settings over
+    the broker defaults they replace."""
+    return {"name": name, "partitions": len(_partitions(spec)),
+            "replication_factor": (spec.replication_factor if spec.assignment is None
+                                   else len(next(iter(spec.assignment.values()), ()))),
+            "settings": layered_settings([("broker", broker_defaults), ("scenario", spec.config)])}
 
 
 def layered_settings(layers: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:

@@ -460,15 +460,17 @@ def _settings(raw: Any, what: str) -> list[Setting]:
 def _effective(data: Any) -> EffectiveConfig:
     """config.json's effective_config (harness.compose.scenario ScenarioRun._effective_config)."""
     raw = _obj(data, "effective_config")
-    topic = None
-    if raw.get("topic") is not None:
-        t = _obj(raw["topic"], "topic")
-        topic = TopicConfig(
+    # "topics" (every topic, the scenario's own first); runs before pipelines wrote "topic".
+    listed = raw.get("topics", [] if raw.get("topic") is None else [raw["topic"]])
+    topics = []
+    for item in _list(listed, "topics"):
+        t = _obj(item, "topic")
+        topics.append(TopicConfig(
             name=str(t.get("name", "")),
             partitions=_opt_int(t.get("partitions"), "topic partitions"),
             replication_factor=_opt_int(t.get("replication_factor"), "topic replication_factor"),
             settings=_settings(t.get("settings", []), "topic"),
-        )
+        ))
     clients = []
     for item in _list(raw.get("clients", []), "clients"):
         c = _obj(item, "client")
@@ -476,7 +478,7 @@ def _effective(data: Any) -> EffectiveConfig:
         name = _str(c.get("name"), "client name")
         settings = _settings(c.get("settings", []), name)
         clients.append(ClientConfig(role, name, str(c.get("zone", "")), settings))
-    return EffectiveConfig(_settings(raw.get("brokers", []), "brokers"), topic, clients)
+    return EffectiveConfig(_settings(raw.get("brokers", []), "brokers"), topics, clients)
 
 
 def _full_rules(value: Any) -> Any:

@@ -294,10 +294,10 @@ class TopicConfig:
 
 @dataclass(frozen=True)
 class EffectiveConfig:
-    """config.json's ``effective_config``: what brokers, topic and clients ran with."""
+    """config.json's ``effective_config``: what brokers, topics and clients ran with."""
 
     brokers: list[Setting]
-    topic: TopicConfig | None
+    topics: list[TopicConfig]  # the scenario's own topic first, then any further topics
     clients: list[ClientConfig]
 
 

@@ -37,9 +37,11 @@ from harness.compose.expectations import (
 from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import (
+    NamedTopic,
     ScenarioError,
     ScenarioRun,
     ScenarioSpec,
+    TopicSpec,
     _IsrPoll,
     layered_settings,
     shown,
@@ -549,8 +551,10 @@ def test_effective_config_marks_defaults_scenario_values_and_harness_values(tmp_
     assert brokers == {"log.flush.interval.messages": ("1", "scenario"),
                        "min.insync.replicas": ("2", "topology"),
                        "inter.broker.protocol.version": ("3.7", "release")}
-    assert config["topic"]["settings"] == [{"key": "min.insync.replicas", "value": "2", "source": "broker"},
-                                           {"key": "flush.messages", "value": "1", "source": "broker"}]
+    assert [t["name"] for t in config["topics"]] == [run.topic]
+    assert config["topics"][0]["settings"] == [
+        {"key": "min.insync.replicas", "value": "2", "source": "broker"},
+        {"key": "flush.messages", "value": "1", "source": "broker"}]
     producer = {r["key"]: r for r in config["clients"][0]["settings"]}
     assert producer["acks"] == {"key": "acks", "value": "1", "source": "scenario",
                                 "replaced": "all", "replaced_source": "default"}
@@ -561,6 +565,18 @@ def test_effective_config_marks_defaults_scenario_values_and_harness_values(tmp_
     consumer = {r["key"]: r for r in config["clients"][1]["settings"]}
     assert (consumer["group.id"]["value"], consumer["group.id"]["source"]) == ("mine", "scenario")
     assert consumer["auto.offset.reset"]["source"] == "default"
+
+
+def test_effective_config_lists_every_topic_with_its_real_name_and_settings(tmp_path: Path) -> None:
+    spec = ScenarioSpec("piped", "Piped", topic=TopicSpec(partitions=4),
+                        topics=(NamedTopic("out", TopicSpec(partitions=2, replication_factor=2,
+                                                            config={"min.insync.replicas": 1})),))
+    run = _run(tmp_path, spec, FakeCluster({"min.insync.replicas": 2}))
+    topics = run._effective_config()["topics"]
+    assert [(t["name"], t["partitions"], t["replication_factor"]) for t in topics] == [
+        (run.topic, 4, 3), (f"{run.topic}-out", 2, 2)]
+    assert topics[1]["settings"] == [{"key": "min.insync.replicas", "value": 1, "source": "scenario",
+                                      "replaced": "2", "replaced_source": "broker"}]
 
 
 def test_objects_in_settings_are_shown_by_name() -> None:

@@ -432,7 +432,7 @@ def test_the_effective_configuration_is_read_with_who_set_each_value(sample: Pat
     brokers = {r.key: (r.value, r.source) for r in effective.brokers}
     assert brokers["log.flush.interval.messages"] == ("1", "scenario")
     assert brokers["zookeeper.session.timeout.ms"] == ("6000", "topology")
-    assert effective.topic is not None and effective.topic.name == "orders"
+    assert [t.name for t in effective.topics] == ["orders"]  # written as "topic" before pipelines
     assert [c.name for c in effective.clients] == ["pa", "pb", "pc", "cb"]
     pa = {r.key: r for r in effective.clients[0].settings}
     assert (pa["linger.ms"].value, pa["linger.ms"].source) == (5, "default")

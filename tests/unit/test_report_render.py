@@ -518,6 +518,25 @@ def test_broker_and_topic_settings_show_who_set_them(rendered: Path) -> None:
         "2", "scenario (replaces 1 from broker setting)", "set"]
 
 
+def test_every_topic_of_a_scenario_gets_its_own_settings_table(run_dir: Path) -> None:
+    path = run_dir / "s3-kill-leader" / "config.json"
+    config = json.loads(path.read_text())
+    effective = config["effective_config"]
+    own = effective.pop("topic")  # as runs before pipelines wrote it; now a list of every topic
+    further = {"name": "s3-out", "partitions": 2, "replication_factor": 2,
+               "settings": [{"key": "min.insync.replicas", "value": "1", "source": "scenario"}]}
+    effective["topics"] = [own, further]
+    path.write_text(json.dumps(config))
+    render_run(run_dir)
+    page = run_dir / "s3-kill-leader.html"
+    text = parse(page).visible
+    assert f"Topic {own['name']}" in text and "Topic s3-out" in text
+    assert "2 partitions, replication factor 2" in text
+    assert {row[0]: row[1:] for row in _table_rows(page, "effective-topic-2")}["min.insync.replicas"] == [
+        "1", "scenario", "set"]
+    assert "min.insync.replicas" in {row[0] for row in _table_rows(page, "effective-topic")}
+
+
 def test_a_page_without_an_effective_configuration_says_so(run_dir: Path) -> None:
     path = run_dir / "s3-kill-leader" / "config.json"
     config = json.loads(path.read_text())
