@@ -188,6 +188,7 @@ class Evidence:
     commits: Sequence[Mapping[str, Any]] = ()  # rows of the history's commits table
     transactions: Sequence[Mapping[str, Any]] = ()  # rows of the history's transactions table
     final_log: Sequence[Mapping[str, Any]] = ()  # rows of the history's final_log table
+    final_offsets: Sequence[Mapping[str, Any]] = ()  # rows of the history's final_offsets table
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)
@@ -974,6 +975,67 @@ class NeverVisible(Check):
         return {"never_visible": list(self.producers)}
 
 
+@dataclass(frozen=True)
+class CommitsKept(Check):
+    """Every offset a group was told it committed survived the faults: after healing, the
+    committed offset the broker gives for each partition a named group (every group when
+    None) committed is that of the group's last commit that went through (by when its
+    outcome was known), or of a commit attempted after it that failed or never learned
+    its outcome, since such a commit may still have reached the coordinator. A group with
+    no commit that went through proves nothing and fails the check.
+
+    ``commits`` is what the clients were told, ``final_offsets`` what a member joining
+    after the run would resume from; a broker that lost an acknowledged commit (or moved
+    one) shows as a partition whose final offset matches none of them."""
+
+    groups: tuple[str, ...] | None = None
+    label: str | None = None
+    kind: ClassVar[str] = "commits_kept"
+
+    def describe(self) -> str:
+        who = "every group" if self.groups is None else ", ".join(self.groups)
+        return f"the committed offsets of {who} after healing are those of the last commits that went through"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        by_partition: dict[tuple[str, str, int], list[Mapping[str, Any]]] = {}
+        for row in evidence.commits:
+            if self.groups is None or row["group"] in self.groups:
+                key = (str(row["group"]), str(row["topic"]), int(row["partition"]))
+                by_partition.setdefault(key, []).append(row)
+        final = {(str(r["group"]), str(r["topic"]), int(r["partition"])): r["offset"]
+                 for r in evidence.final_offsets}
+        groups = {key[0] for key, rows in by_partition.items()
+                  if any(r["outcome"] == hist.COMMIT_COMMITTED for r in rows)}
+        missing = sorted(set(self.groups or ()) - groups)
+        kept, wrong = 0, []
+        for key, rows in sorted(by_partition.items()):
+            went = [r for r in rows if r["outcome"] == hist.COMMIT_COMMITTED]
+            if not went:
+                continue
+            last = max(went, key=lambda r: (float(r["ts"]), int(r["offset"])))
+            allowed = {int(last["offset"])} | {int(r["offset"]) for r in rows
+                                               if r["outcome"] != hist.COMMIT_COMMITTED
+                                               and float(r["ts"]) >= float(last["ts"])}
+            held = final.get(key)
+            if held is not None and int(held) in allowed:
+                kept += 1
+            else:
+                shown = "nothing" if held is None else str(held)
+                wrong.append(f"{key[0]} {key[1]}-{key[2]}: the broker holds {shown}, the last commit "
+                             f"that went through was {last['offset']}")
+        detail = f"{kept} partition(s) kept across {len(groups)} group(s)"
+        if wrong:
+            detail += f"; {len(wrong)} not: " + "; ".join(wrong[:4]) + ("; ..." if len(wrong) > 4 else "")
+        if missing:
+            detail += f"; no commit of {', '.join(missing)} went through"
+        if not groups:
+            detail += "; no group committed anything, so nothing was shown"
+        return bool(groups) and not wrong and not missing, detail
+
+    def spec(self) -> dict[str, Any]:
+        return {"commits_kept": True if self.groups is None else list(self.groups)}
+
+
 def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
                  until: Anchor | None, for_s: float | None = None) -> tuple[float, float] | str:
     """The window's wall-clock ends: ``start`` + ``settle_s`` (else -inf) to ``until``
@@ -1030,7 +1092,7 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 
 
 _KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts", "commits",
-          "commit_gap_s", "transactions", "transaction_gap_s", "never_visible")
+          "commit_gap_s", "transactions", "transaction_gap_s", "never_visible", "commits_kept")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
@@ -1046,6 +1108,7 @@ _KEYS = {
                      "name"},
     "transaction_gap_s": {"transaction_gap_s", "producers", "from", "until", "name"},
     "never_visible": {"never_visible", "name"},
+    "commits_kept": {"commits_kept", "name"},
 }
 
 
@@ -1176,6 +1239,13 @@ def parse_check(raw: Any, what: str = "check") -> Check:
                                        _names(raw.get("errors"), what, "errors"))
         if kind == "never_visible":
             return NeverVisible(_names(raw[kind], what, kind) or (), label)
+        if kind == "commits_kept":
+            groups = raw[kind]
+            if groups is True:
+                return CommitsKept(None, label)
+            if groups is False or not isinstance(groups, list) or not groups:
+                raise CheckSpecError(f"{what}: 'commits_kept' is true (every group) or a list of group ids")
+            return CommitsKept(_names(groups, what, kind), label)
         seconds = raw[kind]
         if not isinstance(seconds, Mapping) or not set(seconds) <= {"min", "max"}:
             raise CheckSpecError(f"{what}: '{kind}' must be {{ min = .., max = .. }}, not {seconds!r}")

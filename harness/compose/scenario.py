@@ -658,16 +658,18 @@ class ScenarioRun:
             polls = self._rows("polls", ["consumer_id", "partition", "offset", "poll_ts", "message_id",
                                          "isolation"])
             attempts = self._rows("attempts", ["producer_id", "ts", "error"])
-            commits = self._rows("commits", ["consumer_id", "ts", "outcome", "error"])
+            commits = self._rows("commits", ["group", "consumer_id", "topic", "partition", "offset", "ts",
+                                             "outcome", "error"])
             transactions = self._rows("transactions", ["transaction_id", "producer_id", "begin_ts",
                                                        "end_requested_ts", "end_ts", "outcome", "error"])
             final_log = self._rows("final_log", ["message_id", "read_committed"])
+            final_offsets = self._rows("final_offsets", ["group", "topic", "partition", "offset"])
             records = [] if self.sampler is None else self.sampler.records()
             timeline = [Observed(r.mono, r.held_until(), state) for r in records
                         if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
             evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls, attempts,
-                                dict(self.probe_results), commits, transactions, final_log)
+                                dict(self.probe_results), commits, transactions, final_log, final_offsets)
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
                 self.check(check.name, False, f"the run's evidence could not be read: {err!r}")

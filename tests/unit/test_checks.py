@@ -16,6 +16,7 @@ from harness.compose.checks import (
     CheckSpecError,
     CommitGap,
     Commits,
+    CommitsKept,
     Eventually,
     Evidence,
     Moment,
@@ -151,6 +152,8 @@ CHECK_FORMS: list[dict[str, Any]] = [
     {"transactions": "unknown", "count": {"min": 1, "max": 1}, "producers": ["zombie"],
      "errors": ["_FENCED", "PRODUCER_FENCED"]},
     {"never_visible": ["zombie"], "name": "nothing of the zombie's held transaction is visible"},
+    {"commits_kept": True},
+    {"commits_kept": ["g1-7"], "name": "the group's commits survived its coordinator's loss"},
 ]
 
 
@@ -186,6 +189,9 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
     ({"never_visible": "zombie"}, "'never_visible' must be a list of names"),
     ({"never_visible": []}, "never_visible: name at least one producer"),
     ({"never_visible": ["zombie"], "count": 0}, "unknown key(s) count for a 'never_visible' check"),
+    ({"commits_kept": False}, "'commits_kept' is true (every group) or a list of group ids"),
+    ({"commits_kept": []}, "'commits_kept' is true (every group) or a list of group ids"),
+    ({"commits_kept": "g1"}, "'commits_kept' is true (every group) or a list of group ids"),
 ])
 def test_malformed_checks_are_refused_in_one_line(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
@@ -498,3 +504,49 @@ def test_never_visible_fails_when_the_read_committed_drain_was_given_a_held_reco
     undrained["final_log"] = [{**row, "read_committed": None} for row in undrained["final_log"]]
     passed, detail = _judge_zombie(undrained)
     assert not passed and detail.endswith("10 never drained at read_committed")
+
+
+def _commit(group: str, partition: int, offset: int, ts: float, outcome: str = hist.COMMIT_COMMITTED
+            ) -> dict[str, Any]:
+    return {"group": group, "consumer_id": "m-a", "topic": "t", "partition": partition, "offset": offset,
+            "ts": ts, "outcome": outcome, "error": None}
+
+
+def _judge_kept(commits: list[dict[str, Any]], final: dict[tuple[str, int], int | None],
+                groups: tuple[str, ...] | None = None) -> tuple[bool, str]:
+    final_offsets = [{"group": g, "topic": "t", "partition": p, "offset": o} for (g, p), o in final.items()]
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), commits=commits,
+                        final_offsets=final_offsets)
+    result = CommitsKept(groups).evaluate(evidence)
+    return result.passed, result.detail
+
+
+def test_commits_kept_holds_when_the_broker_gives_the_last_commit_that_went_through() -> None:
+    commits = [_commit("g", 0, 10, 1.0), _commit("g", 0, 25, 2.0), _commit("g", 1, 7, 1.5),
+               _commit("g", 1, 9, 3.0, hist.COMMIT_FAILED)]  # may have reached the coordinator
+    passed, detail = _judge_kept(commits, {("g", 0): 25, ("g", 1): 9})
+    assert passed, detail
+    assert detail == "2 partition(s) kept across 1 group(s)"
+    passed, _ = _judge_kept(commits, {("g", 0): 25, ("g", 1): 7})  # the failed one did not land
+    assert passed
+
+
+def test_commits_kept_fails_when_the_broker_lost_or_moved_an_acknowledged_commit() -> None:
+    commits = [_commit("g", 0, 10, 1.0), _commit("g", 0, 25, 2.0), _commit("g", 1, 7, 1.5)]
+    passed, detail = _judge_kept(commits, {("g", 0): 10, ("g", 1): 7})
+    assert not passed
+    assert "1 not: g t-0: the broker holds 10, the last commit that went through was 25" in detail
+    passed, detail = _judge_kept(commits, {("g", 0): 25, ("g", 1): None})
+    assert not passed and "g t-1: the broker holds nothing" in detail
+    # an earlier failed commit is no excuse: only attempts after the last one that went through
+    earlier = [*commits, _commit("g", 0, 10, 0.5, hist.COMMIT_UNKNOWN)]
+    assert not _judge_kept(earlier, {("g", 0): 10, ("g", 1): 7})[0]
+
+
+def test_commits_kept_fails_when_nothing_was_committed_to_keep() -> None:
+    passed, detail = _judge_kept([_commit("g", 0, 10, 1.0, hist.COMMIT_FAILED)], {("g", 0): 10})
+    assert not passed and "no group committed anything" in detail
+    commits = [_commit("g", 0, 10, 1.0)]
+    passed, detail = _judge_kept(commits, {("g", 0): 10}, groups=("g", "other"))
+    assert not passed and "no commit of other went through" in detail
+    assert _judge_kept(commits, {("g", 0): 10}, groups=("g",))[0]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import CommitGap, Commits, Polls, SecondsRange, heal, inject
+from harness.compose.checks import CommitGap, Commits, CommitsKept, Polls, SecondsRange, heal, inject
 from harness.compose.expectations import CountRange
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
@@ -77,6 +77,7 @@ def g1_spec(group: str, coordinator: int, brokers: list[int], session_timeout_s:
                     label="commits went on after the restart"),
             Polls(MEMBERS, CountRange(at_least=1), start=heal(1),
                   label="every member read after the restart"),
+            CommitsKept((group,), label="the new coordinator gives back the last commit of every partition"),
         ),
     )
 

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import harness.history as hist
-from harness.compose.checks import Commits, Polls
+from harness.compose.checks import Commits, CommitsKept, Polls
 from harness.compose.expectations import CountRange
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
@@ -71,6 +71,7 @@ def g2_spec(commit: str) -> ScenarioSpec:
         checks=(
             Commits("committed", CountRange(at_least=1), label="the members' commits went through"),
             Polls(tuple(MEMBERS), CountRange(at_least=1), label="every member read"),
+            CommitsKept(label="the broker keeps the last commit of every partition through the storm"),
         ),
     )
 

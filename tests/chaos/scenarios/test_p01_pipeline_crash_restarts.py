@@ -25,7 +25,7 @@ from collections.abc import Callable
 import pyarrow.parquet as pq
 import pytest
 
-from harness.compose.checks import Commits, Polls, TransactionOutcomes
+from harness.compose.checks import Commits, CommitsKept, Polls, TransactionOutcomes
 from harness.compose.expectations import CountRange
 from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
@@ -60,7 +60,8 @@ WEAK_POINT = {
 def p1_spec(guarantee: str) -> ScenarioSpec:
     group = f"p1-{guarantee.replace('_', '-')}"
     checks = [Commits("committed", CountRange(at_least=1), label="the members' commits went through"),
-              Polls(tuple(MEMBERS), CountRange(at_least=1), label="every member read")]
+              Polls(tuple(MEMBERS), CountRange(at_least=1), label="every member read"),
+              CommitsKept(label="the broker keeps the last commit of every partition through the crashes")]
     if guarantee == "exactly_once":  # each crash leaves its transaction open, recorded unknown
         checks.append(TransactionOutcomes("unknown", CountRange(at_least=2 * len(MEMBERS)),
                                           errors=(ABANDONED,),

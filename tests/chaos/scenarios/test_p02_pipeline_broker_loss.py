@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import TransactionOutcomes, heal, inject
+from harness.compose.checks import CommitsKept, TransactionOutcomes, heal, inject
 from harness.compose.expectations import CountRange
 from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
@@ -61,6 +61,7 @@ def p2_spec(victim: str, group: str, session_timeout_s: float) -> ScenarioSpec:
                                 label="transactions committed before the kill"),
             TransactionOutcomes("committed", CountRange(at_least=1), start=heal(1),
                                 label="transactions committed after the restart"),
+            CommitsKept(label="the offsets of the last committed transaction are where the group resumes"),
         ),
     )
 
