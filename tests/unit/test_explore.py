@@ -1,0 +1,185 @@
+"""The explorer's pure parts, without Docker: the schedule generator is deterministic for
+a seed and keeps its limits, the shrinker finds the minimal failing subset of a synthetic
+predicate (a flaky one too), and a configuration implies the rules Kafka promises."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from faults.registry import build_fault, fault_kinds
+from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force
+from harness.explore.invariants import expectations, implied
+from harness.explore.shrink import MIN_DURATION_S, Shrinker
+from topologies.loader import load_topology
+
+SPACE = Space.of(load_topology(), partitions=6)
+SEEDS = range(300)
+
+
+def _fault_only(entry: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k not in ("start_s", "duration_s")}
+
+
+# -- generator ---------------------------------------------------------------------------------
+
+def test_a_seed_names_one_schedule() -> None:
+    assert draw_schedule(SPACE, 7) == draw_schedule(SPACE, 7)
+    distinct = {repr(draw_schedule(SPACE, seed)) for seed in range(20)}
+    assert len(distinct) == 20
+
+
+def test_every_schedule_keeps_the_space_limits() -> None:
+    for seed in SEEDS:
+        entries = draw_schedule(SPACE, seed)
+        assert 1 <= len(entries) <= SPACE.faults[1], seed
+        assert [e["start_s"] for e in entries] == sorted(e["start_s"] for e in entries)
+        for e in entries:
+            assert 0 <= e["start_s"] < SPACE.stretch_s and SPACE.duration_s[0] <= e["duration_s"] <= \
+                SPACE.duration_s[1], (seed, e)
+            assert e["fault"] in SPACE.drawn_kinds
+            build_fault(_fault_only(e))  # the library accepts every drawn spec
+        ends = [e["start_s"] + e["duration_s"] for e in entries]
+        assert in_force(entries, 0.0, max(ends)) <= SPACE.max_concurrent, (seed, entries)
+
+
+def test_one_fault_at_a_time_means_no_overlap() -> None:
+    space = Space.of(load_topology(), partitions=6, max_concurrent=1, faults=(3, 6))
+    for seed in SEEDS:
+        entries = draw_schedule(space, seed)
+        for before, after in itertools.pairwise(entries):
+            assert before["start_s"] + before["duration_s"] < after["start_s"], (seed, entries)
+
+
+def test_the_whole_library_is_drawn_and_only_the_kinds_asked_for() -> None:
+    drawn = {e["fault"] for seed in SEEDS for e in draw_schedule(SPACE, seed)}
+    assert drawn == set(fault_kinds()) - set(EXCLUDED_BY_DEFAULT)
+    kills = Space.of(load_topology(), partitions=6, kinds=("kill", "isolate"))
+    assert {e["fault"] for seed in SEEDS for e in draw_schedule(kills, seed)} == {"kill", "isolate"}
+
+
+def test_targets_cover_roles_zookeeper_and_zones() -> None:
+    targets = [str(e.get("target", e.get("links"))) for seed in SEEDS for e in draw_schedule(SPACE, seed)]
+    for role in ("controller", "leader_of", "follower_of", "zookeeper_leader", "'zone'", "zk-session",
+                 "zone_clients", "replication"):
+        assert any(role in t for t in targets), role
+
+
+@pytest.mark.parametrize(("limits", "message"), [
+    ({"kinds": ("melt",)}, "unknown fault kind(s) melt"),
+    ({"max_concurrent": 0}, "max_concurrent must be at least 1"),
+    ({"faults": (3, 2)}, "faults per round must be a range"),
+    ({"duration_s": (0.0, 5.0)}, "duration_s must be a positive range"),
+    ({"replication_factor": 4}, "replication factor 4 needs as many brokers"),
+])
+def test_an_impossible_space_is_refused(limits: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Space.of(load_topology(), partitions=6, **limits)
+
+
+# -- shrinker ----------------------------------------------------------------------------------
+
+def _schedule(names: str) -> list[dict[str, Any]]:
+    return [{"start_s": 10.0 * i + 5, "duration_s": 16.0, "fault": "kill", "target": {"node": name}}
+            for i, name in enumerate(names)]
+
+
+def _names(entries: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(e["target"]["node"] for e in entries)
+
+
+def test_the_shrinker_finds_the_two_entries_that_fail_together() -> None:
+    calls: list[str] = []
+
+    def fails(entries: list[Any]) -> bool:
+        calls.append(repr(entries))
+        return {"b", "e"} <= set(_names(entries))
+
+    shrinker = Shrinker(fails, runs=1)
+    result = shrinker.shrink(_schedule("abcdefgh"))
+    assert _names(result) == "be"
+    assert len(calls) == len(set(calls))  # each candidate judged once
+    assert shrinker.rounds_run == len(calls) < 60
+
+
+def test_the_shrinker_copes_with_a_flaky_failure() -> None:
+    draw = random.Random(5)
+
+    def fails(entries: list[Any]) -> bool:  # fails 60 % of the time when b and e are in
+        return {"b", "e"} <= set(_names(entries)) and draw.random() < 0.6
+
+    shrinker = Shrinker(fails, runs=4, needed=1)
+    assert _names(shrinker.shrink(_schedule("abcdefgh"))) == "be"
+    # a candidate that passes is run all four times before it is believed
+    assert shrinker.rounds_run > len(shrinker.judged)
+
+
+def test_a_failure_without_faults_shrinks_to_nothing() -> None:
+    assert Shrinker(lambda entries: True, runs=1).shrink(_schedule("abc")) == []
+
+
+def test_durations_and_starts_shrink_while_the_failure_holds() -> None:
+    def fails(entries: list[Any]) -> bool:  # needs c in force for 3 s or more
+        return any(e["target"]["node"] == "c" and e["duration_s"] >= 3 for e in entries)
+
+    (entry,) = Shrinker(fails, runs=1).shrink(_schedule("abcd"))
+    assert entry["target"] == {"node": "c"}
+    assert entry["duration_s"] == 4.0  # 16 -> 8 -> 4; 2 no longer fails
+    assert entry["start_s"] < 1.0  # moved toward the start
+    assert entry["duration_s"] >= MIN_DURATION_S
+
+
+def test_needing_more_failures_than_runs_is_refused() -> None:
+    with pytest.raises(ValueError, match="needed"):
+        Shrinker(lambda entries: True, runs=2, needed=3)
+
+
+# -- invariants --------------------------------------------------------------------------------
+
+SAFE_PRODUCER = {"acks": "all", "enable.idempotence": True}
+SAFE_TOPIC = {"min.insync.replicas": 2, "unclean.leader.election.enable": False}
+
+
+def _rules(producer: dict[str, Any], topic: dict[str, Any], brokers: dict[str, Any] | None = None,
+           rf: int = 3) -> dict[str, Any]:
+    return expectations(implied(producer, topic, brokers or {}, rf))
+
+
+def test_the_safe_configuration_promises_no_loss_duplicate_or_reorder() -> None:
+    rules = _rules(SAFE_PRODUCER, SAFE_TOPIC)
+    assert {k: rules[k] for k in ("lost", "truncated", "duplicate", "reordered", "unexpected",
+                                  "aborted_read")} == dict.fromkeys(
+        ("lost", "truncated", "duplicate", "reordered", "unexpected", "aborted_read"), 0)
+    assert rules["unseen"] == "any"
+
+
+@pytest.mark.parametrize(("producer", "topic", "brokers", "reason"), [
+    ({"acks": "1", "enable.idempotence": False}, SAFE_TOPIC, {}, "acks is not all"),
+    (SAFE_PRODUCER, {"min.insync.replicas": 1, "unclean.leader.election.enable": True}, {},
+     "min.insync.replicas=1, unclean leader election is on"),
+    (SAFE_PRODUCER, {"min.insync.replicas": 1}, {"min.insync.replicas": "2"}, "min.insync.replicas=1"),
+    (SAFE_PRODUCER, {}, {"unclean.leader.election.enable": "true", "min.insync.replicas": "2"},
+     "unclean leader election is on"),
+])
+def test_unsafe_settings_leave_loss_unpromised_and_say_why(
+    producer: dict[str, Any], topic: dict[str, Any], brokers: dict[str, Any], reason: str
+) -> None:
+    lost = next(i for i in implied(producer, topic, brokers, 3) if i.kind == "lost")
+    assert lost.rule == "any" and lost.reason == f"not promised: {reason}"
+
+
+def test_broker_settings_apply_where_the_topic_sets_nothing() -> None:
+    rules = _rules(SAFE_PRODUCER, {}, {"min.insync.replicas": "2"})
+    assert rules["lost"] == 0
+
+
+def test_idempotence_off_leaves_duplicates_and_reorders_unpromised() -> None:
+    producer = {"acks": "all", "enable.idempotence": False, "max.in.flight.requests.per.connection": 5}
+    rules = _rules(producer, SAFE_TOPIC)
+    assert (rules["duplicate"], rules["reordered"], rules["lost"]) == ("any", "any", 0)
+    one_at_a_time = _rules({**producer, "max.in.flight.requests.per.connection": 1}, SAFE_TOPIC)
+    assert (one_at_a_time["duplicate"], one_at_a_time["reordered"]) == ("any", 0)
