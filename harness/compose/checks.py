@@ -56,6 +56,7 @@ from faults.errors import FaultError
 from harness import history as hist
 from harness.cluster.zkstate import ClusterState
 from harness.compose.expectations import BoundsError, CountRange, longest_gap
+from harness.explore import cluster_rules
 
 ACTIONS = ("inject", "heal")
 SEND_OUTCOMES = {"acked": (hist.OUTCOME_ACKED,), "failed": (hist.OUTCOME_FAILED,),
@@ -1036,6 +1037,34 @@ class CommitsKept(Check):
         return {"commits_kept": True if self.groups is None else list(self.groups)}
 
 
+@dataclass(frozen=True)
+class ClusterRules(Check):
+    """ZooKeeper's view of the cluster kept Kafka's own rules through the whole run: one
+    controller per controller epoch, leader epochs never going back, every leader in its
+    ISR and every ISR within its replicas (harness/explore/cluster_rules.py, which says
+    how states caught mid-change are treated). A run with no recorded state fails it."""
+
+    label: str | None = None
+    kind: ClassVar[str] = "cluster_rules"
+
+    def describe(self) -> str:
+        return "ZooKeeper's view keeps the cluster's rules: " + "; ".join(cluster_rules.RULES)
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        timeline = [cluster_rules.Seen(o.mono, o.until, o.state) for o in evidence.timeline]
+        if not timeline:
+            return False, "no cluster state was recorded, so nothing was shown"
+        found = cluster_rules.violations(timeline)
+        epochs = {o.state.controller_epoch for o in evidence.timeline} - {None}
+        detail = f"{len(timeline)} states, {len(epochs)} controller epoch(s)"
+        if found:
+            detail += f"; {len(found)} breach(es): " + "; ".join(f"{v.rule}: {v.detail}" for v in found[:4])
+        return not found, detail
+
+    def spec(self) -> dict[str, Any]:
+        return {"cluster_rules": True}
+
+
 def _wall_bounds(evidence: Evidence, start: Anchor | None, settle_s: float,
                  until: Anchor | None, for_s: float | None = None) -> tuple[float, float] | str:
     """The window's wall-clock ends: ``start`` + ``settle_s`` (else -inf) to ``until``
@@ -1092,7 +1121,8 @@ def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckRe
 
 
 _KINDS = ("eventually", "throughout", "sends", "unavailable_s", "probe", "polls", "attempts", "commits",
-          "commit_gap_s", "transactions", "transaction_gap_s", "never_visible", "commits_kept")
+          "commit_gap_s", "transactions", "transaction_gap_s", "never_visible", "commits_kept",
+          "cluster_rules")
 _KEYS = {
     "eventually": {"eventually", "after", "within_s", "name"},
     "throughout": {"throughout", "from", "until", "for_s", "settle_s", "name"},
@@ -1109,6 +1139,7 @@ _KEYS = {
     "transaction_gap_s": {"transaction_gap_s", "producers", "from", "until", "name"},
     "never_visible": {"never_visible", "name"},
     "commits_kept": {"commits_kept", "name"},
+    "cluster_rules": {"cluster_rules", "name"},
 }
 
 
@@ -1239,6 +1270,10 @@ def parse_check(raw: Any, what: str = "check") -> Check:
                                        _names(raw.get("errors"), what, "errors"))
         if kind == "never_visible":
             return NeverVisible(_names(raw[kind], what, kind) or (), label)
+        if kind == "cluster_rules":
+            if raw[kind] is not True:
+                raise CheckSpecError(f"{what}: 'cluster_rules' can only be true")
+            return ClusterRules(label)
         if kind == "commits_kept":
             groups = raw[kind]
             if groups is True:

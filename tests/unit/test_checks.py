@@ -153,6 +153,7 @@ CHECK_FORMS: list[dict[str, Any]] = [
      "errors": ["_FENCED", "PRODUCER_FENCED"]},
     {"never_visible": ["zombie"], "name": "nothing of the zombie's held transaction is visible"},
     {"commits_kept": True},
+    {"cluster_rules": True, "name": "ZooKeeper never showed two controllers at once"},
     {"commits_kept": ["g1-7"], "name": "the group's commits survived its coordinator's loss"},
 ]
 

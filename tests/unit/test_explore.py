@@ -1,6 +1,7 @@
 """The explorer's pure parts, without Docker: the schedule generator is deterministic for
 a seed and keeps its limits, the shrinker finds the minimal failing subset of a synthetic
-predicate (a flaky one too), and a configuration implies the rules Kafka promises."""
+predicate (a flaky one too), a configuration implies the rules Kafka promises, and the
+cluster's own rules are caught breaking in a ZooKeeper timeline."""
 
 from __future__ import annotations
 
@@ -12,6 +13,16 @@ from typing import Any
 import pytest
 
 from faults.registry import build_fault, fault_kinds
+from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.compose.checks import CheckSpecError, ClusterRules, Evidence, Moment, Observed, parse_check
+from harness.explore.cluster_rules import (
+    ISR_IN_REPLICAS,
+    LEADER_EPOCHS,
+    LEADER_IN_ISR,
+    ONE_CONTROLLER,
+    Seen,
+    violations,
+)
 from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force
 from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
@@ -183,3 +194,55 @@ def test_idempotence_off_leaves_duplicates_and_reorders_unpromised() -> None:
     assert (rules["duplicate"], rules["reordered"], rules["lost"]) == ("any", "any", 0)
     one_at_a_time = _rules({**producer, "max.in.flight.requests.per.connection": 1}, SAFE_TOPIC)
     assert (one_at_a_time["duplicate"], one_at_a_time["reordered"]) == ("any", 0)
+
+
+# -- cluster rules -----------------------------------------------------------------------------
+
+def _zk(controller: int, controller_epoch: int, leader: int, epoch: int, isr: tuple[int, ...],
+        replicas: tuple[int, ...] = (0, 1, 2)) -> ClusterState:
+    part = PartitionState("t", 0, leader, epoch, isr, controller_epoch, replicas)
+    return ClusterState((0, 1, 2), controller, controller_epoch, {("t", 0): part})
+
+
+HEALTHY = [Seen(0.0, 5.0, _zk(2, 1, 0, 3, (0, 1, 2))),
+           Seen(5.5, 9.0, _zk(2, 1, -1, 4, (0,))),     # offline: no leader, epoch bumped
+           Seen(9.5, 20.0, _zk(1, 2, 1, 5, (1, 2)))]    # a new controller, a new epoch
+
+
+def test_a_cluster_that_keeps_its_rules_shows_no_breach() -> None:
+    assert violations(HEALTHY) == []
+
+
+@pytest.mark.parametrize(("bad", "rule", "words"), [
+    (Seen(21.0, 22.0, _zk(0, 2, 1, 5, (1, 2))), ONE_CONTROLLER, "epoch 2: brokers 0 (seen at 21.0), 1"),
+    (Seen(21.0, 22.0, _zk(1, 2, 1, 4, (1, 2))), LEADER_EPOCHS, "t-0: epoch 5 at 9.5, then 4 at 21.0"),
+    (Seen(21.0, 21.0, _zk(1, 2, 0, 6, (1, 2))), LEADER_IN_ISR, "t-0 at 21.0: leader 0, ISR [1, 2]"),
+    (Seen(21.0, 22.0, _zk(1, 2, 1, 6, (1, 3))), ISR_IN_REPLICAS, "ISR [1, 3], replicas [0, 1, 2]"),
+])
+def test_each_rule_is_caught(bad: Seen, rule: str, words: str) -> None:
+    (found,) = violations([*HEALTHY, bad])
+    assert found.rule == rule and words in found.detail, found
+
+
+def test_rules_across_znodes_ignore_a_state_read_only_once() -> None:
+    """A snapshot caught mid-change (read once) may pair a new controller with the old
+    epoch, or an ISR with an assignment from before a move; a single-znode rule still counts."""
+    mixed = Seen(21.0, 21.0, _zk(0, 2, 1, 6, (1, 3)))
+    assert violations([*HEALTHY, mixed]) == []
+    backwards = Seen(21.0, 21.0, _zk(1, 2, 1, 4, (1, 2)))
+    assert [v.rule for v in violations([*HEALTHY, backwards])] == [LEADER_EPOCHS]
+
+
+def test_the_cluster_rules_check_fails_on_a_breach_and_on_no_state() -> None:
+    def judged(timeline: list[Seen]) -> tuple[bool, str]:
+        observed = [Observed(s.mono, s.until, s.state) for s in timeline]
+        result = ClusterRules().evaluate(Evidence(observed, {}, [], Moment(100.0, 100.0)))
+        return result.passed, result.detail
+
+    assert judged(HEALTHY) == (True, "3 states, 2 controller epoch(s)")
+    passed, detail = judged([*HEALTHY, Seen(21.0, 22.0, _zk(0, 2, 1, 5, (1, 2)))])
+    assert not passed and "one controller per controller epoch: epoch 2" in detail
+    assert judged([]) == (False, "no cluster state was recorded, so nothing was shown")
+    assert parse_check({"cluster_rules": True}).to_spec() == {"cluster_rules": True}
+    with pytest.raises(CheckSpecError, match="'cluster_rules' can only be true"):
+        parse_check({"cluster_rules": False})
