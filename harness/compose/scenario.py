@@ -447,18 +447,29 @@ class ScenarioRun:
                           not problems, "; ".join(problems) or f"{injected} injections, all healed")
 
     def await_acked(self, acked: int, timeout_s: float) -> bool:
-        """Wait until the workload has ``acked`` acknowledgements; a check of its own."""
-        if acked <= 0:
+        """Wait until the workload has ``acked`` acknowledgements and every group whose
+        members commit has had a commit go through; a check of its own. A group joins,
+        rebalances and (for a pipeline) initialises its transactions before it first
+        commits, which a loaded machine stretches to seconds: a fault meant to strike a
+        group that is committing must not strike before it started."""
+        workload = self.workload
+        groups = [] if workload is None else workload.committing_groups
+        if acked <= 0 and not groups:
             return True
-        counts = self.workload.outcomes() if self.workload is not None else {}
+        counts = workload.outcomes() if workload is not None else {}
+        waiting = [] if workload is None else workload.groups_yet_to_commit()
         deadline = time.monotonic() + timeout_s
-        while counts.get("acked", 0) < acked and time.monotonic() < deadline and self.workload is not None:
+        while ((counts.get("acked", 0) < acked or waiting) and time.monotonic() < deadline
+               and workload is not None):
             time.sleep(0.1)
-            counts = self.workload.outcomes()
-        return self.check(f"workload flowing before the faults: {acked} sends acknowledged",
-                          counts.get("acked", 0) >= acked,
-                          f"{counts.get('acked', 0)} acknowledged (sends so far {counts}) after at most "
-                          f"{timeout_s:.0f} s")
+            counts, waiting = workload.outcomes(), workload.groups_yet_to_commit()
+        name = f"workload flowing before the faults: {acked} sends acknowledged"
+        detail = f"{counts.get('acked', 0)} acknowledged (sends so far {counts})"
+        if groups:
+            name += " and a commit of every group through"
+            detail += f"; groups yet to commit: {', '.join(waiting) or 'none'}"
+        return self.check(name, counts.get("acked", 0) >= acked and not waiting,
+                          f"{detail} after at most {timeout_s:.0f} s")
 
     def settle(self, seconds: float) -> None:
         """Let the workload run for ``seconds`` (before, during or after a fault)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -249,10 +250,13 @@ class _Recorder:
     def __init__(self, writer: hist.HistoryWriter) -> None:
         self._writer = writer
         self._lock = threading.Lock()
+        self.commits_through: Counter[str] = Counter()  # group -> commits that went through
 
     def row(self, table: str, row: Mapping[str, Any]) -> None:
         with self._lock:
             self._writer.append(table, row)
+            if table == "commits" and row.get("outcome") == hist.COMMIT_COMMITTED:
+                self.commits_through[str(row["group"])] += 1
 
 
 class _ProducerLoop(threading.Thread):
@@ -479,6 +483,9 @@ class Workload:
                           for p in producers]
         groups = {g: GroupProgress() for g in {c.group for c in consumers} | {p.group for p in pipelines}
                   if g is not None}
+        # Groups whose members commit: pipelines always do (offsets or transactions).
+        committing = {c.group for c in consumers if c.group is not None and c.commit != "none"}
+        self.committing_groups = sorted(committing | {p.group for p in pipelines})
         self.consumers: list[_ConsumerLoop | GroupMember] = []
         for c in consumers:
             real, parts = self.topics[c.topic]
@@ -522,6 +529,10 @@ class Workload:
                             catch_up_timeout_s)
         for consumer in self.consumers:
             consumer.join()
+
+    def groups_yet_to_commit(self) -> list[str]:
+        """Committing groups none of whose commits has gone through yet."""
+        return [g for g in self.committing_groups if self.recorder.commits_through[g] == 0]
 
     def last_acked(self) -> dict[int, int]:
         """partition -> the highest offset any producer had acknowledged."""

@@ -624,3 +624,35 @@ def test_the_scenario_records_the_samples_as_the_cluster_state_table(tmp_path: P
     events = json.loads((run.dir / "cluster_events.json").read_text())
     assert events == [e.to_dict() for e in run.sampler.events()]
     assert [e["kind"] for e in events if e["ts"] == 105.0] == ["controller", "leader", "isr"]
+
+
+class _WarmingWorkload:
+    """A workload whose producer is flowing at once and whose group first commits after
+    ``commits_after`` looks, as a group that is still joining does."""
+
+    committing_groups: ClassVar[list[str]] = ["readers"]
+
+    def __init__(self, commits_after: int) -> None:
+        self.looks, self.commits_after = 0, commits_after
+
+    def outcomes(self) -> dict[str, int]:
+        return {"acked": 500}
+
+    def groups_yet_to_commit(self) -> list[str]:
+        self.looks += 1
+        return [] if self.looks > self.commits_after else ["readers"]
+
+
+def test_the_warm_up_waits_for_every_committing_group_to_commit(tmp_path: Path) -> None:
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded"))
+    run.workload = _WarmingWorkload(commits_after=3)  # type: ignore[assignment]
+    assert run.await_acked(100, timeout_s=5)
+    assert run.workload.looks == 4  # type: ignore[union-attr]
+    (check,) = run.checks
+    assert check.name == "workload flowing before the faults: 100 sends acknowledged and a commit of every " \
+                         "group through"
+    assert "groups yet to commit: none" in check.detail
+    late = _run(tmp_path, ScenarioSpec("bounded", "Bounded"))
+    late.workload = _WarmingWorkload(commits_after=10**9)  # type: ignore[assignment]
+    assert not late.await_acked(100, timeout_s=0.3)
+    assert "groups yet to commit: readers after at most 0 s" in late.checks[0].detail

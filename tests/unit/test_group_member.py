@@ -95,3 +95,29 @@ def test_only_automatic_commits_turn_librdkafkas_auto_commit_on() -> None:
                                                 "auto.commit.interval.ms": 1000}
     assert member_settings("g", "sync", {"auto.commit.interval.ms": 50}) == {"group.id": "g",
                                                                            "enable.auto.commit": False}
+
+
+def test_the_workload_knows_which_groups_have_yet_to_commit() -> None:
+    """Members committing offsets and pipeline members count; a group that never commits
+    (commit "none") is not waited for; only commits that went through count."""
+    from harness.workload.driver import ConsumerSpec, ProducerSpec, Workload
+    from harness.workload.pipeline import PipelineSpec
+
+    class Placement:
+        def bootstrap_servers(self, zone: str) -> str:
+            return "127.0.0.1:1"
+
+    class Writer:
+        def append(self, table: str, row: Any) -> None:
+            pass
+
+    workload = Workload(Placement(), "t", [0, 1], Writer(), [ProducerSpec("pa", "a")],  # type: ignore[arg-type]
+                        [ConsumerSpec("m-a", "a", group="g-sync", commit="sync"),
+                         ConsumerSpec("m-b", "b", group="g-none", commit="none")],
+                        [PipelineSpec("p-a", "a", "g-pipe", "out")], topics={"out": ("t-out", [0])})
+    assert workload.committing_groups == ["g-pipe", "g-sync"]
+    workload.recorder.row("commits", {"group": "g-pipe", "outcome": "failed"})
+    workload.recorder.row("commits", {"group": "g-sync", "outcome": "committed"})
+    assert workload.groups_yet_to_commit() == ["g-pipe"]
+    workload.recorder.row("commits", {"group": "g-pipe", "outcome": "committed"})
+    assert workload.groups_yet_to_commit() == []
