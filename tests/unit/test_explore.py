@@ -8,13 +8,27 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 
 from faults.registry import build_fault, fault_kinds
 from harness.cluster.zkstate import ClusterState, PartitionState
-from harness.compose.checks import CheckSpecError, ClusterRules, Evidence, Moment, Observed, parse_check
+from harness.compose.checks import (
+    CheckSpecError,
+    ClusterRules,
+    Commits,
+    Evidence,
+    Moment,
+    Observed,
+    parse_check,
+)
+from harness.compose.expectations import CountRange
+from harness.compose.explore_round import ISR_FULL_S, LIVENESS_S, last_to_heal, round_seed, round_spec
+from harness.compose.scenario import ScenarioSpec, TopicSpec
+from harness.compose.scenario_file import ScenarioFile, check_targets, parse_scenario
 from harness.explore.cluster_rules import (
     ISR_IN_REPLICAS,
     LEADER_EPOCHS,
@@ -26,6 +40,7 @@ from harness.explore.cluster_rules import (
 from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force
 from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
+from harness.workload.driver import ProducerSpec
 from topologies.loader import load_topology
 
 SPACE = Space.of(load_topology(), partitions=6)
@@ -246,3 +261,67 @@ def test_the_cluster_rules_check_fails_on_a_breach_and_on_no_state() -> None:
     assert parse_check({"cluster_rules": True}).to_spec() == {"cluster_rules": True}
     with pytest.raises(CheckSpecError, match="'cluster_rules' can only be true"):
         parse_check({"cluster_rules": False})
+
+
+# -- a round as a scenario ---------------------------------------------------------------------
+
+def _base(*producers: dict[str, Any]) -> ScenarioSpec:
+    return ScenarioSpec(
+        "safe", "The safe configuration",
+        topic=TopicSpec(config={"min.insync.replicas": 2, "unclean.leader.election.enable": False}),
+        producers=tuple(ProducerSpec(f"p{i}", "abc"[i % 3], dict(s)) for i, s in enumerate(producers)),
+        checks=(Commits("committed", CountRange(at_least=1)),),  # the base's own: not the round's
+    )
+
+
+def test_round_seeds_are_stable_and_distinct() -> None:
+    assert round_seed(1, 0) == round_seed(1, 0) == 8273662574265192874  # sha256: the same everywhere
+    assert len({round_seed(s, n) for s in range(5) for n in range(20)}) == 100
+
+
+def test_a_round_is_judged_by_what_its_configuration_promises() -> None:
+    schedule = draw_schedule(SPACE, round_seed(3, 1))
+    spec = round_spec(_base(SAFE_PRODUCER), schedule, 3, 1, {})
+    assert spec.id == "explore-3-r1" and spec.schedule == tuple(schedule)
+    assert {k: v for k, v in spec.expectations.items() if v == 0} == dict.fromkeys(
+        ("lost", "duplicate", "truncated", "unexpected", "aborted_read", "reordered"), 0)
+    assert [c.name for c in spec.checks] == [
+        "ZooKeeper's view keeps the cluster's rules", "acknowledgements resume within 60 s of the last heal"]
+    assert spec.bounds is not None and spec.bounds.isr_full_after_heal_s == ISR_FULL_S
+    assert "lost = 0 (acks=all, min.insync.replicas=2" in spec.expected
+
+
+def test_a_kind_is_promised_only_if_every_producer_promises_it() -> None:
+    spec = round_spec(_base(SAFE_PRODUCER, {"acks": "all", "enable.idempotence": False,
+                                            "max.in.flight.requests.per.connection": 5}),
+                      draw_schedule(SPACE, 1), 1, 0, {})
+    assert (spec.expectations["duplicate"], spec.expectations["lost"]) == ("any", 0)
+    weak_brokers = round_spec(_base(SAFE_PRODUCER), draw_schedule(SPACE, 1), 1, 0,
+                              {"unclean.leader.election.enable": "true"})
+    assert weak_brokers.expectations["lost"] == 0  # the topic's own setting wins over the broker's
+
+
+def test_liveness_is_measured_from_the_entry_healed_last() -> None:
+    schedule = [{"start_s": 0.0, "duration_s": 30.0, "fault": "pause", "target": "controller"},
+                {"start_s": 5.0, "duration_s": 3.0, "fault": "kill", "target": {"broker": 1}}]
+    assert last_to_heal(schedule) == 1
+    spec = round_spec(_base(SAFE_PRODUCER), schedule, 0, 0, {})
+    liveness = spec.checks[1].to_spec()
+    assert liveness["from"] == {"heal": 1} and liveness["for_s"] == LIVENESS_S
+
+
+def test_a_round_replays_from_the_scenario_file_it_writes() -> None:
+    topology = load_topology()
+    for seed in range(40):
+        spec = round_spec(_base(SAFE_PRODUCER), draw_schedule(SPACE, round_seed(seed, 0)), seed, 0, {})
+        text = tomli_w.dumps(spec.to_dict())
+        again = parse_scenario(text, "round.toml")
+        assert again.to_dict() == spec.to_dict()
+        check_targets(ScenarioFile(Path("round.toml"), again), topology)  # every target exists
+
+
+def test_a_round_needs_a_fault_and_a_producer() -> None:
+    with pytest.raises(ValueError, match="at least one fault"):
+        round_spec(_base(SAFE_PRODUCER), [], 0, 0, {})
+    with pytest.raises(ValueError, match="needs a producer"):
+        round_spec(_base(), draw_schedule(SPACE, 0), 0, 0, {})

@@ -1,0 +1,95 @@
+"""One round of an exploration as a scenario: the safety configuration's topic and
+clients under a drawn schedule, judged by what that configuration promises.
+
+A round is an ordinary :class:`ScenarioSpec`, so it runs through the one scenario runner,
+its page shows what every scenario page shows, and the ``scenario.toml`` each run writes
+is the round's replay (``kafka-chaos run <round>/scenario.toml``). What a round adds:
+- expectations from :mod:`harness.explore.invariants` (0 where the configuration
+  promises it, ``any`` elsewhere), merged over every producer: a kind is promised only if
+  every producer's settings promise it;
+- the cluster's own rules (:class:`~harness.compose.checks.ClusterRules`);
+- liveness: acknowledgements again within ``LIVENESS_S`` of the last heal, and every ISR
+  full within ``ISR_FULL_S`` of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.compose.checks import ClusterRules, Sends, heal
+from harness.compose.expectations import Bounds, CountRange
+from harness.compose.scenario import ScenarioSpec
+from harness.explore.invariants import Invariant, implied
+from harness.history import ANOMALY_KINDS, Rule
+
+# Kafka's own clients retry for their delivery timeout; the harness's producers time out
+# after 15 s (message.timeout.ms), so a minute is ample for acknowledgements to resume
+# once every fault is healed, even on a loaded machine.
+LIVENESS_S = 60.0
+# Followers catch up within replica.lag.time.max.ms once they fetch again; a broker that
+# was down also waits for its session's expiry and a JVM start.
+ISR_FULL_S = 120.0
+
+
+def round_seed(seed: int, number: int) -> int:
+    """Round ``number``'s own seed, drawn from the exploration's: stable across machines
+    and Python versions (no ``hash()``, which is salted per process)."""
+    digest = hashlib.sha256(f"kafka-chaos explore {seed} {number}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def promised(base: ScenarioSpec, broker_settings: Mapping[str, Any]) -> list[Invariant]:
+    """What the base configuration promises, every producer considered: one invariant
+    per anomaly kind, 0 only where every producer's settings promise it."""
+    topic = base.topic
+    replication = (topic.replication_factor if topic.assignment is None
+                   else len(next(iter(topic.assignment.values()), ())))
+    brokers = {**broker_settings, **base.broker_settings}
+    per_producer = [implied(p.settings, topic.config, brokers, replication) for p in base.producers]
+    merged = []
+    for kind_rules in zip(*per_producer, strict=True):
+        loosest = next((inv for inv in kind_rules if inv.rule != 0), kind_rules[0])
+        merged.append(loosest)
+    return merged
+
+
+def last_to_heal(schedule: Sequence[Mapping[str, Any]]) -> int:
+    """The 1-based number of the entry healed last (by planned end)."""
+    ends = [float(e["start_s"]) + float(e.get("duration_s", 0.0)) for e in schedule]
+    return max(range(len(ends)), key=lambda i: ends[i]) + 1
+
+
+def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: int, number: int,
+               broker_settings: Mapping[str, Any]) -> ScenarioSpec:
+    """Round ``number`` (drawn with ``seed``) of an exploration of ``base``: its topic,
+    clients and settings, the drawn ``schedule``, and the judgement described above.
+    ``broker_settings`` are the cluster's (the topology's), which the base may add to."""
+    if not schedule:
+        raise ValueError("a round needs at least one fault")
+    if not base.producers:
+        raise ValueError("an exploration needs a producer")
+    invariants = promised(base, broker_settings)
+    rules: dict[str, Rule] = {inv.kind: inv.rule for inv in invariants}
+    kinds = ", ".join(sorted({str(e["fault"]) for e in schedule}))
+    last = last_to_heal(schedule)
+    return dataclasses.replace(
+        base,
+        id=f"explore-{seed}-r{number}",
+        title=f"Exploration round {number} (seed {seed}): {len(schedule)} fault(s), {kinds}",
+        description=f"{base.title}, under a drawn schedule of {len(schedule)} fault(s): {kinds}.",
+        expected="Whatever the faults, what the configuration promises: "
+                 + "; ".join(f"{inv.kind} = 0 ({inv.reason})" for inv in invariants if inv.rule == 0),
+        expectations={kind: rules[kind] for kind in ANOMALY_KINDS},
+        schedule=tuple(dict(entry) for entry in schedule),
+        checks=(
+            ClusterRules(label="ZooKeeper's view keeps the cluster's rules"),
+            Sends("acked", CountRange(at_least=1), start=heal(last), for_s=LIVENESS_S, timed_by="ack",
+                  label=f"acknowledgements resume within {LIVENESS_S:g} s of the last heal"),
+        ),
+        probes=(),
+        bounds=Bounds(isr_full_after_heal_s=ISR_FULL_S),
+        must_fail=(),
+    )
