@@ -1,7 +1,8 @@
 """The ``kafka-chaos`` command line.
 
 Subcommands: ``setup`` (engine and images), ``up`` (a cluster to poke at by hand, removed
-on Ctrl-C), ``run`` (the chaos suite, reports written), ``clean`` (leftovers),
+on Ctrl-C), ``run`` (the chaos suite, reports written), ``explore`` (random fault
+schedules against a safety configuration), ``clean`` (leftovers),
 ``versions`` and ``check-topology``. Every user error is one line on stderr and exit
 status 2; nothing is left running.
 """
@@ -155,6 +156,45 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     return 0 if outcome == "passed" else 1
 
 
+def _cmd_explore(args: argparse.Namespace) -> int:
+    """Rounds of random fault schedules against a safety configuration; exit 1 when any
+    round violated what the configuration promises (or failed to run)."""
+    from faults.heal import heal_all
+    from harness.cluster.engine import ensure_engine
+    from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
+    from harness.compose.explore import ExploreOptions, explore, load_base, space_for, summary_lines
+    from harness.report.model import RunStatus
+
+    kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip()) if args.faults else ()
+    options = ExploreOptions(args.seed, args.rounds, args.minutes if args.rounds is None else None, kinds,
+                             args.max_concurrent)
+    run_id = args.run_id or new_run_id()
+    chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
+    base = load_base(args.file, chaos)
+    space_for(base, chaos, options)  # refuse an impossible space before any container starts
+    ensure_engine()
+    unwind_on_sigterm()
+    chaos.judge.warm_up()
+    status = RunStatus.INTERRUPTED
+    exploration = None
+    try:
+        exploration = explore(chaos, base, options, _progress)
+        status = RunStatus.COMPLETE
+    except KeyboardInterrupt:
+        _progress("interrupted: removing the cluster; the report will say the run is incomplete")
+    finally:
+        chaos.close()
+        result = chaos.finish(status)
+    if exploration is not None:
+        for line in summary_lines(exploration):
+            _progress(line)
+    if result is None:
+        return 1
+    index, outcome = result
+    _progress(f"report: {index} ({outcome.upper()})")
+    return 0 if outcome == "passed" else 1
+
+
 def _failed_checks(scenario_dir: Path) -> str:
     """The failed checks and rules of a scenario, one per line, from what it recorded."""
     import json
@@ -259,6 +299,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
                      help="passed on to pytest when running the suite")
     run.set_defaults(func=_cmd_run)
+
+    explore = sub.add_parser("explore", help="run rounds of random fault schedules against a safety "
+                                             "configuration (a scenario file) and judge what it promises")
+    explore.add_argument("file", help="scenario file whose topic, clients and settings are explored")
+    explore.add_argument("--seed", type=int, default=0, help="names every round's schedule (default 0)")
+    explore.add_argument("--rounds", type=int, default=None, help="stop after this many rounds")
+    explore.add_argument("--minutes", type=float, default=15.0,
+                         help="stop starting rounds after this long (default 15; ignored with --rounds)")
+    explore.add_argument("--faults", default="", help="comma-separated fault kinds to draw from "
+                                                      "(default: every kind but topic_config)")
+    explore.add_argument("--max-concurrent", type=int, default=2, help="faults in force at once, at most")
+    explore.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
+    explore.add_argument("--topology", default="three_az")
+    explore.add_argument("--run-id", default=None, help="report folder name under reports/")
+    explore.set_defaults(func=_cmd_explore)
 
     from harness.report import cli as report_cli
 

@@ -6,7 +6,8 @@ its page shows what every scenario page shows, and the ``scenario.toml`` each ru
 is the round's replay (``kafka-chaos run <round>/scenario.toml``). What a round adds:
 - expectations from :mod:`harness.explore.invariants` (0 where the configuration
   promises it, ``any`` elsewhere), merged over every producer: a kind is promised only if
-  every producer's settings promise it;
+  every producer's settings promise it; rules the configuration's file declares in
+  ``[expectations]`` replace those (a claim to test, such as acks=1 losing nothing);
 - the cluster's own rules (:class:`~harness.compose.checks.ClusterRules`);
 - liveness: acknowledgements again within ``LIVENESS_S`` of the last heal, and every ISR
   full within ``ISR_FULL_S`` of it.
@@ -72,7 +73,13 @@ def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: 
     if not base.producers:
         raise ValueError("an exploration needs a producer")
     invariants = promised(base, broker_settings)
+    # What the configuration promises, then what its file claims on top: a file may hold
+    # a weaker configuration to a stronger rule (acks=1 claimed to lose nothing) to see
+    # the explorer catch the difference.
     rules: dict[str, Rule] = {inv.kind: inv.rule for inv in invariants}
+    rules.update(base.expectations)
+    claimed = [f"{kind} = {rule} (claimed by the configuration's file)"
+               for kind, rule in base.expectations.items()]
     kinds = ", ".join(sorted({str(e["fault"]) for e in schedule}))
     last = last_to_heal(schedule)
     return dataclasses.replace(
@@ -81,7 +88,8 @@ def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: 
         title=f"Exploration round {number} (seed {seed}): {len(schedule)} fault(s), {kinds}",
         description=f"{base.title}, under a drawn schedule of {len(schedule)} fault(s): {kinds}.",
         expected="Whatever the faults, what the configuration promises: "
-                 + "; ".join(f"{inv.kind} = 0 ({inv.reason})" for inv in invariants if inv.rule == 0),
+                 + "; ".join([*(f"{inv.kind} = 0 ({inv.reason})" for inv in invariants
+                                if inv.rule == 0 and inv.kind not in base.expectations), *claimed]),
         expectations={kind: rules[kind] for kind in ANOMALY_KINDS},
         schedule=tuple(dict(entry) for entry in schedule),
         checks=(

@@ -5,8 +5,12 @@ cluster's own rules are caught breaking in a ZooKeeper timeline."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,9 +30,16 @@ from harness.compose.checks import (
     parse_check,
 )
 from harness.compose.expectations import CountRange
+from harness.compose.explore import ExploreOptions, explore, summary_lines
 from harness.compose.explore_round import ISR_FULL_S, LIVENESS_S, last_to_heal, round_seed, round_spec
 from harness.compose.scenario import ScenarioSpec, TopicSpec
-from harness.compose.scenario_file import ScenarioFile, check_targets, parse_scenario
+from harness.compose.scenario_file import (
+    ScenarioFile,
+    ScenarioFileError,
+    check_targets,
+    load_scenario_file,
+    parse_scenario,
+)
 from harness.explore.cluster_rules import (
     ISR_IN_REPLICAS,
     LEADER_EPOCHS,
@@ -43,6 +54,7 @@ from harness.explore.shrink import MIN_DURATION_S, Shrinker
 from harness.workload.driver import ProducerSpec
 from topologies.loader import load_topology
 
+ROOT = Path(__file__).resolve().parents[2]
 SPACE = Space.of(load_topology(), partitions=6)
 SEEDS = range(300)
 
@@ -325,3 +337,89 @@ def test_a_round_needs_a_fault_and_a_producer() -> None:
         round_spec(_base(SAFE_PRODUCER), [], 0, 0, {})
     with pytest.raises(ValueError, match="needs a producer"):
         round_spec(_base(), draw_schedule(SPACE, 0), 0, 0, {})
+
+
+def test_a_claim_in_the_configurations_file_replaces_what_it_promises() -> None:
+    weak = dataclasses.replace(_base({"acks": "1"}), expectations={"lost": 0})
+    spec = round_spec(weak, draw_schedule(SPACE, 2), 2, 0, {})
+    assert spec.expectations["lost"] == 0 and spec.expectations["truncated"] == "any"
+    assert "lost = 0 (claimed by the configuration's file)" in spec.expected
+
+
+@pytest.mark.parametrize("name", ["safe", "acks_one", "unclean", "no_idempotence"])
+def test_the_shipped_configurations_make_rounds(name: str) -> None:
+    base = load_scenario_file(ROOT / "tests" / "explore" / f"{name}.toml").spec
+    spec = round_spec(base, draw_schedule(SPACE, 4), 4, 0, {})
+    claimed = {"acks_one": "lost", "unclean": "lost", "no_idempotence": "duplicate", "safe": "lost"}[name]
+    assert spec.expectations[claimed] == 0
+
+
+# -- the exploration loop, on a stand-in for the run ---------------------------------------------
+
+class _Chaos:
+    """What explore() uses of a ChaosRun; each round "fails" when its schedule pauses."""
+
+    def __init__(self) -> None:
+        self.topology = load_topology()
+        self.cases: list[tuple[str, str, str | None]] = []
+        self.settings: list[Mapping[str, Any]] = []
+
+    def use_broker_settings(self, settings: Mapping[str, Any]) -> bool:
+        self.settings.append(settings)
+        return False
+
+    def run_case(self, test_id: str, kind: str, body: Any, scenario: str | None = None) -> Any:
+        self.cases.append((test_id, kind, scenario))
+        outcome = "failed" if len(self.cases) % 3 == 0 else "passed"
+        return type("Record", (), {"outcome": outcome})()
+
+
+def test_explore_runs_the_rounds_asked_for_and_counts_violations() -> None:
+    chaos = _Chaos()
+    lines: list[str] = []
+    found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=4), lines.append)  # type: ignore[arg-type]
+    assert [c[0] for c in chaos.cases] == [f"explore:9:{n}" for n in range(4)]
+    assert {c[1] for c in chaos.cases} == {"explore-round"}
+    assert found.violations == ["explore-9-r2"]
+    assert lines[-1] == "round 3: PASSED; violations so far: 1 of 4 round(s)"
+    assert summary_lines(found)[0] == "explored 4 round(s) from seed 9: 1 violated"
+
+
+def test_explore_stops_starting_rounds_when_its_minutes_are_up() -> None:
+    ticks = iter([0.0, 0.0, 30.0, 59.0, 61.0, 500.0])
+    chaos = _Chaos()
+    explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=1, minutes=1.0), lambda _: None,  # type: ignore[arg-type]
+            clock=lambda: next(ticks))
+    assert len(chaos.cases) == 3
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"rounds": 2, "minutes": 3.0}, "exactly one of --rounds and --minutes"),
+    ({}, "exactly one of --rounds and --minutes"),
+    ({"rounds": 0}, "--rounds must be at least 1"),
+    ({"rounds": 1, "kinds": ("melt",)}, "unknown fault kind(s) melt"),
+    ({"rounds": 1, "max_concurrent": 0}, "--max-concurrent must be at least 1"),
+])
+def test_impossible_options_are_refused(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioFileError) as caught:
+        ExploreOptions(seed=0, **options)
+    assert message in str(caught.value)
+
+
+def test_explore_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
+    """One line, exit 2, and no Docker engine asked for: DOCKER_HOST points nowhere."""
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'none.sock'}"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "harness.compose.cli", "explore", *args],
+                              capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+
+    safe = str(ROOT / "tests" / "explore" / "safe.toml")
+    for args, words in [((safe, "--faults", "kill,melt", "--rounds", "1"), "unknown fault kind(s) melt"),
+                        ((str(tmp_path / "missing.toml"), "--rounds", "1"), "cannot read scenario file"),
+                        ((safe, "--rounds", "0"), "--rounds must be at least 1"),
+                        ((safe, "--max-concurrent", "0"), "--max-concurrent must be at least 1")]:
+        result = cli(*args)
+        assert result.returncode == 2, result
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("kafka-chaos: ") and words in lines[0], result.stderr

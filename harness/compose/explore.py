@@ -1,0 +1,140 @@
+"""``kafka-chaos explore``: rounds of random fault schedules against one safety
+configuration, each judged by what that configuration promises.
+
+Each round draws its schedule from the whole fault library (:mod:`harness.explore`) with
+its own seed (:func:`~harness.compose.explore_round.round_seed`), becomes an ordinary
+scenario (:func:`~harness.compose.explore_round.round_spec`) and runs through
+:meth:`ChaosRun.run_case`, the lifecycle every test gets: a healthy cluster before,
+diagnostics of a failure, health restored or the cluster replaced after. So every round
+has its page in the run's report and its ``scenario.toml``, which replays it with
+``kafka-chaos run``. The exploration stops after ``rounds`` rounds or once ``minutes``
+have passed (a round already started is finished).
+
+Everything a user gives is checked before any container starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faults.registry import fault_kinds
+from harness.cluster.lifecycle import Cluster
+from harness.compose.chaos_run import PASSED, ChaosRun
+from harness.compose.explore_round import round_seed, round_spec
+from harness.compose.scenario import ScenarioRun, ScenarioSpec
+from harness.compose.scenario_file import ScenarioFileError
+from harness.compose.spec_runner import run_spec
+from harness.explore.generator import Space, draw_schedule
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ExploreOptions:
+    """What a user chooses: the seed, how long, which faults and how many at once."""
+
+    seed: int
+    rounds: int | None = None
+    minutes: float | None = None
+    kinds: tuple[str, ...] = ()
+    max_concurrent: int = 2
+
+    def __post_init__(self) -> None:
+        if (self.rounds is None) == (self.minutes is None):
+            raise ScenarioFileError("explore: give exactly one of --rounds and --minutes")
+        if self.rounds is not None and self.rounds < 1:
+            raise ScenarioFileError("explore: --rounds must be at least 1")
+        if self.minutes is not None and self.minutes <= 0:
+            raise ScenarioFileError("explore: --minutes must be positive")
+        unknown = sorted(set(self.kinds) - set(fault_kinds()))
+        if unknown:
+            raise ScenarioFileError(f"explore: unknown fault kind(s) {', '.join(unknown)}; "
+                                    f"known: {', '.join(fault_kinds())}")
+        if self.max_concurrent < 1:
+            raise ScenarioFileError("explore: --max-concurrent must be at least 1")
+
+
+@dataclass
+class Exploration:
+    """The rounds run so far: their ids and outcomes, in order."""
+
+    seed: int
+    outcomes: list[tuple[str, str]] = field(default_factory=list)  # (scenario id, outcome)
+
+    @property
+    def violations(self) -> list[str]:
+        return [scenario for scenario, outcome in self.outcomes if outcome != PASSED]
+
+
+def space_for(base: ScenarioSpec, chaos: ChaosRun, options: ExploreOptions) -> Space:
+    """The space rounds are drawn from: the topology's nodes, the base topic's shape."""
+    topic = base.topic
+    partitions = topic.partitions if topic.assignment is None else len(topic.assignment)
+    replication = (topic.replication_factor if topic.assignment is None
+                   else len(next(iter(topic.assignment.values()), ())))
+    try:
+        return Space.of(chaos.topology, partitions, replication, kinds=options.kinds,
+                        max_concurrent=options.max_concurrent)
+    except ValueError as err:
+        raise ScenarioFileError(f"explore: {err}") from err
+
+
+def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progress: Progress,
+            clock: Callable[[], float] = time.monotonic) -> Exploration:
+    """Run rounds until ``options`` says stop; each round is one record of ``chaos``."""
+    space = space_for(base, chaos, options)
+    chaos.use_broker_settings(base.broker_settings)
+    exploration = Exploration(options.seed)
+    started = clock()
+    number = 0
+    while True:
+        if options.rounds is not None and number >= options.rounds:
+            break
+        if options.minutes is not None and clock() - started >= options.minutes * 60:
+            break
+        schedule = draw_schedule(space, round_seed(options.seed, number))
+        spec = round_spec(base, schedule, options.seed, number, chaos.topology.broker_settings)
+        faults = "; ".join(f"{e['fault']} at {e['start_s']:g} s for {e['duration_s']:g} s" for e in schedule)
+        progress(f"round {number}: {len(schedule)} fault(s): {faults}")
+        record = chaos.run_case(f"explore:{options.seed}:{number}", "explore-round", _body(chaos, spec),
+                                scenario=spec.id)
+        exploration.outcomes.append((spec.id, record.outcome))
+        progress(f"round {number}: {record.outcome.upper()}; violations so far: "
+                 f"{len(exploration.violations)} of {number + 1} round(s)")
+        number += 1
+    return exploration
+
+
+def _body(chaos: ChaosRun, spec: ScenarioSpec) -> Callable[[Cluster], str | None]:
+    def run(cluster: Cluster) -> str | None:
+        def start(s: ScenarioSpec) -> ScenarioRun:
+            return ScenarioRun(cluster, s, chaos.directory, chaos.judge, scenario_id=s.id)
+
+        run = run_spec(spec, start)
+        return None if run.passed else "\n".join(run.failures())
+    return run
+
+
+def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:
+    """The safety configuration: a scenario file's topic, clients and settings (its own
+    schedule, checks and expectations are not used), checked against the topology."""
+    from harness.cluster.versions import release
+    from harness.compose.scenario_file import check_against, check_broker_settings, load_scenario_file
+
+    scenario = load_scenario_file(path)
+    if not scenario.spec.producers:
+        raise ScenarioFileError(f"{path}: an exploration needs at least one producer")
+    check_against(scenario, chaos.topology.zones)
+    check_broker_settings(scenario, chaos.topology, release(chaos.kafka_version).extra_broker_settings)
+    return scenario.spec
+
+
+def summary_lines(exploration: Exploration) -> Sequence[str]:
+    lines = [f"explored {len(exploration.outcomes)} round(s) from seed {exploration.seed}: "
+             f"{len(exploration.violations)} violated"]
+    lines += [f"  {scenario}: replay with kafka-chaos run reports/<run>/{scenario}/scenario.toml"
+              for scenario in exploration.violations]
+    return lines
