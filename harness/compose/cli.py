@@ -2,8 +2,8 @@
 
 Subcommands: ``setup`` (engine and images), ``up`` (a cluster to poke at by hand, removed
 on Ctrl-C), ``run`` (the chaos suite, reports written), ``explore`` (random fault
-schedules against a safety configuration), ``clean`` (leftovers),
-``versions`` and ``check-topology``. Every user error is one line on stderr and exit
+schedules against a safety configuration), ``shrink`` (a failing round cut down),
+``clean`` (leftovers), ``versions`` and ``check-topology``. Every user error is one line on stderr and exit
 status 2; nothing is left running.
 """
 
@@ -195,6 +195,59 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     return 0 if outcome == "passed" else 1
 
 
+def _cmd_shrink(args: argparse.Namespace) -> int:
+    """Cut a failing round down to the smallest schedule that still violates what it
+    violated, rerunning each candidate up to --runs times; write it as a scenario file."""
+    import tomli_w
+
+    from faults.heal import heal_all
+    from harness.cluster.engine import ensure_engine
+    from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
+    from harness.compose.explore import chaos_round_runner, recorded_violations, shrink_round
+    from harness.compose.scenario_file import ScenarioFileError, check_targets, load_scenario_file
+    from harness.report.model import RunStatus
+
+    if not 1 <= args.needed <= args.runs:
+        raise ScenarioFileError(f"shrink: --needed must be between 1 and --runs ({args.runs})")
+    path = Path(args.file)
+    scenario = load_scenario_file(path)
+    chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
+                     progress=_progress)
+    check_targets(scenario, chaos.topology)
+    out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
+    target = recorded_violations(path)
+    ensure_engine()
+    unwind_on_sigterm()
+    chaos.judge.warm_up()
+    chaos.use_broker_settings(scenario.spec.broker_settings)
+    run_round = chaos_round_runner(chaos)
+    status, written = RunStatus.INTERRUPTED, False
+    try:
+        if not target:
+            _progress(f"no recorded violation beside {path}: running the round once to see what it breaks")
+            target = run_round(scenario.spec)
+        if not target:
+            _progress("the round violated nothing: nothing to shrink")
+        else:
+            _progress(f"shrinking towards: {', '.join(sorted(target))}")
+            shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed,
+                                            _progress)
+            out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n"
+                           + tomli_w.dumps(shrunk.to_dict()))
+            written = True
+            _progress(f"{len(scenario.spec.schedule)} fault(s) -> {len(shrunk.schedule)} in "
+                      f"{shrinker.rounds_run} run(s); written to {out}")
+        status = RunStatus.COMPLETE
+    except KeyboardInterrupt:
+        _progress("interrupted: removing the cluster; nothing was written")
+    finally:
+        chaos.close()
+        result = chaos.finish(status)
+    if result is not None:
+        _progress(f"report: {result[0]} ({result[1].upper()})")
+    return 0 if written else 1
+
+
 def _failed_checks(scenario_dir: Path) -> str:
     """The failed checks and rules of a scenario, one per line, from what it recorded."""
     import json
@@ -314,6 +367,19 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--topology", default="three_az")
     explore.add_argument("--run-id", default=None, help="report folder name under reports/")
     explore.set_defaults(func=_cmd_explore)
+
+    shrink = sub.add_parser("shrink", help="cut a failing exploration round down to the smallest schedule "
+                                           "that still fails, written as a scenario file")
+    shrink.add_argument("file", help="the round's scenario.toml (reports/<run>/<round>/scenario.toml)")
+    shrink.add_argument("--runs", type=int, default=3, help="runs per candidate, at most (default 3)")
+    shrink.add_argument("--needed", type=int, default=1,
+                        help="failed runs that make a candidate count as failing (default 1)")
+    shrink.add_argument("--out", default=None, help="where to write it (default: <round id>-shrunk.toml "
+                                                    "beside the file)")
+    shrink.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
+    shrink.add_argument("--topology", default="three_az")
+    shrink.add_argument("--run-id", default=None, help="report folder name under reports/")
+    shrink.set_defaults(func=_cmd_shrink)
 
     from harness.report import cli as report_cli
 

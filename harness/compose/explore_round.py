@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.compose.checks import ClusterRules, Sends, heal
 from harness.compose.expectations import Bounds, CountRange
-from harness.compose.scenario import ScenarioSpec
+from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.explore.invariants import Invariant, implied
 from harness.history import ANOMALY_KINDS, Rule
 
@@ -33,6 +33,9 @@ LIVENESS_S = 60.0
 # Followers catch up within replica.lag.time.max.ms once they fetch again; a broker that
 # was down also waits for its session's expiry and a JVM start.
 ISR_FULL_S = 120.0
+LIVENESS = f"acknowledgements resume within {LIVENESS_S:g} s of the last heal"
+# Checks that say a round tested nothing rather than that Kafka broke a promise.
+OPERATIONAL = ("at least ", "workload flowing before the faults")
 
 
 def round_seed(seed: int, number: int) -> int:
@@ -63,6 +66,29 @@ def last_to_heal(schedule: Sequence[Mapping[str, Any]]) -> int:
     return max(range(len(ends)), key=lambda i: ends[i]) + 1
 
 
+def liveness(schedule: Sequence[Mapping[str, Any]]) -> Sends:
+    """Acknowledgements within LIVENESS_S of the heal of the entry healed last."""
+    return Sends("acked", CountRange(at_least=1), start=heal(last_to_heal(schedule)), for_s=LIVENESS_S,
+                 timed_by="ack", label=LIVENESS)
+
+
+def with_schedule(spec: ScenarioSpec, schedule: Sequence[Mapping[str, Any]]) -> ScenarioSpec:
+    """A round with another schedule (a shrinking candidate): the same judgement, its
+    liveness check measured from the new schedule's last heal."""
+    checks = tuple(liveness(schedule) if c.name == LIVENESS else c for c in spec.checks
+                   if schedule or c.name != LIVENESS)  # no heal to measure from without a fault
+    return dataclasses.replace(spec, schedule=tuple(dict(e) for e in schedule), checks=checks)
+
+
+def violations(run: ScenarioRun) -> set[str]:
+    """What a finished round broke: failed rules (``rule <kind>``) and failed checks,
+    leaving out the checks that only say the round could not test anything (too few
+    acknowledgements, a workload not flowing before the faults)."""
+    found = {f"rule {r.kind}" for r in (run.verdict.rules if run.verdict is not None else []) if not r.passed}
+    found |= {c.name for c in run.checks if not c.passed and not c.name.startswith(OPERATIONAL)}
+    return found
+
+
 def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: int, number: int,
                broker_settings: Mapping[str, Any]) -> ScenarioSpec:
     """Round ``number`` (drawn with ``seed``) of an exploration of ``base``: its topic,
@@ -81,7 +107,6 @@ def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: 
     claimed = [f"{kind} = {rule} (claimed by the configuration's file)"
                for kind, rule in base.expectations.items()]
     kinds = ", ".join(sorted({str(e["fault"]) for e in schedule}))
-    last = last_to_heal(schedule)
     return dataclasses.replace(
         base,
         id=f"explore-{seed}-r{number}",
@@ -92,11 +117,7 @@ def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: 
                                 if inv.rule == 0 and inv.kind not in base.expectations), *claimed]),
         expectations={kind: rules[kind] for kind in ANOMALY_KINDS},
         schedule=tuple(dict(entry) for entry in schedule),
-        checks=(
-            ClusterRules(label="ZooKeeper's view keeps the cluster's rules"),
-            Sends("acked", CountRange(at_least=1), start=heal(last), for_s=LIVENESS_S, timed_by="ack",
-                  label=f"acknowledgements resume within {LIVENESS_S:g} s of the last heal"),
-        ),
+        checks=(ClusterRules(label="ZooKeeper's view keeps the cluster's rules"), liveness(schedule)),
         probes=(),
         bounds=Bounds(isr_full_after_heal_s=ISR_FULL_S),
         must_fail=(),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import os
 import random
 import subprocess
@@ -30,8 +31,15 @@ from harness.compose.checks import (
     parse_check,
 )
 from harness.compose.expectations import CountRange
-from harness.compose.explore import ExploreOptions, explore, summary_lines
-from harness.compose.explore_round import ISR_FULL_S, LIVENESS_S, last_to_heal, round_seed, round_spec
+from harness.compose.explore import ExploreOptions, explore, recorded_violations, shrink_round, summary_lines
+from harness.compose.explore_round import (
+    ISR_FULL_S,
+    LIVENESS,
+    LIVENESS_S,
+    last_to_heal,
+    round_seed,
+    round_spec,
+)
 from harness.compose.scenario import ScenarioSpec, TopicSpec
 from harness.compose.scenario_file import (
     ScenarioFile,
@@ -423,3 +431,62 @@ def test_explore_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
         assert result.returncode == 2, result
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("kafka-chaos: ") and words in lines[0], result.stderr
+
+
+# -- shrinking a round -----------------------------------------------------------------------
+
+def _failing_round() -> ScenarioSpec:
+    schedule = [{"start_s": 5.0 * i, "duration_s": 8.0, "fault": "kill", "target": {"broker": i % 3}}
+                for i in range(6)]
+    schedule[4] = {"start_s": 20.0, "duration_s": 8.0, "fault": "pause", "target": "controller"}
+    return round_spec(_base(SAFE_PRODUCER), schedule, 5, 2, {})
+
+
+def test_a_round_shrinks_to_the_fault_behind_its_violation() -> None:
+    """The stand-in cluster loses data whenever the controller is paused for 4 s or more."""
+    spec = _failing_round()
+    runs: list[ScenarioSpec] = []
+
+    def run_round(candidate: ScenarioSpec) -> set[str]:
+        runs.append(candidate)
+        paused = [e for e in candidate.schedule if e["fault"] == "pause" and e["duration_s"] >= 4]
+        return {"rule lost", "an unrelated check"} if paused else {"an unrelated check"}
+
+    lines: list[str] = []
+    shrunk, shrinker = shrink_round(spec, {"rule lost"}, run_round, runs=2, needed=1, progress=lines.append)
+    assert [e["fault"] for e in shrunk.schedule] == ["pause"] and shrunk.schedule[0]["duration_s"] == 4.0
+    assert shrunk.id == "explore-5-r2-shrunk" and shrunk.title.endswith("shrunk to 1 fault(s)")
+    liveness = next(c for c in shrunk.checks if c.name == LIVENESS).to_spec()
+    assert liveness["from"] == {"heal": 1}  # measured from the one entry left
+    assert parse_scenario(tomli_w.dumps(shrunk.to_dict()), "shrunk.toml").to_dict() == shrunk.to_dict()
+    assert shrinker.rounds_run == len(runs) and all(r.id.startswith("explore-5-r2-shrink-") for r in runs)
+    assert lines[0] == "candidate 0: 0 fault(s): passes"
+    with pytest.raises(ScenarioFileError, match="violated nothing"):
+        shrink_round(spec, set(), run_round, 1, 1, lines.append)
+
+
+def test_the_violations_a_round_recorded_are_read_back(tmp_path: Path) -> None:
+    folder = tmp_path / "explore-5-r2"
+    folder.mkdir()
+    (folder / "scenario.toml").write_text("")
+    (folder / "assertions.json").write_text(json.dumps({"checks": [
+        {"name": "at least 50 sends acknowledged", "passed": False},  # says the round tested nothing
+        {"name": LIVENESS, "passed": False},
+        {"name": "ZooKeeper's view keeps the cluster's rules", "passed": True},
+        {"name": "test assertions (pytest)", "passed": False}]}))
+    (folder / "verdict.json").write_text(json.dumps({"rules": {"lost": {"passed": False},
+                                                               "duplicate": {"passed": True}}}))
+    assert recorded_violations(folder / "scenario.toml") == {LIVENESS, "rule lost"}
+    assert recorded_violations(tmp_path / "elsewhere" / "scenario.toml") == set()
+
+
+def test_shrink_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'none.sock'}"}
+    safe = str(ROOT / "tests" / "explore" / "safe.toml")
+    for args, words in [((safe, "--runs", "2", "--needed", "3"), "--needed must be between 1 and --runs (2)"),
+                        ((str(tmp_path / "missing.toml"),), "cannot read scenario file")]:
+        result = subprocess.run([sys.executable, "-m", "harness.compose.cli", "shrink", *args],
+                                capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+        assert result.returncode == 2, result
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], result.stderr
