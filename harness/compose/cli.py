@@ -162,7 +162,14 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     from faults.heal import heal_all
     from harness.cluster.engine import ensure_engine
     from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
-    from harness.compose.explore import ExploreOptions, explore, load_base, space_for, summary_lines
+    from harness.compose.explore import (
+        ExploreOptions,
+        explore,
+        load_base,
+        space_for,
+        summary_lines,
+        write_exploration,
+    )
     from harness.report.model import RunStatus
 
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip()) if args.faults else ()
@@ -186,6 +193,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         chaos.close()
         result = chaos.finish(status)
     if exploration is not None:
+        if exploration.outcomes:
+            _progress(f"rounds and coverage: {write_exploration(exploration, chaos.directory.path)}")
         for line in summary_lines(exploration):
             _progress(line)
     if result is None:

@@ -31,6 +31,7 @@ from harness.compose.explore_round import OPERATIONAL, round_seed, round_spec, v
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
+from harness.explore.coverage import coverage, kinds_not_exercised, table
 from harness.explore.generator import Space, draw_schedule
 from harness.explore.shrink import Shrinker
 
@@ -64,14 +65,26 @@ class ExploreOptions:
 
 @dataclass
 class Exploration:
-    """The rounds run so far: their ids and outcomes, in order."""
+    """The rounds run so far: their ids, outcomes and schedules, in order."""
 
     seed: int
+    kinds: tuple[str, ...] = ()  # the kinds drawn from
     outcomes: list[tuple[str, str]] = field(default_factory=list)  # (scenario id, outcome)
+    schedules: list[list[dict[str, Any]]] = field(default_factory=list)
 
     @property
     def violations(self) -> list[str]:
         return [scenario for scenario, outcome in self.outcomes if outcome != PASSED]
+
+    def to_dict(self) -> dict[str, Any]:
+        cells = coverage(self.schedules)
+        return {
+            "seed": self.seed,
+            "rounds": [{"scenario": scenario, "outcome": outcome, "schedule": schedule}
+                       for (scenario, outcome), schedule in zip(self.outcomes, self.schedules, strict=True)],
+            "coverage": [dataclasses.asdict(c) for c in cells],
+            "kinds_not_exercised": kinds_not_exercised(cells, self.kinds),
+        }
 
 
 def space_for(base: ScenarioSpec, chaos: ChaosRun, options: ExploreOptions) -> Space:
@@ -92,7 +105,7 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
     """Run rounds until ``options`` says stop; each round is one record of ``chaos``."""
     space = space_for(base, chaos, options)
     chaos.use_broker_settings(base.broker_settings)
-    exploration = Exploration(options.seed)
+    exploration = Exploration(options.seed, space.drawn_kinds)
     started = clock()
     number = 0
     while True:
@@ -107,6 +120,7 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
         record = chaos.run_case(f"explore:{options.seed}:{number}", "explore-round", _body(chaos, spec),
                                 scenario=spec.id)
         exploration.outcomes.append((spec.id, record.outcome))
+        exploration.schedules.append([dict(e) for e in schedule])
         progress(f"round {number}: {record.outcome.upper()}; violations so far: "
                  f"{len(exploration.violations)} of {number + 1} round(s)")
         number += 1
@@ -137,11 +151,25 @@ def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:
     return scenario.spec
 
 
+def write_exploration(exploration: Exploration, folder: Path) -> Path:
+    """explore.json in the run's folder: every round's schedule and outcome, and coverage."""
+    import json
+
+    path = folder / "explore.json"
+    path.write_text(json.dumps(exploration.to_dict(), indent=1))
+    return path
+
+
 def summary_lines(exploration: Exploration) -> Sequence[str]:
     lines = [f"explored {len(exploration.outcomes)} round(s) from seed {exploration.seed}: "
              f"{len(exploration.violations)} violated"]
     lines += [f"  {scenario}: replay with kafka-chaos run reports/<run>/{scenario}/scenario.toml"
               for scenario in exploration.violations]
+    cells = coverage(exploration.schedules)
+    lines.append("coverage (fault x target named, entries, seconds in force):")
+    lines += [f"  {line}" for line in table(cells)]
+    missing = kinds_not_exercised(cells, exploration.kinds)
+    lines.append(f"fault kinds not exercised: {', '.join(missing) if missing else 'none'}")
     return lines
 
 

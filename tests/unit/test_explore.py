@@ -56,6 +56,7 @@ from harness.explore.cluster_rules import (
     Seen,
     violations,
 )
+from harness.explore.coverage import coverage, kinds_not_exercised, table
 from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force
 from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
@@ -490,3 +491,42 @@ def test_shrink_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
         assert result.returncode == 2, result
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+# -- coverage ----------------------------------------------------------------------------------
+
+def test_coverage_counts_each_kind_against_each_role_named() -> None:
+    schedules = [
+        [{"start_s": 0, "duration_s": 5.0, "fault": "kill", "target": "controller"},
+         {"start_s": 1, "duration_s": 2.5, "fault": "cut", "links": {"isolate": {"zone": "a"}}}],
+        [{"start_s": 0, "duration_s": 4.0, "fault": "kill", "target": "controller"},
+         {"start_s": 2, "duration_s": 1.0, "fault": "latency", "latency_ms": 100,
+          "links": {"from": {"zone_clients": "a"}, "to": {"broker": 1}, "kind": "client"}},
+         {"start_s": 3, "duration_s": 2.0, "fault": "delete_controller"}],
+    ]
+    cells = coverage(schedules)
+    assert [(c.kind, c.role, c.entries, c.seconds) for c in cells] == [
+        ("cut", "isolate:zone", 1, 2.5), ("delete_controller", "-", 1, 2.0), ("kill", "controller", 2, 9.0),
+        ("latency", "client", 1, 1.0)]
+    assert kinds_not_exercised(cells, ("kill", "pause", "cut")) == ["pause"]
+    lines = table(cells)
+    assert lines[0].split() == ["fault", "target", "entries", "seconds"]
+    assert lines[3].split() == ["kill", "controller", "2", "9.0"]
+
+
+def test_three_hundred_drawn_rounds_cover_every_kind() -> None:
+    cells = coverage(draw_schedule(SPACE, seed) for seed in SEEDS)
+    assert kinds_not_exercised(cells, SPACE.drawn_kinds) == []
+    assert len({c.role for c in cells if c.kind == "kill"}) >= 5  # roles as well as kinds
+
+
+def test_an_exploration_summary_names_violations_and_coverage() -> None:
+    chaos = _Chaos()
+    found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=3), lambda _: None,  # type: ignore[arg-type]
+                    )
+    data = found.to_dict()
+    assert [r["outcome"] for r in data["rounds"]] == ["passed", "passed", "failed"]
+    assert data["rounds"][0]["schedule"] == draw_schedule(SPACE, round_seed(9, 0))
+    lines = summary_lines(found)
+    assert lines[1] == "  explore-9-r2: replay with kafka-chaos run reports/<run>/explore-9-r2/scenario.toml"
+    assert lines[2].startswith("coverage") and lines[-1].startswith("fault kinds not exercised: ")
