@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faults.events import FaultEvent
 from faults.registry import fault_kinds
 from harness.cluster.lifecycle import Cluster
 from harness.compose.chaos_run import PASSED, ChaosRun
@@ -117,8 +119,11 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
         spec = round_spec(base, schedule, options.seed, number, chaos.topology.broker_settings)
         faults = "; ".join(f"{e['fault']} at {e['start_s']:g} s for {e['duration_s']:g} s" for e in schedule)
         progress(f"round {number}: {len(schedule)} fault(s): {faults}")
-        record = chaos.run_case(f"explore:{options.seed}:{number}", "explore-round", _body(chaos, spec),
-                                scenario=spec.id)
+        def ticker(run: ScenarioRun, n: int = number) -> LiveProgress:
+            return LiveProgress(n, run, lambda: len(exploration.violations), progress)
+
+        record = chaos.run_case(f"explore:{options.seed}:{number}", "explore-round",
+                                _body(chaos, spec, ticker), scenario=spec.id)
         exploration.outcomes.append((spec.id, record.outcome))
         exploration.schedules.append([dict(e) for e in schedule])
         progress(f"round {number}: {record.outcome.upper()}; violations so far: "
@@ -127,14 +132,72 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
     return exploration
 
 
-def _body(chaos: ChaosRun, spec: ScenarioSpec) -> Callable[[Cluster], str | None]:
+def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], LiveProgress]
+          ) -> Callable[[Cluster], str | None]:
     def run(cluster: Cluster) -> str | None:
-        def start(s: ScenarioSpec) -> ScenarioRun:
-            return ScenarioRun(cluster, s, chaos.directory, chaos.judge, scenario_id=s.id)
+        live: list[LiveProgress] = []
 
-        run = run_spec(spec, start)
+        def start(s: ScenarioSpec) -> ScenarioRun:
+            scenario = ScenarioRun(cluster, s, chaos.directory, chaos.judge, scenario_id=s.id)
+            live.append(ticker(scenario).begin())
+            return scenario
+
+        try:
+            run = run_spec(spec, start)
+        finally:
+            for progress in live:
+                progress.end()
         return None if run.passed else "\n".join(run.failures())
     return run
+
+
+def faults_in_force(events: Sequence[FaultEvent]) -> list[str]:
+    """The faults injected and not yet healed, each with what it hit."""
+    pending: list[FaultEvent] = []
+    for event in events:
+        if event.action == "inject":
+            pending.append(event)
+        else:
+            match = next((e for e in pending if e.fault == event.fault), None)
+            if match is not None:
+                pending.remove(match)
+    return [f"{e.fault}({', '.join(e.targets)})" if e.targets else e.fault for e in pending]
+
+
+class LiveProgress:
+    """A line every ``every_s`` while a round runs: how long, which faults are in force,
+    acknowledgements per second since the last line, violations so far."""
+
+    def __init__(self, number: int, run: ScenarioRun, violations: Callable[[], int], progress: Progress,
+                 every_s: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.number, self.run, self.violations, self.progress = number, run, violations, progress
+        self.every_s, self.clock = every_s, clock
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, name=f"explore-round-{number}", daemon=True)
+        self._acked, self._at = 0, clock()
+        self._began = self._at
+
+    def begin(self) -> LiveProgress:
+        self._thread.start()
+        return self
+
+    def end(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def line(self) -> str:
+        workload, now = self.run.workload, self.clock()
+        acked = 0 if workload is None else workload.outcomes().get("acked", 0)
+        rate = (acked - self._acked) / max(now - self._at, 1e-6)
+        self._acked, self._at = acked, now
+        faults = ", ".join(faults_in_force(self.run.log.events)) or "nothing"
+        return (f"round {self.number}: {now - self._began:.0f} s, in force: {faults}, "
+                f"{rate:.0f} acks/s, violations so far: {self.violations()}")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.progress(self.line())
 
 
 def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:

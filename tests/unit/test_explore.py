@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import tomli_w
 
+from faults.events import EventLog
 from faults.registry import build_fault, fault_kinds
 from harness.cluster.zkstate import ClusterState, PartitionState
 from harness.compose.checks import (
@@ -31,7 +32,15 @@ from harness.compose.checks import (
     parse_check,
 )
 from harness.compose.expectations import CountRange
-from harness.compose.explore import ExploreOptions, explore, recorded_violations, shrink_round, summary_lines
+from harness.compose.explore import (
+    ExploreOptions,
+    LiveProgress,
+    explore,
+    faults_in_force,
+    recorded_violations,
+    shrink_round,
+    summary_lines,
+)
 from harness.compose.explore_round import (
     ISR_FULL_S,
     LIVENESS,
@@ -530,3 +539,25 @@ def test_an_exploration_summary_names_violations_and_coverage() -> None:
     lines = summary_lines(found)
     assert lines[1] == "  explore-9-r2: replay with kafka-chaos run reports/<run>/explore-9-r2/scenario.toml"
     assert lines[2].startswith("coverage") and lines[-1].startswith("fault kinds not exercised: ")
+
+
+def test_live_progress_names_the_faults_in_force_and_the_ack_rate() -> None:
+    log = EventLog()
+    log.record("kill", "inject", ("kafka-1",), "ok")
+    log.record("pause", "inject", ("zk-a",), "ok")
+    log.record("kill", "heal", ("kafka-1",), "ok")
+    assert faults_in_force(log.events) == ["pause(zk-a)"]
+
+    class Workload:
+        acked = 0
+
+        def outcomes(self) -> dict[str, int]:
+            return {"acked": self.acked}
+
+    run = type("Run", (), {"workload": Workload(), "log": log})()
+    ticks = iter([100.0, 105.0, 110.0])
+    live = LiveProgress(3, run, lambda: 1, lambda _: None, clock=lambda: next(ticks))  # type: ignore[arg-type]
+    run.workload.acked = 2000
+    assert live.line() == "round 3: 5 s, in force: pause(zk-a), 400 acks/s, violations so far: 1"
+    log.record("pause", "heal", ("zk-a",), "ok")
+    assert live.line() == "round 3: 10 s, in force: nothing, 0 acks/s, violations so far: 1"
