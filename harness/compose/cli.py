@@ -25,6 +25,7 @@ from harness.errors import USER_ERRORS
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
+    from harness.compose.chaos_run import ChaosRun
 
 EXIT_USAGE = 2
 
@@ -90,6 +91,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _run_files(args, run_id)
 
 
+def _chaos_session(chaos: ChaosRun, work: Callable[[], None]) -> tuple[Path, str] | None:
+    """The lifecycle every command that runs scenarios shares, once its input is checked:
+    a Docker engine, SIGTERM unwinding like Ctrl-C, the judge warming while the cluster
+    starts, then ``work``; whatever happens the cluster is removed and the report written,
+    marked incomplete when interrupted. Returns the report's index and outcome."""
+    from harness.cluster.engine import ensure_engine
+    from harness.compose.chaos_run import unwind_on_sigterm
+    from harness.report.model import RunStatus
+
+    ensure_engine()
+    unwind_on_sigterm()
+    chaos.judge.warm_up()  # the Spark session starts and warms while the cluster does
+    status = RunStatus.INTERRUPTED
+    try:
+        work()
+        status = RunStatus.COMPLETE
+    except KeyboardInterrupt:
+        _progress("interrupted: removing the cluster; the report will say the run is incomplete")
+    finally:
+        chaos.close()
+        result = chaos.finish(status)
+    if result is not None:
+        _progress(f"report: {result[0]} ({result[1].upper()})")
+    return result
+
+
 def _run_files(args: argparse.Namespace, run_id: str) -> int:
     """Scenario files in turn, each recorded like a test; exit = the report's outcome.
 
@@ -100,8 +127,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     group with other settings gets a fresh cluster after the previous one is removed.
     """
     from faults.heal import heal_all
-    from harness.cluster.engine import ensure_engine
-    from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
+    from harness.compose.chaos_run import ChaosRun
     from harness.compose.scenario import ScenarioRun, ScenarioSpec
     from harness.compose.scenario_file import (
         ScenarioFile,
@@ -112,7 +138,6 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         load_scenario_file,
     )
     from harness.compose.spec_runner import run_spec
-    from harness.report.model import RunStatus
 
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
@@ -120,9 +145,6 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         check_against(scenario, chaos.topology.zones)
         check_targets(scenario, chaos.topology)
         check_broker_settings(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
-    ensure_engine()
-    unwind_on_sigterm()
-    chaos.judge.warm_up()  # the Spark session starts and warms while the cluster does
 
     def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
         def run(cluster: Cluster) -> str | None:
@@ -133,8 +155,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
             return None if passed else _failed_checks(chaos.directory.path / scenario.spec.id)
         return run
 
-    status = RunStatus.INTERRUPTED
-    try:
+    def work() -> None:
         ordered = [(settings, f) for settings, group in group_by_broker_settings(scenarios) for f in group]
         for settings, scenario in ordered:
             chaos.use_broker_settings(settings)  # a fresh cluster when the settings change
@@ -143,25 +164,16 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
                                     scenario=scenario.spec.id)
             _progress(f"scenario {scenario.spec.id}: {record.outcome.upper()}"
                       + (f": {record.error.splitlines()[-1]}" if record.error else ""))
-        status = RunStatus.COMPLETE
-    except KeyboardInterrupt:
-        _progress("interrupted: removing the cluster; the report will say the run is incomplete")
-    finally:
-        chaos.close()
-        result = chaos.finish(status)
-    if result is None:
-        return 1
-    index, outcome = result
-    _progress(f"report: {index} ({outcome.upper()})")
-    return 0 if outcome == "passed" else 1
+
+    result = _chaos_session(chaos, work)
+    return 0 if result is not None and result[1] == "passed" else 1
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
     """Rounds of random fault schedules against a safety configuration; exit 1 when any
     round violated what the configuration promises (or failed to run)."""
     from faults.heal import heal_all
-    from harness.cluster.engine import ensure_engine
-    from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
+    from harness.compose.chaos_run import ChaosRun
     from harness.compose.explore import (
         ExploreOptions,
         explore,
@@ -170,38 +182,23 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         summary_lines,
         write_exploration,
     )
-    from harness.report.model import RunStatus
 
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip()) if args.faults else ()
     options = ExploreOptions(args.seed, args.rounds, args.minutes if args.rounds is None else None, kinds,
                              args.max_concurrent)
-    run_id = args.run_id or new_run_id()
-    chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
+    chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
+                     progress=_progress)
     base = load_base(args.file, chaos)
     space_for(base, chaos, options)  # refuse an impossible space before any container starts
-    ensure_engine()
-    unwind_on_sigterm()
-    chaos.judge.warm_up()
-    status = RunStatus.INTERRUPTED
-    exploration = None
-    try:
+
+    def work() -> None:
         exploration = explore(chaos, base, options, _progress)
-        status = RunStatus.COMPLETE
-    except KeyboardInterrupt:
-        _progress("interrupted: removing the cluster; the report will say the run is incomplete")
-    finally:
-        chaos.close()
-        result = chaos.finish(status)
-    if exploration is not None:
-        if exploration.outcomes:
-            _progress(f"rounds and coverage: {write_exploration(exploration, chaos.directory.path)}")
+        _progress(f"rounds and coverage: {write_exploration(exploration, chaos.directory.path)}")
         for line in summary_lines(exploration):
             _progress(line)
-    if result is None:
-        return 1
-    index, outcome = result
-    _progress(f"report: {index} ({outcome.upper()})")
-    return 0 if outcome == "passed" else 1
+
+    result = _chaos_session(chaos, work)
+    return 0 if result is not None and result[1] == "passed" else 1
 
 
 def _cmd_shrink(args: argparse.Namespace) -> int:
@@ -210,11 +207,9 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     import tomli_w
 
     from faults.heal import heal_all
-    from harness.cluster.engine import ensure_engine
-    from harness.compose.chaos_run import ChaosRun, unwind_on_sigterm
+    from harness.compose.chaos_run import ChaosRun
     from harness.compose.explore import chaos_round_runner, recorded_violations, shrink_round
     from harness.compose.scenario_file import ScenarioFileError, check_targets, load_scenario_file
-    from harness.report.model import RunStatus
 
     if not 1 <= args.needed <= args.runs:
         raise ScenarioFileError(f"shrink: --needed must be between 1 and --runs ({args.runs})")
@@ -224,36 +219,27 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
                      progress=_progress)
     check_targets(scenario, chaos.topology)
     out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
-    target = recorded_violations(path)
-    ensure_engine()
-    unwind_on_sigterm()
-    chaos.judge.warm_up()
-    chaos.use_broker_settings(scenario.spec.broker_settings)
-    run_round = chaos_round_runner(chaos)
-    status, written = RunStatus.INTERRUPTED, False
-    try:
+    written: list[Path] = []
+
+    def work() -> None:
+        chaos.use_broker_settings(scenario.spec.broker_settings)
+        run_round = chaos_round_runner(chaos)
+        target = recorded_violations(path)
         if not target:
             _progress(f"no recorded violation beside {path}: running the round once to see what it breaks")
             target = run_round(scenario.spec)
         if not target:
             _progress("the round violated nothing: nothing to shrink")
-        else:
-            _progress(f"shrinking towards: {', '.join(sorted(target))}")
-            shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed,
-                                            _progress)
-            out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n"
-                           + tomli_w.dumps(shrunk.to_dict()))
-            written = True
-            _progress(f"{len(scenario.spec.schedule)} fault(s) -> {len(shrunk.schedule)} in "
-                      f"{shrinker.rounds_run} run(s); written to {out}")
-        status = RunStatus.COMPLETE
-    except KeyboardInterrupt:
-        _progress("interrupted: removing the cluster; nothing was written")
-    finally:
-        chaos.close()
-        result = chaos.finish(status)
-    if result is not None:
-        _progress(f"report: {result[0]} ({result[1].upper()})")
+            return
+        _progress(f"shrinking towards: {', '.join(sorted(target))}")
+        shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed, _progress)
+        out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n"
+                       + tomli_w.dumps(shrunk.to_dict()))
+        written.append(out)
+        _progress(f"{len(scenario.spec.schedule)} fault(s) -> {len(shrunk.schedule)} in "
+                  f"{shrinker.rounds_run} run(s); written to {out}")
+
+    _chaos_session(chaos, work)
     return 0 if written else 1
 
 
