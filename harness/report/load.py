@@ -38,9 +38,12 @@ from harness.report.model import (
     Check,
     ClientConfig,
     ClusterEvent,
+    CoverageCell,
     EffectiveConfig,
     Escalation,
     Example,
+    Exploration,
+    ExploredRound,
     FaultAction,
     FaultWindow,
     HistoryInfo,
@@ -210,7 +213,43 @@ def load_run(run_dir: str | os.PathLike[str]) -> Run:
     if isinstance(raw, Mapping):
         run.tests, run.unreadable_tests = _session_tests(raw.get("tests"), problems)
         run.escalations = _escalations(raw.get("escalations"), problems)
+    if (root / "explore.json").exists():
+        run.exploration = _exploration(_read_json(root / "explore.json", problems), problems)
     return run
+
+
+def _fault_words(entry: Mapping[str, Any]) -> str:
+    """A schedule entry in a few words: its kind, what it names, when and how long."""
+    named = entry.get("target", entry.get("links"))
+    what = "" if named is None else f" {json.dumps(named, sort_keys=True)}"
+    when = f"at {entry.get('start_s', '?')} s for {entry.get('duration_s', 0)} s"
+    return f"{entry.get('fault', '?')}{what} {when}"
+
+
+def _explored_round(raw: object) -> ExploredRound:
+    r = _obj(raw, "round")
+    faults = [_fault_words(_obj(e, "schedule entry")) for e in _list(r.get("schedule", []), "schedule")]
+    return ExploredRound(str(r.get("scenario", "")), str(r.get("outcome", "")), faults)
+
+
+def _coverage_cell(raw: object) -> CoverageCell:
+    c = _obj(raw, "coverage cell")
+    return CoverageCell(str(c.get("kind", "")), str(c.get("role", "")), _int(c.get("entries"), "entries"),
+                        _num(c.get("seconds"), "seconds"))
+
+
+def _exploration(raw: object, problems: list[str]) -> Exploration | None:
+    """explore.json (harness.compose.explore.Exploration.to_dict); None, with a problem
+    noted, when it cannot be read."""
+    try:
+        data = _obj(raw, "explore.json")
+        missing = [str(k) for k in _list(data.get("kinds_not_exercised", []), "kinds_not_exercised")]
+        return Exploration(_int(data.get("seed"), "seed"),
+                           [_explored_round(r) for r in _list(data.get("rounds", []), "rounds")],
+                           [_coverage_cell(c) for c in _list(data.get("coverage", []), "coverage")], missing)
+    except _Malformed as exc:
+        problems.append(f"explore.json is malformed ({exc}); the exploration is not shown")
+        return None
 
 
 # ------------------------------------------------------------------- tests, escalations

@@ -475,6 +475,33 @@ class RunInfo:
         return max(0.0, self.finished - self.started)
 
 
+@dataclass(frozen=True)
+class CoverageCell:
+    """One fault kind against one target role an exploration drew."""
+
+    kind: str
+    role: str
+    entries: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ExploredRound:
+    scenario: str
+    outcome: str
+    faults: list[str]  # "kill controller at 3 s for 8 s", one per entry
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """explore.json: what ``kafka-chaos explore`` drew and found."""
+
+    seed: int
+    rounds: list[ExploredRound]
+    coverage: list[CoverageCell]
+    kinds_not_exercised: list[str]
+
+
 @dataclass
 class Run:
     info: RunInfo
@@ -483,6 +510,7 @@ class Run:
     tests: list[SessionTest] = field(default_factory=list)
     escalations: list[Escalation] = field(default_factory=list)
     unreadable_tests: int = 0  # run.json test entries that could not be read
+    exploration: Exploration | None = None  # only an explore run has one
 
     @property
     def outcome(self) -> Outcome:

@@ -558,3 +558,41 @@ def test_effective_settings_from_data_are_escaped(run_dir: Path) -> None:
     raw = (run_dir / "s3-kill-leader.html").read_text()
     assert "<script" not in raw and "<img" not in raw
     assert parse(run_dir / "s3-kill-leader.html").visible.count('<script>alert("x")</script>') >= 3
+
+
+def test_an_exploration_shows_its_rounds_and_coverage(run_dir: Path) -> None:
+    (run_dir / "explore.json").write_text(json.dumps({
+        "seed": 7,
+        "rounds": [
+            {"scenario": "s3-kill-leader", "outcome": "passed",
+             "schedule": [{"start_s": 3.5, "duration_s": 8.0, "fault": "kill", "target": "controller"}]},
+            {"scenario": "explore-7-r1", "outcome": "failed",
+             "schedule": [{"start_s": 0.5, "duration_s": 2.0, "fault": "cut",
+                           "links": {"isolate": {"zone": "a"}}, "mode": "blackhole"}]}],
+        "coverage": [{"kind": "cut", "role": "isolate:zone", "entries": 1, "seconds": 2.0},
+                     {"kind": "kill", "role": "controller", "entries": 1, "seconds": 8.0}],
+        "kinds_not_exercised": ["pause", "reassign"]}))
+    render_run(run_dir)
+    index = run_dir / "index.html"
+    text = parse(index).visible
+    assert "Seed 7: 2 round(s), 1 violated." in text
+    assert "Kinds never drawn: pause, reassign." in text
+    rounds = _table_rows(index, "exploration-rounds")
+    assert rounds[0][:2] == ["s3-kill-leader", "PASSED"]
+    assert 'kill "controller" at 3.5 s for 8.0 s' in rounds[0][2]
+    assert rounds[1][1] == "FAILED" and rounds[1][-1] == "bad"
+    assert "s3-kill-leader.html" in index.read_text()  # a round with a page links to it
+    coverage = _table_rows(index, "exploration-coverage")
+    assert [row[:4] for row in coverage] == [["cut", "isolate:zone", "1", "2.0"],
+                                             ["kill", "controller", "1", "8.0"]]
+
+
+def test_a_run_that_did_not_explore_has_no_exploration_section(rendered: Path) -> None:
+    assert "Exploration" not in parse(rendered / "index.html").visible
+
+
+def test_a_malformed_exploration_is_named_not_shown(run_dir: Path) -> None:
+    (run_dir / "explore.json").write_text(json.dumps({"seed": "seven", "rounds": []}))
+    render_run(run_dir)
+    text = parse(run_dir / "index.html").visible
+    assert "explore.json is malformed" in text and "Seed" not in text
