@@ -2,7 +2,8 @@
 
 Subcommands: ``setup`` (engine and images), ``up`` (a cluster to poke at by hand, removed
 on Ctrl-C), ``run`` (the chaos suite, reports written), ``explore`` (random fault
-schedules against a safety configuration), ``shrink`` (a failing round cut down),
+schedules against a safety configuration), ``replay`` (a recorded round again),
+``shrink`` (a failing round cut down),
 ``clean`` (leftovers), ``versions`` and ``check-topology``. Every user error is one line on stderr and exit
 status 2; nothing is left running.
 """
@@ -89,6 +90,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _progress(f"report: {reports_root() / run_id / 'index.html'}")
         return status
     return _run_files(args, run_id)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    """Run a recorded scenario again, exactly as it ran: a round folder (or any scenario
+    folder of a report) names its scenario.toml, which ``run`` then runs."""
+    from harness.compose.scenario_file import ScenarioFileError
+
+    path = Path(args.round)
+    spec = path / "scenario.toml" if path.is_dir() else path
+    if not spec.is_file():
+        raise ScenarioFileError(f"replay: {path} is neither a scenario folder of a report "
+                                "nor a scenario file")
+    args.files = [str(spec)]
+    return _run_files(args, args.run_id or new_run_id())
 
 
 def _chaos_session(chaos: ChaosRun, work: Callable[[], None]) -> tuple[Path, str] | None:
@@ -362,6 +377,14 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--topology", default="three_az")
     explore.add_argument("--run-id", default=None, help="report folder name under reports/")
     explore.set_defaults(func=_cmd_explore)
+
+    replay = sub.add_parser("replay", help="run a recorded round (or any scenario of a report) again, "
+                                           "exactly as it ran")
+    replay.add_argument("round", help="the round's folder (reports/<run>/<round>) or its scenario.toml")
+    replay.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
+    replay.add_argument("--topology", default="three_az")
+    replay.add_argument("--run-id", default=None, help="report folder name under reports/")
+    replay.set_defaults(func=_cmd_replay)
 
     shrink = sub.add_parser("shrink", help="cut a failing exploration round down to the smallest schedule "
                                            "that still fails, written as a scenario file")

@@ -561,3 +561,22 @@ def test_live_progress_names_the_faults_in_force_and_the_ack_rate() -> None:
     assert live.line() == "round 3: 5 s, in force: pause(zk-a), 400 acks/s, violations so far: 1"
     log.record("pause", "heal", ("zk-a",), "ok")
     assert live.line() == "round 3: 10 s, in force: nothing, 0 acks/s, violations so far: 1"
+
+
+def test_replay_refuses_what_is_not_a_recorded_scenario_before_any_container(tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'none.sock'}"}
+    empty = tmp_path / "explore-1-r0"
+    empty.mkdir()
+    for target, words in [(empty, "is neither a scenario folder of a report nor a scenario file"),
+                          (tmp_path / "nowhere", "is neither a scenario folder")]:
+        result = subprocess.run([sys.executable, "-m", "harness.compose.cli", "replay", str(target)],
+                                capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+        assert result.returncode == 2, result
+        assert result.stderr.strip().startswith("kafka-chaos: replay: "), result.stderr
+        assert words in result.stderr, result.stderr
+    folder = tmp_path / "explore-1-r1"
+    folder.mkdir()
+    (folder / "scenario.toml").write_text('id = "explore-1-r1"\n[[producers]]\nname = "pa"\nzone = "q"\n')
+    result = subprocess.run([sys.executable, "-m", "harness.compose.cli", "replay", str(folder)],
+                            capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    assert result.returncode == 2 and "unknown zone 'q'" in result.stderr, result.stderr  # checked too
