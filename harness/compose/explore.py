@@ -67,22 +67,33 @@ class ExploreOptions:
 
 @dataclass
 class Exploration:
-    """The rounds run so far: their ids, outcomes and schedules, in order."""
+    """The rounds run so far, in order: ids, outcomes, schedules and what each violated.
+
+    A round that failed without violating anything (a fault that could not strike as
+    drawn, a client that died, too few acknowledgements) is *inconclusive*: it failed,
+    and the report says so, but it is not a finding about Kafka."""
 
     seed: int
     kinds: tuple[str, ...] = ()  # the kinds drawn from
     outcomes: list[tuple[str, str]] = field(default_factory=list)  # (scenario id, outcome)
     schedules: list[list[dict[str, Any]]] = field(default_factory=list)
+    violated: dict[str, list[str]] = field(default_factory=dict)  # scenario id -> what it broke
 
     @property
     def violations(self) -> list[str]:
-        return [scenario for scenario, outcome in self.outcomes if outcome != PASSED]
+        return [scenario for scenario, _ in self.outcomes if self.violated.get(scenario)]
+
+    @property
+    def inconclusive(self) -> list[str]:
+        return [scenario for scenario, outcome in self.outcomes
+                if outcome != PASSED and not self.violated.get(scenario)]
 
     def to_dict(self) -> dict[str, Any]:
         cells = coverage(self.schedules)
         return {
             "seed": self.seed,
-            "rounds": [{"scenario": scenario, "outcome": outcome, "schedule": schedule}
+            "rounds": [{"scenario": scenario, "outcome": outcome, "violated": self.violated.get(scenario, []),
+                        "schedule": schedule}
                        for (scenario, outcome), schedule in zip(self.outcomes, self.schedules, strict=True)],
             "coverage": [dataclasses.asdict(c) for c in cells],
             "kinds_not_exercised": kinds_not_exercised(cells, self.kinds),
@@ -122,18 +133,24 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
         def ticker(run: ScenarioRun, n: int = number) -> LiveProgress:
             return LiveProgress(n, run, lambda: len(exploration.violations), progress)
 
+        broke: set[str] = set()
         record = chaos.run_case(f"explore:{options.seed}:{number}", "explore-round",
-                                _body(chaos, spec, ticker), scenario=spec.id)
+                                _body(chaos, spec, ticker, broke), scenario=spec.id)
         exploration.outcomes.append((spec.id, record.outcome))
         exploration.schedules.append([dict(e) for e in schedule])
-        progress(f"round {number}: {record.outcome.upper()}; violations so far: "
+        exploration.violated[spec.id] = sorted(broke)
+        what = f" ({', '.join(sorted(broke))})" if broke else ""
+        if not broke and record.outcome != PASSED:
+            what = " (not judged as drawn)"
+        progress(f"round {number}: {record.outcome.upper()}{what}; violations so far: "
                  f"{len(exploration.violations)} of {number + 1} round(s)")
         number += 1
     return exploration
 
 
-def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], LiveProgress]
-          ) -> Callable[[Cluster], str | None]:
+def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], LiveProgress],
+          broke: set[str]) -> Callable[[Cluster], str | None]:
+    """The round as a run_case body; what it violated is added to ``broke``."""
     def run(cluster: Cluster) -> str | None:
         live: list[LiveProgress] = []
 
@@ -147,6 +164,7 @@ def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], L
         finally:
             for progress in live:
                 progress.end()
+        broke.update(violations(run))
         return None if run.passed else "\n".join(run.failures())
     return run
 
@@ -225,8 +243,10 @@ def write_exploration(exploration: Exploration, folder: Path) -> Path:
 
 def summary_lines(exploration: Exploration) -> Sequence[str]:
     lines = [f"explored {len(exploration.outcomes)} round(s) from seed {exploration.seed}: "
-             f"{len(exploration.violations)} violated"]
-    lines += [f"  {scenario}: replay with kafka-chaos run reports/<run>/{scenario}/scenario.toml"
+             f"{len(exploration.violations)} violated, {len(exploration.inconclusive)} could not be judged "
+             "as drawn"]
+    lines += [f"  {scenario} broke {', '.join(exploration.violated[scenario])}: kafka-chaos replay "
+              f"reports/<run>/{scenario}; kafka-chaos shrink reports/<run>/{scenario}/scenario.toml"
               for scenario in exploration.violations]
     cells = coverage(exploration.schedules)
     lines.append("coverage (fault x target named, entries, seconds in force):")

@@ -229,7 +229,8 @@ def _fault_words(entry: Mapping[str, Any]) -> str:
 def _explored_round(raw: object) -> ExploredRound:
     r = _obj(raw, "round")
     faults = [_fault_words(_obj(e, "schedule entry")) for e in _list(r.get("schedule", []), "schedule")]
-    return ExploredRound(str(r.get("scenario", "")), str(r.get("outcome", "")), faults)
+    violated = [str(v) for v in _list(r.get("violated", []), "violated")]
+    return ExploredRound(str(r.get("scenario", "")), str(r.get("outcome", "")), faults, violated)
 
 
 def _coverage_cell(raw: object) -> CoverageCell:

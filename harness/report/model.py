@@ -490,6 +490,7 @@ class ExploredRound:
     scenario: str
     outcome: str
     faults: list[str]  # "kill controller at 3 s for 8 s", one per entry
+    violated: list[str]  # the rules and checks it broke; none on a failed round: not judged as drawn
 
 
 @dataclass(frozen=True)

@@ -375,7 +375,8 @@ def test_the_shipped_configurations_make_rounds(name: str) -> None:
 # -- the exploration loop, on a stand-in for the run ---------------------------------------------
 
 class _Chaos:
-    """What explore() uses of a ChaosRun; each round "fails" when its schedule pauses."""
+    """What explore() uses of a ChaosRun. A round's body (see _rounds_on_a_stand_in) says
+    how it went: round 2 loses data, round 4 cannot inject as drawn, the rest pass."""
 
     def __init__(self) -> None:
         self.topology = load_topology()
@@ -388,21 +389,39 @@ class _Chaos:
 
     def run_case(self, test_id: str, kind: str, body: Any, scenario: str | None = None) -> Any:
         self.cases.append((test_id, kind, scenario))
-        outcome = "failed" if len(self.cases) % 3 == 0 else "passed"
-        return type("Record", (), {"outcome": outcome})()
+        failure = body(None)
+        return type("Record", (), {"outcome": "passed" if failure is None else "failed"})()
 
 
+@pytest.fixture
+def stand_in_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    def body(chaos: Any, spec: ScenarioSpec, ticker: Any, broke: set[str]) -> Any:
+        def run(cluster: Any) -> str | None:
+            number = int(spec.id.rsplit("-r", 1)[1])
+            if number == 2:
+                broke.add("rule lost")
+                return "verdict: lost 3"
+            return "faults injected and healed without error: kill failed" if number == 4 else None
+        return run
+
+    monkeypatch.setattr("harness.compose.explore._body", body)
+
+
+@pytest.mark.usefixtures("stand_in_rounds")
 def test_explore_runs_the_rounds_asked_for_and_counts_violations() -> None:
     chaos = _Chaos()
     lines: list[str] = []
-    found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=4), lines.append)  # type: ignore[arg-type]
-    assert [c[0] for c in chaos.cases] == [f"explore:9:{n}" for n in range(4)]
+    found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=5), lines.append)  # type: ignore[arg-type]
+    assert [c[0] for c in chaos.cases] == [f"explore:9:{n}" for n in range(5)]
     assert {c[1] for c in chaos.cases} == {"explore-round"}
-    assert found.violations == ["explore-9-r2"]
-    assert lines[-1] == "round 3: PASSED; violations so far: 1 of 4 round(s)"
-    assert summary_lines(found)[0] == "explored 4 round(s) from seed 9: 1 violated"
+    assert found.violations == ["explore-9-r2"] and found.inconclusive == ["explore-9-r4"]
+    assert "round 2: FAILED (rule lost); violations so far: 1 of 3 round(s)" in lines
+    assert lines[-1] == "round 4: FAILED (not judged as drawn); violations so far: 1 of 5 round(s)"
+    assert summary_lines(found)[0] == ("explored 5 round(s) from seed 9: 1 violated, "
+                                       "1 could not be judged as drawn")
 
 
+@pytest.mark.usefixtures("stand_in_rounds")
 def test_explore_stops_starting_rounds_when_its_minutes_are_up() -> None:
     ticks = iter([0.0, 0.0, 30.0, 59.0, 61.0, 500.0])
     chaos = _Chaos()
@@ -529,15 +548,16 @@ def test_three_hundred_drawn_rounds_cover_every_kind() -> None:
     assert len({c.role for c in cells if c.kind == "kill"}) >= 5  # roles as well as kinds
 
 
+@pytest.mark.usefixtures("stand_in_rounds")
 def test_an_exploration_summary_names_violations_and_coverage() -> None:
-    chaos = _Chaos()
-    found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=3), lambda _: None,  # type: ignore[arg-type]
-                    )
+    found = explore(_Chaos(), _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=3), lambda _: None)  # type: ignore[arg-type]
     data = found.to_dict()
-    assert [r["outcome"] for r in data["rounds"]] == ["passed", "passed", "failed"]
+    assert [(r["outcome"], r["violated"]) for r in data["rounds"]] == [
+        ("passed", []), ("passed", []), ("failed", ["rule lost"])]
     assert data["rounds"][0]["schedule"] == draw_schedule(SPACE, round_seed(9, 0))
     lines = summary_lines(found)
-    assert lines[1] == "  explore-9-r2: replay with kafka-chaos run reports/<run>/explore-9-r2/scenario.toml"
+    assert lines[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/<run>/explore-9-r2; "
+                        "kafka-chaos shrink reports/<run>/explore-9-r2/scenario.toml")
     assert lines[2].startswith("coverage") and lines[-1].startswith("fault kinds not exercised: ")
 
 

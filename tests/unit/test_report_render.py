@@ -566,21 +566,24 @@ def test_an_exploration_shows_its_rounds_and_coverage(run_dir: Path) -> None:
         "rounds": [
             {"scenario": "s3-kill-leader", "outcome": "passed",
              "schedule": [{"start_s": 3.5, "duration_s": 8.0, "fault": "kill", "target": "controller"}]},
-            {"scenario": "explore-7-r1", "outcome": "failed",
+            {"scenario": "explore-7-r1", "outcome": "failed", "violated": ["rule lost"],
              "schedule": [{"start_s": 0.5, "duration_s": 2.0, "fault": "cut",
-                           "links": {"isolate": {"zone": "a"}}, "mode": "blackhole"}]}],
+                           "links": {"isolate": {"zone": "a"}}, "mode": "blackhole"}]},
+            {"scenario": "explore-7-r2", "outcome": "failed", "violated": [],
+             "schedule": [{"start_s": 1.0, "duration_s": 2.0, "fault": "kill", "target": "controller"}]}],
         "coverage": [{"kind": "cut", "role": "isolate:zone", "entries": 1, "seconds": 2.0},
                      {"kind": "kill", "role": "controller", "entries": 1, "seconds": 8.0}],
         "kinds_not_exercised": ["pause", "reassign"]}))
     render_run(run_dir)
     index = run_dir / "index.html"
     text = parse(index).visible
-    assert "Seed 7: 2 round(s), 1 violated." in text
+    assert "Seed 7: 3 round(s), 1 violated, 1 could not be judged as drawn" in text
     assert "Kinds never drawn: pause, reassign." in text
     rounds = _table_rows(index, "exploration-rounds")
     assert rounds[0][:2] == ["s3-kill-leader", "PASSED"]
-    assert 'kill "controller" at 3.5 s for 8.0 s' in rounds[0][2]
-    assert rounds[1][1] == "FAILED" and rounds[1][-1] == "bad"
+    assert 'kill "controller" at 3.5 s for 8.0 s' in rounds[0][3]
+    assert rounds[1][1:3] == ["FAILED", "rule lost"] and rounds[1][-1] == "bad"
+    assert rounds[2][1:3] == ["FAILED", "not judged as drawn"]
     assert "s3-kill-leader.html" in index.read_text()  # a round with a page links to it
     coverage = _table_rows(index, "exploration-coverage")
     assert [row[:4] for row in coverage] == [["cut", "isolate:zone", "1", "2.0"],
