@@ -223,8 +223,8 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
 
     from faults.heal import heal_all
     from harness.compose.chaos_run import ChaosRun
-    from harness.compose.explore import chaos_round_runner, recorded_violations, shrink_round
     from harness.compose.scenario_file import ScenarioFileError, check_targets, load_scenario_file
+    from harness.compose.shrink_round import chaos_round_runner, recorded_violations, shrink_round
 
     if not 1 <= args.needed <= args.runs:
         raise ScenarioFileError(f"shrink: --needed must be between 1 and --runs ({args.runs})")

@@ -1,6 +1,6 @@
 """``kafka-chaos explore``: rounds of random fault schedules against one safety
-configuration, each judged by what that configuration promises; ``kafka-chaos shrink``:
-a failing round cut down to the smallest schedule that still fails.
+configuration, each judged by what that configuration promises (a failing round is cut
+down by :mod:`harness.compose.shrink_round`).
 
 Each round draws its schedule from the whole fault library (:mod:`harness.explore`) with
 its own seed (:func:`~harness.compose.explore_round.round_seed`), becomes an ordinary
@@ -17,25 +17,22 @@ Everything a user gives is checked before any container starts.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faults.events import FaultEvent
 from faults.registry import fault_kinds
 from harness.cluster.lifecycle import Cluster
 from harness.compose.chaos_run import PASSED, ChaosRun
-from harness.compose.explore_round import OPERATIONAL, round_seed, round_spec, violations, with_schedule
+from harness.compose.explore_live import LiveProgress
+from harness.compose.explore_round import round_seed, round_spec, violations
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
 from harness.explore.coverage import coverage, kinds_not_exercised, table
 from harness.explore.generator import Space, draw_schedule
-from harness.explore.shrink import Shrinker
 
 Progress = Callable[[str], None]
 
@@ -169,55 +166,6 @@ def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], L
     return run
 
 
-def faults_in_force(events: Sequence[FaultEvent]) -> list[str]:
-    """The faults injected and not yet healed, each with what it hit."""
-    pending: list[FaultEvent] = []
-    for event in events:
-        if event.action == "inject":
-            pending.append(event)
-        else:
-            match = next((e for e in pending if e.fault == event.fault), None)
-            if match is not None:
-                pending.remove(match)
-    return [f"{e.fault}({', '.join(e.targets)})" if e.targets else e.fault for e in pending]
-
-
-class LiveProgress:
-    """A line every ``every_s`` while a round runs: how long, which faults are in force,
-    acknowledgements per second since the last line, violations so far."""
-
-    def __init__(self, number: int, run: ScenarioRun, violations: Callable[[], int], progress: Progress,
-                 every_s: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.number, self.run, self.violations, self.progress = number, run, violations, progress
-        self.every_s, self.clock = every_s, clock
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._tick, name=f"explore-round-{number}", daemon=True)
-        self._acked, self._at = 0, clock()
-        self._began = self._at
-
-    def begin(self) -> LiveProgress:
-        self._thread.start()
-        return self
-
-    def end(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-
-    def line(self) -> str:
-        workload, now = self.run.workload, self.clock()
-        acked = 0 if workload is None else workload.outcomes().get("acked", 0)
-        rate = (acked - self._acked) / max(now - self._at, 1e-6)
-        self._acked, self._at = acked, now
-        faults = ", ".join(faults_in_force(self.run.log.events)) or "nothing"
-        return (f"round {self.number}: {now - self._began:.0f} s, in force: {faults}, "
-                f"{rate:.0f} acks/s, violations so far: {self.violations()}")
-
-    def _tick(self) -> None:
-        while not self._stop.wait(self.every_s):
-            self.progress(self.line())
-
-
 def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:
     """The safety configuration: a scenario file's topic, clients and settings (its own
     schedule, checks and expectations are not used), checked against the topology."""
@@ -254,66 +202,3 @@ def summary_lines(exploration: Exploration) -> Sequence[str]:
     missing = kinds_not_exercised(cells, exploration.kinds)
     lines.append(f"fault kinds not exercised: {', '.join(missing) if missing else 'none'}")
     return lines
-
-
-RunRound = Callable[[ScenarioSpec], set[str]]  # runs a candidate; returns what it violated
-
-
-def recorded_violations(round_file: Path) -> set[str]:
-    """What the round violated when it ran, from the assertions.json and verdict.json
-    beside its scenario.toml (empty when it has no record there)."""
-    import json
-
-    found: set[str] = set()
-    folder = round_file.parent
-    try:
-        checks = json.loads((folder / "assertions.json").read_text()).get("checks", [])
-        found |= {str(c["name"]) for c in checks
-                  if not c.get("passed", True) and not str(c["name"]).startswith(OPERATIONAL)}
-        rules = json.loads((folder / "verdict.json").read_text()).get("rules", {})
-        found |= {f"rule {kind}" for kind, rule in rules.items() if not rule.get("passed", True)}
-    except (OSError, ValueError, AttributeError):
-        return found
-    return {name for name in found if name != "test assertions (pytest)"}
-
-
-def shrink_round(spec: ScenarioSpec, target: set[str], run_round: RunRound, runs: int, needed: int,
-                 progress: Progress) -> tuple[ScenarioSpec, Shrinker]:
-    """The smallest schedule found that still violates something in ``target``, as a
-    scenario (id ``<round>-shrunk``) a user can commit, and the shrinker (its runs)."""
-    if not target:
-        raise ScenarioFileError(f"{spec.id}: nothing to shrink towards: the round violated nothing")
-    numbers = itertools.count()
-
-    def fails(entries: list[Mapping[str, Any]]) -> bool:
-        n = next(numbers)
-        candidate = dataclasses.replace(with_schedule(spec, entries), id=f"{spec.id}-shrink-{n}")
-        hit = run_round(candidate) & target
-        verdict = f"still fails ({', '.join(sorted(hit))})" if hit else "passes"
-        progress(f"candidate {n}: {len(entries)} fault(s): {verdict}")
-        return bool(hit)
-
-    shrinker = Shrinker(fails, runs=runs, needed=needed)
-    smallest = shrinker.shrink(list(spec.schedule))
-    shrunk = dataclasses.replace(with_schedule(spec, smallest), id=f"{spec.id}-shrunk",
-                                 title=f"{spec.title}, shrunk to {len(smallest)} fault(s)")
-    return shrunk, shrinker
-
-
-def chaos_round_runner(chaos: ChaosRun) -> RunRound:
-    """Run a candidate as one record of ``chaos``; what it violated (an error counts as
-    violating nothing: it says nothing about Kafka)."""
-    def run_round(spec: ScenarioSpec) -> set[str]:
-        found: set[str] = set()
-
-        def body(cluster: Cluster) -> str | None:
-            def start(s: ScenarioSpec) -> ScenarioRun:
-                return ScenarioRun(cluster, s, chaos.directory, chaos.judge, scenario_id=s.id)
-
-            run = run_spec(spec, start)
-            found.update(violations(run))
-            return None if run.passed else "\n".join(run.failures())
-
-        chaos.run_case(f"shrink:{spec.id}", "shrink-candidate", body, scenario=spec.id)
-        return found
-    return run_round

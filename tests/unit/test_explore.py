@@ -32,15 +32,8 @@ from harness.compose.checks import (
     parse_check,
 )
 from harness.compose.expectations import CountRange
-from harness.compose.explore import (
-    ExploreOptions,
-    LiveProgress,
-    explore,
-    faults_in_force,
-    recorded_violations,
-    shrink_round,
-    summary_lines,
-)
+from harness.compose.explore import ExploreOptions, explore, summary_lines
+from harness.compose.explore_live import LiveProgress, faults_in_force
 from harness.compose.explore_round import (
     ISR_FULL_S,
     LIVENESS,
@@ -57,6 +50,7 @@ from harness.compose.scenario_file import (
     load_scenario_file,
     parse_scenario,
 )
+from harness.compose.shrink_round import recorded_violations, shrink_round
 from harness.explore.cluster_rules import (
     ISR_IN_REPLICAS,
     LEADER_EPOCHS,

@@ -1,0 +1,89 @@
+"""``kafka-chaos shrink``: a failing exploration round cut down to the smallest schedule
+that still breaks what it broke.
+
+The search is :class:`~harness.explore.shrink.Shrinker` (pure: ddmin over the entries,
+then durations and starts, each candidate judged over several runs); this module gives it
+real runs: each candidate is the round with another schedule
+(:func:`~harness.compose.explore_round.with_schedule`), run as one record of the run, and
+it "still fails" when it violates something the round violated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.cluster.lifecycle import Cluster
+from harness.compose.chaos_run import ChaosRun
+from harness.compose.explore_round import OPERATIONAL, violations, with_schedule
+from harness.compose.scenario import ScenarioRun, ScenarioSpec
+from harness.compose.scenario_file import ScenarioFileError
+from harness.compose.spec_runner import run_spec
+from harness.explore.shrink import Shrinker
+
+Progress = Callable[[str], None]
+
+
+RunRound = Callable[[ScenarioSpec], set[str]]  # runs a candidate; returns what it violated
+
+
+def recorded_violations(round_file: Path) -> set[str]:
+    """What the round violated when it ran, from the assertions.json and verdict.json
+    beside its scenario.toml (empty when it has no record there)."""
+    found: set[str] = set()
+    folder = round_file.parent
+    try:
+        checks = json.loads((folder / "assertions.json").read_text()).get("checks", [])
+        found |= {str(c["name"]) for c in checks
+                  if not c.get("passed", True) and not str(c["name"]).startswith(OPERATIONAL)}
+        rules = json.loads((folder / "verdict.json").read_text()).get("rules", {})
+        found |= {f"rule {kind}" for kind, rule in rules.items() if not rule.get("passed", True)}
+    except (OSError, ValueError, AttributeError):
+        return found
+    return {name for name in found if name != "test assertions (pytest)"}
+
+
+def shrink_round(spec: ScenarioSpec, target: set[str], run_round: RunRound, runs: int, needed: int,
+                 progress: Progress) -> tuple[ScenarioSpec, Shrinker]:
+    """The smallest schedule found that still violates something in ``target``, as a
+    scenario (id ``<round>-shrunk``) a user can commit, and the shrinker (its runs)."""
+    if not target:
+        raise ScenarioFileError(f"{spec.id}: nothing to shrink towards: the round violated nothing")
+    numbers = itertools.count()
+
+    def fails(entries: list[Mapping[str, Any]]) -> bool:
+        n = next(numbers)
+        candidate = dataclasses.replace(with_schedule(spec, entries), id=f"{spec.id}-shrink-{n}")
+        hit = run_round(candidate) & target
+        verdict = f"still fails ({', '.join(sorted(hit))})" if hit else "passes"
+        progress(f"candidate {n}: {len(entries)} fault(s): {verdict}")
+        return bool(hit)
+
+    shrinker = Shrinker(fails, runs=runs, needed=needed)
+    smallest = shrinker.shrink(list(spec.schedule))
+    shrunk = dataclasses.replace(with_schedule(spec, smallest), id=f"{spec.id}-shrunk",
+                                 title=f"{spec.title}, shrunk to {len(smallest)} fault(s)")
+    return shrunk, shrinker
+
+
+def chaos_round_runner(chaos: ChaosRun) -> RunRound:
+    """Run a candidate as one record of ``chaos``; what it violated (an error counts as
+    violating nothing: it says nothing about Kafka)."""
+    def run_round(spec: ScenarioSpec) -> set[str]:
+        found: set[str] = set()
+
+        def body(cluster: Cluster) -> str | None:
+            def start(s: ScenarioSpec) -> ScenarioRun:
+                return ScenarioRun(cluster, s, chaos.directory, chaos.judge, scenario_id=s.id)
+
+            run = run_spec(spec, start)
+            found.update(violations(run))
+            return None if run.passed else "\n".join(run.failures())
+
+        chaos.run_case(f"shrink:{spec.id}", "shrink-candidate", body, scenario=spec.id)
+        return found
+    return run_round
