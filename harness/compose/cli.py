@@ -336,6 +336,13 @@ def _version(value: str) -> str:
     return value
 
 
+def _cluster_options(command: argparse.ArgumentParser) -> None:
+    """The options of every command that runs scenarios on a cluster of its own."""
+    command.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
+    command.add_argument("--topology", default="three_az")
+    command.add_argument("--run-id", default=None, help="report folder name under reports/")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafka-chaos", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -356,9 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run scenario files, or the whole chaos suite, and write the report")
     run.add_argument("files", nargs="*", help="scenario files (TOML); none = the whole suite")
-    run.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
-    run.add_argument("--topology", default="three_az")
-    run.add_argument("--run-id", default=None, help="report folder name under reports/")
+    _cluster_options(run)
     run.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
                      help="passed on to pytest when running the suite")
     run.set_defaults(func=_cmd_run)
@@ -373,17 +378,13 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--faults", default="", help="comma-separated fault kinds to draw from "
                                                       "(default: every kind but topic_config)")
     explore.add_argument("--max-concurrent", type=int, default=2, help="faults in force at once, at most")
-    explore.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
-    explore.add_argument("--topology", default="three_az")
-    explore.add_argument("--run-id", default=None, help="report folder name under reports/")
+    _cluster_options(explore)
     explore.set_defaults(func=_cmd_explore)
 
     replay = sub.add_parser("replay", help="run a recorded round (or any scenario of a report) again, "
                                            "exactly as it ran")
     replay.add_argument("round", help="the round's folder (reports/<run>/<round>) or its scenario.toml")
-    replay.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
-    replay.add_argument("--topology", default="three_az")
-    replay.add_argument("--run-id", default=None, help="report folder name under reports/")
+    _cluster_options(replay)
     replay.set_defaults(func=_cmd_replay)
 
     shrink = sub.add_parser("shrink", help="cut a failing exploration round down to the smallest schedule "
@@ -394,9 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="failed runs that make a candidate count as failing (default 1)")
     shrink.add_argument("--out", default=None, help="where to write it (default: <round id>-shrunk.toml "
                                                     "beside the file)")
-    shrink.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
-    shrink.add_argument("--topology", default="three_az")
-    shrink.add_argument("--run-id", default=None, help="report folder name under reports/")
+    _cluster_options(shrink)
     shrink.set_defaults(func=_cmd_shrink)
 
     from harness.report import cli as report_cli
