@@ -214,7 +214,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> Run:
         run.tests, run.unreadable_tests = _session_tests(raw.get("tests"), problems)
         run.escalations = _escalations(raw.get("escalations"), problems)
     if (root / "explore.json").exists():
-        run.exploration = _exploration(_read_json(root / "explore.json", problems), problems)
+        run.exploration = _exploration(_read_json(root / "explore.json", problems), problems, root)
     return run
 
 
@@ -226,11 +226,14 @@ def _fault_words(entry: Mapping[str, Any]) -> str:
     return f"{entry.get('fault', '?')}{what} {when}"
 
 
-def _explored_round(raw: object) -> ExploredRound:
+def _explored_round(raw: object, root: Path) -> ExploredRound:
     r = _obj(raw, "round")
+    scenario = str(r.get("scenario", ""))
     faults = [_fault_words(_obj(e, "schedule entry")) for e in _list(r.get("schedule", []), "schedule")]
     violated = [str(v) for v in _list(r.get("violated", []), "violated")]
-    return ExploredRound(str(r.get("scenario", "")), str(r.get("outcome", "")), faults, violated)
+    shrunk = f"{scenario}/{scenario}-shrunk.toml"  # where `kafka-chaos shrink` writes by default
+    return ExploredRound(scenario, str(r.get("outcome", "")), faults, violated,
+                         shrunk if scenario and (root / shrunk).is_file() else None)
 
 
 def _coverage_cell(raw: object) -> CoverageCell:
@@ -239,14 +242,14 @@ def _coverage_cell(raw: object) -> CoverageCell:
                         _num(c.get("seconds"), "seconds"))
 
 
-def _exploration(raw: object, problems: list[str]) -> Exploration | None:
+def _exploration(raw: object, problems: list[str], root: Path) -> Exploration | None:
     """explore.json (harness.compose.explore.Exploration.to_dict); None, with a problem
     noted, when it cannot be read."""
     try:
         data = _obj(raw, "explore.json")
         missing = [str(k) for k in _list(data.get("kinds_not_exercised", []), "kinds_not_exercised")]
         return Exploration(_int(data.get("seed"), "seed"),
-                           [_explored_round(r) for r in _list(data.get("rounds", []), "rounds")],
+                           [_explored_round(r, root) for r in _list(data.get("rounds", []), "rounds")],
                            [_coverage_cell(c) for c in _list(data.get("coverage", []), "coverage")], missing)
     except _Malformed as exc:
         problems.append(f"explore.json is malformed ({exc}); the exploration is not shown")

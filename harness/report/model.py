@@ -491,6 +491,7 @@ class ExploredRound:
     outcome: str
     faults: list[str]  # "kill controller at 3 s for 8 s", one per entry
     violated: list[str]  # the rules and checks it broke; none on a failed round: not judged as drawn
+    shrunk: str | None = None  # the file `kafka-chaos shrink` wrote beside the round, relative to the run
 
 
 @dataclass(frozen=True)

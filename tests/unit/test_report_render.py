@@ -574,15 +574,19 @@ def test_an_exploration_shows_its_rounds_and_coverage(run_dir: Path) -> None:
         "coverage": [{"kind": "cut", "role": "isolate:zone", "entries": 1, "seconds": 2.0},
                      {"kind": "kill", "role": "controller", "entries": 1, "seconds": 8.0}],
         "kinds_not_exercised": ["pause", "reassign"]}))
+    (run_dir / "explore-7-r1").mkdir()
+    (run_dir / "explore-7-r1" / "explore-7-r1-shrunk.toml").write_text('id = "explore-7-r1-shrunk"\n')
     render_run(run_dir)
     index = run_dir / "index.html"
     text = parse(index).visible
     assert "Seed 7: 3 round(s), 1 violated, 1 could not be judged as drawn" in text
+    assert 'href="explore-7-r1/explore-7-r1-shrunk.toml">shrunk schedule' in index.read_text()
+    assert text.count("shrunk schedule") == 1  # only the round that was shrunk
     assert "Kinds never drawn: pause, reassign." in text
     rounds = _table_rows(index, "exploration-rounds")
     assert rounds[0][:2] == ["s3-kill-leader", "PASSED"]
     assert 'kill "controller" at 3.5 s for 8.0 s' in rounds[0][3]
-    assert rounds[1][1:3] == ["FAILED", "rule lost"] and rounds[1][-1] == "bad"
+    assert rounds[1][1:3] == ["FAILED", "rule lostshrunk schedule"] and rounds[1][-1] == "bad"
     assert rounds[2][1:3] == ["FAILED", "not judged as drawn"]
     assert "s3-kill-leader.html" in index.read_text()  # a round with a page links to it
     coverage = _table_rows(index, "exploration-coverage")
