@@ -3,7 +3,7 @@ clients under a drawn schedule, judged by what that configuration promises.
 
 A round is an ordinary :class:`ScenarioSpec`, so it runs through the one scenario runner,
 its page shows what every scenario page shows, and the ``scenario.toml`` each run writes
-is the round's replay (``kafka-chaos run <round>/scenario.toml``). What a round adds:
+is the round's replay (``kafka-chaos replay reports/<run>/<round>``). What a round adds:
 - expectations from :mod:`harness.explore.invariants` (0 where the configuration
   promises it, ``any`` elsewhere), merged over every producer: a kind is promised only if
   every producer's settings promise it; rules the configuration's file declares in
