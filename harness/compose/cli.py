@@ -200,7 +200,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip()) if args.faults else ()
     options = ExploreOptions(args.seed, args.rounds, args.minutes if args.rounds is None else None, kinds,
-                             args.max_concurrent)
+                             args.max_concurrent, args.until_violation)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
                      progress=_progress)
     base = load_base(args.file, chaos)
@@ -378,6 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--faults", default="", help="comma-separated fault kinds to draw from "
                                                       "(default: every kind but topic_config)")
     explore.add_argument("--max-concurrent", type=int, default=2, help="faults in force at once, at most")
+    explore.add_argument("--until-violation", action="store_true",
+                         help="stop after the first round that violates something")
     _cluster_options(explore)
     explore.set_defaults(func=_cmd_explore)
 

@@ -9,7 +9,9 @@ scenario (:func:`~harness.compose.explore_round.round_spec`) and runs through
 diagnostics of a failure, health restored or the cluster replaced after. So every round
 has its page in the run's report and its ``scenario.toml``, which replays it with
 ``kafka-chaos run``. The exploration stops after ``rounds`` rounds or once ``minutes``
-have passed (a round already started is finished).
+have passed (a round already started is finished), or, with ``until_violation``, after
+the first round that violates something: the question "how long until it breaks" then
+costs no more rounds than its answer.
 
 Everything a user gives is checked before any container starts.
 """
@@ -46,6 +48,7 @@ class ExploreOptions:
     minutes: float | None = None
     kinds: tuple[str, ...] = ()
     max_concurrent: int = 2
+    until_violation: bool = False  # stop after the first round that violates something
 
     def __post_init__(self) -> None:
         if (self.rounds is None) == (self.minutes is None):
@@ -122,6 +125,8 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
         if options.rounds is not None and number >= options.rounds:
             break
         if options.minutes is not None and clock() - started >= options.minutes * 60:
+            break
+        if options.until_violation and exploration.violations:
             break
         schedule = draw_schedule(space, round_seed(options.seed, number))
         spec = round_spec(base, schedule, options.seed, number, chaos.topology.broker_settings)

@@ -416,6 +416,15 @@ def test_explore_runs_the_rounds_asked_for_and_counts_violations() -> None:
 
 
 @pytest.mark.usefixtures("stand_in_rounds")
+def test_explore_until_a_violation_stops_after_the_first_round_that_violates() -> None:
+    chaos = _Chaos()
+    found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=5, until_violation=True),  # type: ignore[arg-type]
+                    lambda _: None)
+    assert [c[0] for c in chaos.cases] == [f"explore:9:{n}" for n in range(3)]
+    assert found.violations == ["explore-9-r2"]
+
+
+@pytest.mark.usefixtures("stand_in_rounds")
 def test_explore_stops_starting_rounds_when_its_minutes_are_up() -> None:
     ticks = iter([0.0, 0.0, 30.0, 59.0, 61.0, 500.0])
     chaos = _Chaos()
