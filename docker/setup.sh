@@ -28,4 +28,10 @@ if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ] && [ "$(id -u)" 
   echo "[kafka-chaos] installing a Java runtime for Spark" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
+# The power-loss model's sync journal is a small C library, compiled on this host for the
+# Kafka image: on a Debian root host install a C compiler if there is none.
+if ! command -v gcc >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+  echo "[kafka-chaos] installing a C compiler for the sync-journal library" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
+fi
 exec "$python" -m harness.compose.cli setup "$@"

@@ -32,6 +32,8 @@ CACHE_DIR = Path(os.environ.get("KAFKA_CHAOS_CACHE", Path.home() / ".cache" / "k
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 TOXIPROXY_VERSION = "2.12.0"
 BASE_TAG = "kafka-chaos/base:bookworm-jre17"
+SYNC_JOURNAL_SOURCE = DOCKER_DIR / "kafka" / "syncjournal.c"
+SYNC_JOURNAL_NAME = "libsyncjournal.so"
 INPUTS_LABEL = "kafka-chaos.inputs"
 
 Progress = Callable[[str], None]
@@ -162,6 +164,26 @@ def _kafka_libs(version: str, progress: Progress) -> Path:
     return target
 
 
+def sync_journal_library(progress: Progress = print) -> Path:
+    """The sync-journal library (``docker/kafka/syncjournal.c``), compiled on this host
+    with its C compiler and cached by the source's digest.
+
+    Built here rather than in the image because the base image has no compiler and no
+    container may reach a package registry; the base and the host are the same Debian
+    release (bookworm), so the library links against the same C library."""
+    source = SYNC_JOURNAL_SOURCE.read_bytes()
+    target = CACHE_DIR / f"syncjournal-{_digest(source)}" / SYNC_JOURNAL_NAME
+    if target.exists():
+        return target
+    progress("compiling the sync-journal library")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    _run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(partial),
+          str(SYNC_JOURNAL_SOURCE), "-ldl"], "compiling the sync-journal library")
+    partial.replace(target)
+    return target
+
+
 def ensure_kafka(
     client: docker.DockerClient, version: str, base: str, progress: Progress = print
 ) -> str:
@@ -175,16 +197,19 @@ def ensure_kafka(
         (recipe / "Dockerfile").read_bytes(),
         (recipe / "pom.xml.in").read_bytes(),
         (recipe / "log4j.properties").read_bytes(),
+        SYNC_JOURNAL_SOURCE.read_bytes(),
     )
     if _current_inputs(client, tag) == inputs:
         return tag
     libs = _kafka_libs(version, progress)
+    journal_library = sync_journal_library(progress)
     progress(f"building {tag}")
     with tempfile.TemporaryDirectory() as tmp:
         context = Path(tmp)
         shutil.copytree(libs, context / "libs", ignore=shutil.ignore_patterns(".complete"))
         shutil.copy(recipe / "Dockerfile", context / "Dockerfile")
         shutil.copy(recipe / "log4j.properties", context / "log4j.properties")
+        shutil.copy(journal_library, context / SYNC_JOURNAL_NAME)
         _docker_build(client, context, tag, base, inputs)
     return tag
 
