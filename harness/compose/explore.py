@@ -103,11 +103,8 @@ class Exploration:
 def space_for(base: ScenarioSpec, chaos: ChaosRun, options: ExploreOptions) -> Space:
     """The space rounds are drawn from: the topology's nodes, the base topic's shape."""
     topic = base.topic
-    partitions = topic.partitions if topic.assignment is None else len(topic.assignment)
-    replication = (topic.replication_factor if topic.assignment is None
-                   else len(next(iter(topic.assignment.values()), ())))
     try:
-        return Space.of(chaos.topology, partitions, replication, kinds=options.kinds,
+        return Space.of(chaos.topology, topic.partition_count, topic.replicas, kinds=options.kinds,
                         max_concurrent=options.max_concurrent)
     except ValueError as err:
         raise ScenarioFileError(f"explore: {err}") from err

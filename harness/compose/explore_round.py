@@ -52,10 +52,8 @@ def promised(base: ScenarioSpec, broker_settings: Mapping[str, Any]) -> list[Inv
     """What the base configuration promises, every producer considered: one invariant
     per anomaly kind, 0 only where every producer's settings promise it."""
     topic = base.topic
-    replication = (topic.replication_factor if topic.assignment is None
-                   else len(next(iter(topic.assignment.values()), ())))
     brokers = {**broker_settings, **base.broker_settings}
-    per_producer = [implied(p.settings, topic.config, brokers, replication) for p in base.producers]
+    per_producer = [implied(p.settings, topic.config, brokers, topic.replicas) for p in base.producers]
     merged = []
     for kind_rules in zip(*per_producer, strict=True):
         loosest = next((inv for inv in kind_rules if inv.rule != 0), kind_rules[0])

@@ -80,6 +80,17 @@ class TopicSpec:
     config: Mapping[str, SettingValue] = field(default_factory=dict)
     assignment: Mapping[int, Sequence[int]] | None = None
 
+    @property
+    def partition_count(self) -> int:
+        """How many partitions the topic has: pinned ones when an assignment gives them."""
+        return self.partitions if self.assignment is None else len(self.assignment)
+
+    @property
+    def replicas(self) -> int:
+        """Its replication factor: the pinned replica lists' length when assigned."""
+        return (self.replication_factor if self.assignment is None
+                else len(next(iter(self.assignment.values()), ())))
+
     def to_dict(self, name: str) -> dict[str, Any]:
         return {"name": name, "partitions": self.partitions,
                 "replication_factor": self.replication_factor, "config": dict(self.config),
@@ -246,7 +257,7 @@ def substitute(value: Any, topic: str) -> Any:
 
 
 def _partitions(topic: TopicSpec) -> list[int]:
-    return list(range(topic.partitions if topic.assignment is None else len(topic.assignment)))
+    return list(range(topic.partition_count))
 
 
 class ScenarioError(ChaosError):
@@ -854,9 +865,7 @@ TOPIC_BROKER_DEFAULTS = {
 def topic_config(name: str, spec: TopicSpec, broker_defaults: Mapping[str, Any]) -> dict[str, Any]:
     """One topic as the effective configuration shows it: its size, and its settings over
     the broker defaults they replace."""
-    return {"name": name, "partitions": len(_partitions(spec)),
-            "replication_factor": (spec.replication_factor if spec.assignment is None
-                                   else len(next(iter(spec.assignment.values()), ()))),
+    return {"name": name, "partitions": spec.partition_count, "replication_factor": spec.replicas,
             "settings": layered_settings([("broker", broker_defaults), ("scenario", spec.config)])}
 
 
