@@ -262,7 +262,7 @@ def _bounds(raw: Any, topic: TopicSpec) -> Bounds | None:
     if raw is None:
         return None
     bounds = Bounds.from_dict(raw)
-    count = topic.partitions if topic.assignment is None else len(topic.assignment)
+    count = topic.partition_count
     outside = sorted(p for p in bounds.partitions() if p >= count)
     if outside:
         raise BoundsError(f"[bounds] names partition(s) {', '.join(map(str, outside))}; the topic has "
