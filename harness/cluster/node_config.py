@@ -30,6 +30,11 @@ from topologies.model import BrokerNode, SettingValue, ZooKeeperNode
 KAFKA_DATA_DIR = "/var/lib/kafka/data"
 ZK_DATA_DIR = "/var/lib/zookeeper"
 CONFIG_DIR = "/etc/kafka-chaos"
+# The power-loss model's sync journal (docker/kafka/syncjournal.c): the library in the
+# image, and where a node's JVM journals what it made durable (outside its data directory,
+# so a power loss never cuts the journal itself).
+SYNC_JOURNAL_LIBRARY = "/opt/kafka-chaos/lib/libsyncjournal.so"
+SYNC_JOURNAL = "/var/lib/sync-journal"
 
 
 def format_value(value: SettingValue) -> str:

@@ -28,7 +28,15 @@ from testcontainers.core.network import Network
 
 from harness.cluster.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link
 from harness.cluster.images import ImageSet
-from harness.cluster.node_config import CONFIG_DIR, ZK_DATA_DIR, broker_properties, zoo_cfg
+from harness.cluster.node_config import (
+    CONFIG_DIR,
+    KAFKA_DATA_DIR,
+    SYNC_JOURNAL,
+    SYNC_JOURNAL_LIBRARY,
+    ZK_DATA_DIR,
+    broker_properties,
+    zoo_cfg,
+)
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
 from harness.cluster.versions import KafkaRelease
@@ -141,8 +149,16 @@ class Nodes:
                          "the Toxiproxy API to take the fabric's proxies", transient=(OSError,))
         return proxies
 
-    def _java(self, heap_mb: int, main_class: str, config: str) -> list[str]:
+    def _java(self, heap_mb: int, main_class: str, config: str, data_dir: str) -> list[str]:
+        """The node's command: its JVM with the sync-journal library preloaded, journalling
+        syncs under ``data_dir`` (what a power loss keeps). ``env`` execs the JVM, which
+        stays the container's main process; the variables reach it alone, not the tools a
+        test may run in the container."""
         return [
+            "env",
+            f"LD_PRELOAD={SYNC_JOURNAL_LIBRARY}",
+            f"KAFKA_CHAOS_SYNC_JOURNAL={SYNC_JOURNAL}",
+            f"KAFKA_CHAOS_SYNC_DIRS={data_dir}",
             "java",
             f"-Xms{heap_mb}m",
             f"-Xmx{heap_mb}m",
@@ -163,6 +179,7 @@ class Nodes:
                     self.topology.zookeeper_heap_mb,
                     "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                     f"{CONFIG_DIR}/zoo.cfg",
+                    ZK_DATA_DIR,
                 )
             )
             .with_copy_into_container(zoo_cfg(self.fabric, node).encode(), f"{CONFIG_DIR}/zoo.cfg")
@@ -182,7 +199,8 @@ class Nodes:
             self._container(broker.name, self.images.kafka, "broker")
             .with_command(
                 self._java(
-                    self.topology.broker_heap_mb, "kafka.Kafka", f"{CONFIG_DIR}/server.properties"
+                    self.topology.broker_heap_mb, "kafka.Kafka", f"{CONFIG_DIR}/server.properties",
+                    KAFKA_DATA_DIR,
                 )
             )
             .with_copy_into_container(properties.encode(), f"{CONFIG_DIR}/server.properties")
