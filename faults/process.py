@@ -186,10 +186,11 @@ class Bounce(NodeFault):
     """Restart whatever node holds a role, ``times`` times, re-resolving the role each round.
 
     Before starting a node again, a hard bounce waits until ZooKeeper has expired the
-    dead broker's session and the role has moved to another broker; a clean bounce waits
-    for the controlled shutdown. When the role is a partition's leader or follower, each
-    round also waits until the restarted broker is back in that partition's ISR, so the
-    next round never kills the last in-sync replica. ``bounced`` lists the nodes hit.
+    dead broker's session and a role that can move (not a fixed broker or node) has moved
+    to another broker; a clean bounce waits for the controlled shutdown. When the role is
+    a partition's leader or follower, each round also waits until the restarted broker is
+    back in that partition's ISR, so the next round never kills the last in-sync replica.
+    ``bounced`` lists the nodes hit.
     """
 
     kind = "bounce"
@@ -236,6 +237,9 @@ class Bounce(NodeFault):
         return "bounced " + ", ".join(rounds)
 
     def _wait_role_moved(self, cluster: ClusterControl, node: str) -> None:
+        if not self.target.moves:
+            return  # broker 1 stays broker 1: there is nothing to move
+
         def still_on_node() -> str | None:
             return f"still on {node}" if self._resolve(cluster)[0] == node else None
 

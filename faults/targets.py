@@ -46,6 +46,9 @@ class Target(ABC):
     """A role that resolves to endpoint names (nodes, or a zone's clients)."""
 
     kind: ClassVar[str]
+    # Whether the nodes it names can change with the cluster's state (a controller, a
+    # leader); a fixed target (a broker id, a node, a zone) names the same nodes always.
+    moves: ClassVar[bool] = True
 
     def check(self, topology: Topology) -> None:
         """Refuse, before anything runs, a target the topology cannot have."""
@@ -76,6 +79,7 @@ class BrokerId(Target):
 
     broker_id: int
     kind: ClassVar[str] = "broker"
+    moves: ClassVar[bool] = False
 
     def check(self, topology: Topology) -> None:
         _checked(lambda: topology.broker(self.broker_id))
@@ -97,6 +101,7 @@ class Node(Target):
 
     name: str
     kind: ClassVar[str] = "node"
+    moves: ClassVar[bool] = False
 
     def check(self, topology: Topology) -> None:
         if self.name not in topology.node_names:
@@ -122,6 +127,7 @@ class Zone(Target):
 
     zone: str
     kind: ClassVar[str] = "zone"
+    moves: ClassVar[bool] = False
 
     def check(self, topology: Topology) -> None:
         _checked(lambda: topology.nodes_in_zone(self.zone))

@@ -147,9 +147,9 @@ def _links(space: Space, rng: random.Random) -> dict[str, Any]:
     shape = rng.choice(["isolate", "replication", "zk-session", "client"])
     if shape == "isolate":
         return {"isolate": _isolated(space, rng)}
-    if shape == "replication":
-        return {"from": {"follower_of": [TOPIC, rng.randrange(space.partitions)]},
-                "to": {"leader_of": [TOPIC, rng.randrange(space.partitions)]},
+    if shape == "replication":  # one partition's follower and leader: never the same broker
+        partition = rng.randrange(space.partitions)
+        return {"from": {"follower_of": [TOPIC, partition]}, "to": {"leader_of": [TOPIC, partition]},
                 "kind": "replication", "both_ways": rng.random() < 0.5}
     if shape == "zk-session" and space.zookeepers:
         return {"from": _broker_role(space, rng), "to": {"node": rng.choice(space.zookeepers)},

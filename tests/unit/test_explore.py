@@ -119,6 +119,14 @@ def test_targets_cover_roles_zookeeper_and_zones() -> None:
         assert any(role in t for t in targets), role
 
 
+def test_a_replication_link_is_drawn_between_one_partitions_follower_and_leader() -> None:
+    """Two partitions' roles may be one broker, and no link joins a broker to itself."""
+    links = [e["links"] for seed in SEEDS for e in draw_schedule(SPACE, seed)
+             if isinstance(e.get("links"), dict) and e["links"].get("kind") == "replication"]
+    assert len(links) > 20
+    assert all(link["from"]["follower_of"] == link["to"]["leader_of"] for link in links)
+
+
 @pytest.mark.parametrize(("limits", "message"), [
     ({"kinds": ("melt",)}, "unknown fault kind(s) melt"),
     ({"max_concurrent": 0}, "max_concurrent must be at least 1"),

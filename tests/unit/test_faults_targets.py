@@ -311,3 +311,25 @@ def test_a_kill_spec_can_aim_at_a_transaction_coordinator() -> None:
     # kafka-chaos-t1-2 hashes to partition 0 of 6.
     live = FakeCluster(partitions=_transaction_state(6, lambda p: 1 if p == 0 else 2))
     assert kill.target.resolve(live) == ("kafka-1",)
+
+
+class _Untouchable:
+    """A cluster no call may reach."""
+
+    def __getattr__(self, name: str) -> None:
+        raise AssertionError(f"the fault asked the cluster for {name!r}")
+
+
+@pytest.mark.parametrize("target", [{"broker": 1}, {"node": "kafka-1"}])
+def test_a_hard_bounce_of_a_fixed_broker_does_not_wait_for_it_to_move(target: dict[str, object]) -> None:
+    """Broker 1 stays broker 1: waiting for it to move off kafka-1 could only time out."""
+    bounce = build_fault({"fault": "bounce", "target": target, "times": 1})
+    bounce._wait_role_moved(_Untouchable(), "kafka-1")  # type: ignore[attr-defined, arg-type]
+
+
+def test_only_roles_move() -> None:
+    fixed = [build_fault({"fault": "kill", "target": t}).target  # type: ignore[attr-defined]
+             for t in ({"broker": 1}, {"node": "kafka-1"}, {"zone": "a"})]
+    roles = [build_fault({"fault": "kill", "target": t}).target  # type: ignore[attr-defined]
+             for t in ("controller", {"leader_of": ["t", 0]}, {"follower_of": ["t", 0]}, "zookeeper_leader")]
+    assert [t.moves for t in fixed] == [False] * 3 and all(t.moves for t in roles)
