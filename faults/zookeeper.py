@@ -226,7 +226,7 @@ class PreferredLeaderElection(PartitionFault):
             future = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(t, p) for t, p in chosen])
             return [f"{tp.topic}-{tp.partition}: {error}"
                     for tp, error in future.result(timeout=ELECT_ANSWER_S).items()
-                    if error is not None and _error_code(error) != KafkaError.ELECTION_NOT_NEEDED]
+                    if error is not None and not _excused(cluster, tp.topic, tp.partition, error)]
 
         wait_until_clear(elect, self.timeout_s, "the controller to run a preferred leader election",
                          interval_s=1.0)
@@ -241,6 +241,20 @@ class PreferredLeaderElection(PartitionFault):
 
         waited = wait_until(preferred_lead, self.timeout_s, "preferred replicas taking leadership")
         return f"preferred replicas lead after {waited:.2f} s"
+
+
+def _excused(cluster: ClusterControl, topic: str, partition: int, error: object) -> bool:
+    """Whether the controller's refusal to elect is Kafka doing what it should: the
+    preferred replica already leads, or it is out of the ISR (dead, or behind: another
+    fault's doing), which Kafka answers with PREFERRED_LEADER_NOT_AVAILABLE. The ISR is
+    read from ZooKeeper, so a refusal while the preferred replica is in sync is retried."""
+    code = _error_code(error)
+    if code == KafkaError.ELECTION_NOT_NEEDED:
+        return True
+    if code != KafkaError.PREFERRED_LEADER_NOT_AVAILABLE:
+        return False
+    state = partition_state(cluster, topic, partition)
+    return state.replicas[0] not in state.isr
 
 
 def _error_code(error: object) -> int | None:

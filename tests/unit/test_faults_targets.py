@@ -333,3 +333,27 @@ def test_only_roles_move() -> None:
     roles = [build_fault({"fault": "kill", "target": t}).target  # type: ignore[attr-defined]
              for t in ("controller", {"leader_of": ["t", 0]}, {"follower_of": ["t", 0]}, "zookeeper_leader")]
     assert [t.moves for t in fixed] == [False] * 3 and all(t.moves for t in roles)
+
+
+@dataclass(frozen=True)
+class _State:
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int = 0
+
+
+@pytest.mark.parametrize(("isr", "code", "excused"), [
+    ((1, 2), "PREFERRED_LEADER_NOT_AVAILABLE", True),   # preferred replica 0 is out of sync: Kafka is right
+    ((0, 1, 2), "PREFERRED_LEADER_NOT_AVAILABLE", False),  # it is in sync: ask again
+    ((0, 1, 2), "ELECTION_NOT_NEEDED", True),
+    ((1, 2), "NOT_CONTROLLER", False),
+])
+def test_a_preferred_election_is_excused_only_where_kafka_must_refuse(
+        monkeypatch: pytest.MonkeyPatch, isr: tuple[int, ...], code: str, excused: bool) -> None:
+    from confluent_kafka import KafkaError
+
+    from faults import zookeeper
+
+    monkeypatch.setattr(zookeeper, "partition_state", lambda _c, _t, p: _State(p, (0, 1, 2), isr))
+    assert zookeeper._excused(None, "t", 0, KafkaError(getattr(KafkaError, code))) is excused  # type: ignore[arg-type]
