@@ -23,6 +23,7 @@ from faults.network import (
     isolate_node,
     isolate_zone,
 )
+from faults.power import PowerLoss
 from faults.process import Bounce, ControlledShutdown, Kill, Pause, Restart
 from faults.registry import build_fault, fault_kinds
 from faults.schedule import Schedule, ScheduleEntry, ScheduleRun
@@ -70,6 +71,7 @@ __all__ = [
     "Links",
     "Node",
     "Pause",
+    "PowerLoss",
     "PreferredLeaderElection",
     "Reassign",
     "Restart",

@@ -54,6 +54,18 @@ class NodeControl(Protocol):
 
     def restore_health(self, timeout_s: float = 90.0) -> float: ...
 
+    def node_journal(self, node: str) -> list[str]:
+        """The node's sync journal (docker/kafka/syncjournal.c), line by line."""
+        ...
+
+    def node_data_files(self, node: str) -> dict[str, int]:
+        """Every file of the node's data directory and its size."""
+        ...
+
+    def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
+        """While the node is down: cut each file to its size, or remove it (None)."""
+        ...
+
 
 class NetworkControl(Protocol):
     """The links between nodes and the proxies on them."""

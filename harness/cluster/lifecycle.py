@@ -41,7 +41,8 @@ from harness.cluster.engine import ensure_engine, use_own_reaper
 from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
 from harness.cluster.health import HealthReport, assess_health, zookeeper_serving
 from harness.cluster.images import ImageSet, ensure_images
-from harness.cluster.node_config import format_value
+from harness.cluster.node_config import KAFKA_DATA_DIR, ZK_DATA_DIR, format_value
+from harness.cluster.node_disks import NodeDisks
 from harness.cluster.nodes import Nodes
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
@@ -87,6 +88,7 @@ class Cluster:
         self.progress = progress
         self._docker = docker_client
         self._nodes = Nodes(topology, self.fabric, self.identity, self.release, host_port_base)
+        self._disks = NodeDisks(self.identity)
         self._topics = TopicAdmin(topology, self.identity.run_id, self)
         self._zk: ZkObserver | None = None
         self.started_at: float | None = None
@@ -119,12 +121,13 @@ class Cluster:
             self._nodes.create_network()
             self._nodes.start_toxiproxy()
             for zk in self.topology.zookeepers:
-                self._nodes.start_zookeeper(zk.name)
+                self._nodes.start_zookeeper(zk.name, self._disks.create_volume(self.docker, zk.name))
             # Brokers give up if ZooKeeper does not answer within their connection
             # timeout, so the ensemble must serve before any broker starts.
             wait_until_clear(self._zookeeper_serving, timeout_s, "a ZooKeeper quorum")
             for broker in self.topology.brokers:
-                self._nodes.start_broker(broker.broker_id)
+                volume = self._disks.create_volume(self.docker, broker.name)
+                self._nodes.start_broker(broker.broker_id, volume)
             self.wait_healthy(timeout_s)
         except BaseException:
             self.close()
@@ -186,6 +189,28 @@ class Cluster:
     def signal_node(self, node: str, signal: str) -> None:
         """Send ``signal`` to the node's process (its container's main process)."""
         self._nodes.signal_node(node, signal)
+
+    # -- a node's disk (harness.cluster.node_disks) ---------------------------------------
+    def data_dir_of(self, node: str) -> str:
+        """Where the node keeps its data: a broker's log directory or ZooKeeper's dataDir."""
+        return KAFKA_DATA_DIR if self.broker_id_of(node) is not None else ZK_DATA_DIR
+
+    def node_journal(self, node: str) -> list[str]:
+        """The node's sync journal: what its JVM made durable, line by line."""
+        return self._disks.journal(self.container(node))
+
+    def node_data_files(self, node: str) -> dict[str, int]:
+        """Every file of the node's data directory and its size (path -> bytes)."""
+        assert self.images is not None
+        return self._disks.files(self.docker, self.images.kafka, node, self.data_dir_of(node))
+
+    def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
+        """Cut each of the node's data files to its size, or remove it (None). Only while
+        the node is down: a running JVM would write on past the cut."""
+        if self.node_status(node) == "running":
+            raise ChaosError(f"refusing to cut the files of {node} while it runs")
+        assert self.images is not None
+        self._disks.cut(self.docker, self.images.kafka, node, self.data_dir_of(node), sizes)
 
     # -- ZooKeeper-mode operations (harness.cluster.control.ZooKeeperAdmin) ---------------
     def create_znode(self, path: str, data: bytes) -> None:

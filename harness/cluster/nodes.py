@@ -13,8 +13,8 @@ order follows the fabric: Toxiproxy first (so Docker assigns the 127.0.0.1 ports
 brokers must advertise), then ZooKeeper, then brokers.
 
 Nodes keep their identity across restarts: a broker is one container whose data
-directory lives in the container's own filesystem, so kill/start brings back the same
-broker id, address and log.
+directory lives on its own labelled volume (:mod:`harness.cluster.node_disks`, so a dead
+node's files can be cut), so kill/start brings back the same broker id, address and log.
 """
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ class Nodes:
             config,
         ]
 
-    def start_zookeeper(self, name: str) -> None:
+    def start_zookeeper(self, name: str, data_volume: str) -> None:
+        """Start a ZooKeeper node whose data directory is the volume ``data_volume``."""
         assert self.images is not None
         node = self.topology.zookeeper(name)
         container = (
@@ -183,13 +184,15 @@ class Nodes:
                 )
             )
             .with_copy_into_container(zoo_cfg(self.fabric, node).encode(), f"{CONFIG_DIR}/zoo.cfg")
+            .with_volume_mapping(data_volume, ZK_DATA_DIR, "rw")
             .with_copy_into_container(f"{node.sid}\n".encode(), f"{ZK_DATA_DIR}/myid")
         )
         container.start()
         self._containers[name] = container
 
-    def start_broker(self, broker_id: int) -> None:
-        """Start a broker advertising the published ports Toxiproxy was given."""
+    def start_broker(self, broker_id: int, data_volume: str) -> None:
+        """Start a broker advertising the published ports Toxiproxy was given, its log
+        directory on the volume ``data_volume``."""
         assert self.images is not None
         broker = self.topology.broker(broker_id)
         properties = broker_properties(
@@ -204,6 +207,7 @@ class Nodes:
                 )
             )
             .with_copy_into_container(properties.encode(), f"{CONFIG_DIR}/server.properties")
+            .with_volume_mapping(data_volume, KAFKA_DATA_DIR, "rw")
         )
         container.start()
         self._containers[broker.name] = container

@@ -18,6 +18,7 @@ SPECS: list[dict[str, Any]] = [
     {"fault": "pause", "target": {"follower_of": ["t", 0]}},
     {"fault": "restart", "target": "zookeeper_leader", "clean": True, "downtime_s": 2.0},
     {"fault": "bounce", "target": "controller", "times": 2, "clean": False},
+    {"fault": "power_loss", "target": {"zone_of": {"leader_of": ["t", 0]}}},
     {"fault": "cut", "links": FOLLOWER_FETCH, "mode": "blackhole"},
     {
         "fault": "cut",

@@ -1,0 +1,58 @@
+"""Power loss: a node's process dies at once and its disk keeps only what was made durable.
+
+``kill -9`` is not a power loss: a killed JVM's writes are in the host's page cache,
+which outlives it. Here the node is killed (SIGKILL, every node of the target at the same
+moment, as one power cut takes them together), and then, while it is down, each file of
+its data directory is cut back to what the node's sync journal says its JVM made durable
+(:mod:`faults.durability`: the worst case, nothing reached the disk that was not synced).
+Healing is the power coming back: the node starts on what is left and recovers as after
+any unclean shutdown (Kafka truncates at the first invalid batch and rebuilds indexes;
+ZooKeeper replays its synced transaction log).
+
+``cuts`` keeps, per node, the cut applied (for tests and the event's outcome).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from faults import nodes
+from faults.durability import Cut, cut_plan, durable_sizes, lost_bytes
+from faults.process import EXIT_TIMEOUT_S, NodeFault
+from faults.spec import check_keys
+from faults.targets import Target, target_from
+
+if TYPE_CHECKING:
+    from harness.cluster.control import ClusterControl
+
+
+class PowerLoss(NodeFault):
+    """Every node of the target loses power at once; unsynced data is gone when it returns."""
+
+    kind = "power_loss"
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target)
+        self.cuts: dict[str, list[Cut]] = {}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> PowerLoss:
+        check_keys(spec, ["fault", "target"], "fault 'power_loss'")
+        return cls(target_from(spec, "target", "fault 'power_loss'"))
+
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
+        for node in resolved:
+            nodes.signal(cluster, node, nodes.SIGKILL)
+        for node in resolved:
+            nodes.wait_exited(cluster, node, EXIT_TIMEOUT_S)
+        said = []
+        for node in resolved:
+            files = cluster.node_data_files(node)
+            plan = cut_plan(durable_sizes(cluster.node_journal(node)), files)
+            cluster.cut_node_files(node, {c.path: c.size for c in plan})
+            self.cuts[node] = plan
+            removed = sum(c.removes for c in plan)
+            said.append(f"{node}: {len(plan) - removed} file(s) cut, {removed} removed, "
+                        f"{lost_bytes(plan, files)} of {sum(files.values())} bytes lost")
+        return "; ".join(said)

@@ -1,0 +1,78 @@
+"""Power loss on a real cluster: a broker keeps only what its JVM made durable.
+
+Two single-replica topics on broker 0, so no other replica can cover what it loses: one
+with Kafka's default flush settings (the broker never fsyncs an active segment on its
+own), one with ``flush.messages=1`` (every append fsynced before the produce is
+answered). Both take the same acknowledged records; then broker 0 loses power. After it
+starts again, what each partition holds is read from the broker (its high watermark and
+the records themselves): the default topic lost every acknowledged record (caught,
+required), the flushed one none. A plain ``kill -9`` of the same broker first shows that
+a process death alone loses nothing: the page cache survives it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import TopicPartition
+
+from faults import BrokerId, EventLog, Kill, PowerLoss
+from harness.cluster.lifecycle import Cluster
+from harness.workload.clients import make_consumer, make_producer, send_batch
+from tests.support.trickle import unique_topic
+
+pytestmark = pytest.mark.chaos
+pytest_plugins = ["tests.support.fault_fixtures"]
+
+RECORDS = 200
+
+
+def _held(cluster: Cluster, topic: str) -> tuple[int, int]:
+    """(high watermark, records read) of partition 0, through zone a's clients."""
+    consumer = make_consumer(cluster, "a", {"group.id": f"power-{topic}", "enable.auto.commit": False})
+    try:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        read = 0
+        while read < high:
+            msg = consumer.poll(5)
+            if msg is None:
+                break
+            if msg.error() is None:
+                read += 1
+        return int(high), read
+    finally:
+        consumer.close()
+
+
+def _acknowledged(cluster: Cluster, topic: str) -> int:
+    producer = make_producer(cluster, "a", {"acks": "all", "linger.ms": 5})
+    tally = send_batch(producer, topic, RECORDS, prefix=topic, timeout_s=60)
+    return len(tally.acked)
+
+
+def test_a_power_loss_takes_what_was_never_synced_and_a_kill_takes_nothing(
+    cluster: Cluster, fault_log: EventLog
+) -> None:
+    default, flushed = unique_topic("power-default"), unique_topic("power-flushed")
+    cluster.create_topic(default, assignment={0: [0]})
+    cluster.create_topic(flushed, assignment={0: [0]}, config={"flush.messages": 1})
+    assert _acknowledged(cluster, default) == RECORDS
+    assert _acknowledged(cluster, flushed) == RECORDS
+
+    kill = Kill(BrokerId(0))
+    kill.inject(cluster, fault_log)
+    kill.heal(cluster, fault_log)
+    assert _held(cluster, default) == (RECORDS, RECORDS), "kill -9 alone must lose nothing"
+
+    power = PowerLoss(BrokerId(0))
+    power.inject(cluster, fault_log)
+    (cuts,) = power.cuts.values()
+    cut_logs = {c.path for c in cuts if c.path.endswith(".log")}
+    power.heal(cluster, fault_log)
+    injected = next(e for e in reversed(fault_log.events) if e.action == "inject")
+    print(f"\npower loss: {injected.outcome}")
+
+    assert any(f"/{default}-0/" in path for path in cut_logs), cut_logs
+    assert not any(f"/{flushed}-0/" in path for path in cut_logs), cut_logs
+    assert _held(cluster, default) == (0, 0), "the default topic's unsynced records must be gone"
+    assert _held(cluster, flushed) == (RECORDS, RECORDS), "every fsynced record must survive"
