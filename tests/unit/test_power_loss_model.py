@@ -129,3 +129,14 @@ def test_the_cut_leaves_exactly_what_was_synced(tmp_path: Path) -> None:
     # kept whole; myid, there at start, cut back to it (the child's append was never synced)
     assert plan == [Cut(f"{data}/0.log", 100), Cut(f"{data}/1.log", None), Cut(f"{data}/myid", 2)]
     assert lost_bytes(plan, files) == 50 + 30 + 2
+
+
+def test_a_cut_outside_the_data_directory_is_refused_before_any_container() -> None:
+    from harness.cluster.node_disks import NodeDisks
+    from harness.cluster.resources import RunIdentity
+    from harness.errors import ChaosError
+
+    disks = NodeDisks(RunIdentity("unit"))
+    with pytest.raises(ChaosError, match="not under /var/lib/kafka/data"):
+        disks.cut(None, "image", "kafka-0", "/var/lib/kafka/data",  # type: ignore[arg-type]
+                  {"/var/lib/kafka/data/t-0/0.log": 10, "/var/lib/kafka/data-other/x": None})
