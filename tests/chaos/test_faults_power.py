@@ -12,10 +12,13 @@ a process death alone loses nothing: the page cache survives it.
 
 from __future__ import annotations
 
+import time
+
 import pytest
-from confluent_kafka import TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from faults import BrokerId, EventLog, Kill, PowerLoss
+from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
 from harness.workload.clients import make_consumer, make_producer, send_batch
 from tests.support.trickle import unique_topic
@@ -24,13 +27,19 @@ pytestmark = pytest.mark.chaos
 pytest_plugins = ["tests.support.fault_fixtures"]
 
 RECORDS = 200
+# A client whose metadata is stale after a broker's restart hears these until it refreshes.
+_STALE = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
+          KafkaError._TIMED_OUT}
 
 
 def _held(cluster: Cluster, topic: str) -> tuple[int, int]:
-    """(high watermark, records read) of partition 0, through zone a's clients."""
+    """(high watermark, records read) of partition 0, through zone a's clients, once
+    ZooKeeper shows broker 0 leading it again (a restarted broker serves before the
+    controller has made it leader of a partition with no other replica)."""
+    wait_until(lambda: cluster.state([topic]).topic(topic)[0].leader == 0, 60, f"broker 0 leading {topic}-0")
     consumer = make_consumer(cluster, "a", {"group.id": f"power-{topic}", "enable.auto.commit": False})
     try:
-        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+        high = _high_watermark(consumer, topic)
         consumer.assign([TopicPartition(topic, 0, 0)])
         read = 0
         while read < high:
@@ -42,6 +51,20 @@ def _held(cluster: Cluster, topic: str) -> tuple[int, int]:
         return int(high), read
     finally:
         consumer.close()
+
+
+def _high_watermark(consumer: Consumer, topic: str, timeout_s: float = 30.0) -> int:
+    """Partition 0's high watermark, asked again while the client's metadata still names
+    no leader or an old one."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1])
+        except KafkaException as err:
+            error = err.args[0]
+            if time.monotonic() > deadline or not (error.retriable() or error.code() in _STALE):
+                raise
+            time.sleep(1)
 
 
 def _acknowledged(cluster: Cluster, topic: str) -> int:
