@@ -9,6 +9,7 @@ workload (:mod:`faults.schedule`), and all undone by one call (:func:`heal_all`)
 
 from faults.base import Fault, active_faults
 from faults.config import TopicConfig
+from faults.disk import FillDisk
 from faults.errors import FaultError, FaultSpecError, FaultTimeout, ScheduleError, TargetError
 from faults.events import EventLog, FaultEvent
 from faults.heal import heal_all
@@ -64,6 +65,7 @@ __all__ = [
     "FaultEvent",
     "FaultSpecError",
     "FaultTimeout",
+    "FillDisk",
     "FollowerOf",
     "Isolation",
     "Kill",

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from faults.base import Fault
 from faults.config import TopicConfig
+from faults.disk import FillDisk
 from faults.errors import FaultSpecError
 from faults.network import Cut, Degrade
 from faults.power import PowerLoss
@@ -33,6 +34,7 @@ FAULTS: dict[str, Builder] = {
     "restart": Restart.from_spec,
     "bounce": Bounce.from_spec,
     "power_loss": PowerLoss.from_spec,
+    "fill_disk": FillDisk.from_spec,
     "cut": Cut.from_spec,
     "isolate": Cut.isolate_from_spec,
     **{kind: Degrade.from_spec for kind in DEGRADATIONS},
@@ -167,6 +169,20 @@ _FIXED_DOCS: tuple[FaultDoc, ...] = (
         notes=("Not in kafka-chaos explore's default draw: a correlated power loss loses acknowledged "
                "records on any configuration that does not fsync (Kafka's default), which is the trade "
                "to show, not an invariant to break; name it in --faults to draw it.",),
+    ),
+    FaultDoc(
+        "fill_disk",
+        "Fills the disk of every broker the target resolves to (the topology's `broker_disk_mb`: each "
+        "broker's log directory is a disk of that size) with one file, so its next append fails with "
+        "\"No space left on device\"; Kafka then takes the log directory offline and, with no other, "
+        "shuts the broker down.",
+        "Removes the file and starts every node that is down again, as an operator would (Kafka does not "
+        "bring an offline log directory back by itself); waits until each one serves.",
+        (_target({"leader_of": ["$topic", 0]}),),
+        {"fault": "fill_disk", "target": {"leader_of": ["$topic", 0]}},
+        10.0,
+        notes=("Refused before anything runs on a topology without `broker_disk_mb` or with a ZooKeeper "
+               "target. Not in kafka-chaos explore's default draw; name it in --faults to draw it.",),
     ),
     FaultDoc(
         "controlled_shutdown",

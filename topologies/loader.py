@@ -26,7 +26,7 @@ BUILTIN_DIR = Path(__file__).resolve().parent
 KNOWN_KEYS = {
     "name", "description", "zones", "brokers_per_zone", "zookeeper_nodes", "brokers",
     "zookeepers", "broker_settings", "topic_defaults", "zookeeper_settings",
-    "broker_heap_mb", "zookeeper_heap_mb",
+    "broker_heap_mb", "zookeeper_heap_mb", "broker_disk_mb",
 }
 
 
@@ -104,6 +104,8 @@ def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topolo
         zookeeper_settings=_settings(data.get("zookeeper_settings"), "zookeeper_settings"),
         broker_heap_mb=int(data.get("broker_heap_mb", 384)),
         zookeeper_heap_mb=int(data.get("zookeeper_heap_mb", 128)),
+        broker_disk_mb=None if "broker_disk_mb" not in data
+        else _positive_int(data["broker_disk_mb"], "broker_disk_mb"),
     )
 
 

@@ -50,6 +50,9 @@ class Topology:
     zookeeper_settings: Mapping[str, SettingValue] = field(default_factory=dict)
     broker_heap_mb: int = 384
     zookeeper_heap_mb: int = 128
+    # Each broker's log directory on a disk of this size (MiB), which a fault can fill;
+    # None: a volume as large as the host's disk, which nothing fills.
+    broker_disk_mb: int | None = None
 
     def __post_init__(self) -> None:
         validate(self)
@@ -117,6 +120,7 @@ class Topology:
             "zookeeper_settings": dict(self.zookeeper_settings),
             "broker_heap_mb": self.broker_heap_mb,
             "zookeeper_heap_mb": self.zookeeper_heap_mb,
+            "broker_disk_mb": self.broker_disk_mb,
         }
 
 
@@ -171,6 +175,9 @@ def validate(topology: Topology) -> None:
             raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no ZooKeeper node")
     if not topology.brokers:
         raise TopologyError(f"topology {topology.name!r} has no brokers")
+    if topology.broker_disk_mb is not None and topology.broker_disk_mb < 64:
+        raise TopologyError(f"broker_disk_mb {topology.broker_disk_mb} is too small for a broker's log "
+                            "directory (at least 64)")
     topology.check_replication_factor(topology.default_replication_factor)
     for key in ("default.replication.factor", "offsets.topic.replication.factor",
                 "transaction.state.log.replication.factor"):

@@ -62,6 +62,14 @@ class NodeControl(Protocol):
         """Every file of the node's data directory and its size."""
         ...
 
+    def fill_disk(self, node: str) -> tuple[int, int]:
+        """Fill a broker's disk (a topology with broker_disk_mb): bytes written, bytes left."""
+        ...
+
+    def free_disk(self, node: str) -> None:
+        """Remove what fill_disk wrote."""
+        ...
+
     def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
         """While the node is down: cut each file to its size, or remove it (None)."""
         ...

@@ -121,12 +121,14 @@ class Cluster:
             self._nodes.create_network()
             self._nodes.start_toxiproxy()
             for zk in self.topology.zookeepers:
-                self._nodes.start_zookeeper(zk.name, self._disks.create_volume(self.docker, zk.name))
+                volume = self._disks.create_volume(self.docker, zk.name, self.images.kafka)
+                self._nodes.start_zookeeper(zk.name, volume)
             # Brokers give up if ZooKeeper does not answer within their connection
             # timeout, so the ensemble must serve before any broker starts.
             wait_until_clear(self._zookeeper_serving, timeout_s, "a ZooKeeper quorum")
             for broker in self.topology.brokers:
-                volume = self._disks.create_volume(self.docker, broker.name)
+                volume = self._disks.create_volume(self.docker, broker.name, self.images.kafka,
+                                                   self.topology.broker_disk_mb)
                 self._nodes.start_broker(broker.broker_id, volume)
             self.wait_healthy(timeout_s)
         except BaseException:
@@ -203,6 +205,23 @@ class Cluster:
         """Every file of the node's data directory and its size (path -> bytes)."""
         assert self.images is not None
         return self._disks.files(self.docker, self.images.kafka, node, self.data_dir_of(node))
+
+    def fill_disk(self, node: str) -> tuple[int, int]:
+        """Fill a broker's disk: (bytes written, bytes left free)."""
+        self._sized_disk(node)
+        assert self.images is not None
+        return self._disks.fill(self.docker, self.images.kafka, node, self.data_dir_of(node))
+
+    def free_disk(self, node: str) -> None:
+        """Remove what :meth:`fill_disk` wrote."""
+        self._sized_disk(node)
+        assert self.images is not None
+        self._disks.free(self.docker, self.images.kafka, node, self.data_dir_of(node))
+
+    def _sized_disk(self, node: str) -> None:
+        if self.broker_id_of(node) is None or self.topology.broker_disk_mb is None:
+            raise ChaosError(f"{node} has no disk of its own to fill: only brokers do, in a topology with "
+                             "broker_disk_mb")
 
     def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
         """Cut each of the node's data files to its size, or remove it (None). Only while

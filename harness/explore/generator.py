@@ -30,9 +30,9 @@ TOPIC = "$topic"  # the round's topic, replaced by its real name when the round 
 # Left out of the default draw: topic_config changes the very settings whose promises a
 # round judges (lowering min.insync.replicas would make loss "expected"), and power_loss
 # of two replicas at once loses acknowledged records under Kafka's default flush settings,
-# a trade of the configuration rather than a breach of what it promises. --faults names
-# them to draw them.
-EXCLUDED_BY_DEFAULT = ("topic_config", "power_loss")
+# a trade of the configuration rather than a breach of what it promises; fill_disk needs a
+# topology with broker disks. --faults names them to draw them.
+EXCLUDED_BY_DEFAULT = ("topic_config", "power_loss", "fill_disk")
 
 Entry = dict[str, Any]
 
@@ -192,6 +192,7 @@ def _degradation(kind: str) -> Drawer:
 _DRAWERS: dict[str, Drawer] = {
     "kill": lambda s, r: {"target": _node(s, r)},
     "power_loss": lambda s, r: {"target": _isolated(s, r)},
+    "fill_disk": lambda s, r: {"target": _broker_role(s, r)},
     "pause": lambda s, r: {"target": _node(s, r)},
     "restart": lambda s, r: {"target": _node(s, r), "clean": r.random() < 0.5,
                              "downtime_s": round(r.uniform(0.0, 5.0), 1)},

@@ -19,6 +19,7 @@ SPECS: list[dict[str, Any]] = [
     {"fault": "restart", "target": "zookeeper_leader", "clean": True, "downtime_s": 2.0},
     {"fault": "bounce", "target": "controller", "times": 2, "clean": False},
     {"fault": "power_loss", "target": {"zone_of": {"leader_of": ["t", 0]}}},
+    {"fault": "fill_disk", "target": {"leader_of": ["t", 0]}},
     {"fault": "cut", "links": FOLLOWER_FETCH, "mode": "blackhole"},
     {
         "fault": "cut",

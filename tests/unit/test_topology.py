@@ -75,3 +75,31 @@ def test_topology_file_that_does_not_parse_is_refused(tmp_path) -> None:  # type
 def test_unknown_topology_name_lists_the_builtin_ones() -> None:
     with pytest.raises(TopologyError, match="built-in ones: three_az"):
         load_topology("four_az")
+
+
+def test_broker_disks_are_declared_in_mib_and_refused_when_too_small() -> None:
+    assert load_topology().broker_disk_mb == 2048
+    assert load_topology().describe()["broker_disk_mb"] == 2048
+    declared = {"zones": ["a"], "broker_disk_mb": 64}
+    assert build_topology(declared).broker_disk_mb == 64
+    assert build_topology({"zones": ["a"]}).broker_disk_mb is None
+    with pytest.raises(TopologyError, match="too small"):
+        build_topology({"zones": ["a"], "broker_disk_mb": 10})
+    with pytest.raises(TopologyError, match="broker_disk_mb must be a whole number"):
+        build_topology({"zones": ["a"], "broker_disk_mb": "big"})
+
+
+@pytest.mark.parametrize(("target", "topology", "message"), [
+    ({"leader_of": ["t", 0]}, {"zones": ["a"]}, "has no broker_disk_mb"),
+    ("zookeeper_leader", {"zones": ["a"], "broker_disk_mb": 64}, "not ZooKeeper leader's"),
+    ({"node": "zk-a"}, {"zones": ["a"], "broker_disk_mb": 64}, "not zk-a's"),
+])
+def test_a_disk_is_filled_only_on_a_broker_of_a_topology_with_disks(
+        target: object, topology: dict[str, object], message: str) -> None:
+    from faults.errors import TargetError
+    from faults.registry import build_fault
+
+    with pytest.raises(TargetError, match=message):
+        build_fault({"fault": "fill_disk", "target": target}).check(build_topology(topology))
+    build_fault({"fault": "fill_disk", "target": {"broker": 0}}).check(
+        build_topology({"zones": ["a"], "broker_disk_mb": 64}))

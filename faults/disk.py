@@ -1,0 +1,68 @@
+"""A full disk: a broker's log directory runs out of space under load.
+
+The topology gives each broker a disk of ``broker_disk_mb`` (``harness.cluster.node_disks``);
+the fault fills it with one file, so the broker's next append fails with "No space left
+on device". Kafka in ZooKeeper mode then takes the log directory offline and, with its
+only directory offline, shuts the broker down; its partitions fail over to the other
+replicas. Healing frees the space (the file is removed) and starts the broker again if it
+stopped, as an operator would: Kafka does not bring an offline log directory back by
+itself.
+
+``filled`` keeps, per node, the bytes written and the bytes that were left free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from faults.errors import TargetError
+from faults.process import NodeFault
+from faults.spec import check_keys
+from faults.targets import Node, Target, ZooKeeperLeader, target_from
+from topologies.model import Topology
+
+if TYPE_CHECKING:
+    from harness.cluster.control import ClusterControl
+
+
+class FillDisk(NodeFault):
+    """Fill the disk of every broker the target resolves to; heal frees it and restarts."""
+
+    kind = "fill_disk"
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target)
+        self.filled: dict[str, tuple[int, int]] = {}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> FillDisk:
+        check_keys(spec, ["fault", "target"], "fault 'fill_disk'")
+        return cls(target_from(spec, "target", "fault 'fill_disk'"))
+
+    def check(self, topology: Topology) -> None:
+        """Refuse, before anything runs, a topology without broker disks or a target that
+        is a ZooKeeper node."""
+        super().check(topology)
+        if topology.broker_disk_mb is None:
+            raise TargetError(f"fill_disk needs broker disks of a size: topology {topology.name!r} has no "
+                              "broker_disk_mb")
+        zookeepers = {z.name for z in topology.zookeepers}
+        if isinstance(self.target, ZooKeeperLeader) or (isinstance(self.target, Node)
+                                                         and self.target.name in zookeepers):
+            raise TargetError(f"fill_disk fills a broker's disk, not {self.target.describe()}'s")
+
+    def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
+        said = []
+        for node in resolved:
+            written, free = self.filled[node] = cluster.fill_disk(node)
+            said.append(f"{node}: {written // (1 << 20)} MiB written, {free} bytes left")
+        return "; ".join(said)
+
+    def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
+        for node in resolved:
+            cluster.free_disk(node)
+        return super()._restore(cluster, resolved)
+
+
+__all__ = ["FillDisk"]
