@@ -52,7 +52,9 @@ class PowerLoss(NodeFault):
             plan = cut_plan(durable_sizes(cluster.node_journal(node)), files)
             cluster.cut_node_files(node, {c.path: c.size for c in plan})
             self.cuts[node] = plan
-            removed = sum(c.removes for c in plan)
-            said.append(f"{node}: {len(plan) - removed} file(s) cut, {removed} removed, "
-                        f"{lost_bytes(plan, files)} of {sum(files.values())} bytes lost")
+            cut = [c for c in plan if not c.removes]
+            removed = [c for c in plan if c.removes]
+            said.append(f"{node}: {len(cut)} file(s) cut ({lost_bytes(cut, files)} bytes), "
+                        f"{len(removed)} removed ({lost_bytes(removed, files)} bytes; preallocated "
+                        "index files count at their full size)")
         return "; ".join(said)
