@@ -76,6 +76,8 @@ TARGET_DOCS: dict[str, TargetDoc] = {
         TargetDoc("controller", "The broker that holds /controller at that moment.", ("controller",)),
         TargetDoc("zookeeper_leader", "The ZooKeeper node that leads the ensemble at that moment (its "
                   "`srvr` answer says leader); fails if the ensemble has no quorum.", ("zookeeper_leader",)),
+        TargetDoc("all_brokers", "Every broker of the topology at once (what a power cut of the whole "
+                  "cluster takes down).", ("all_brokers",)),
     )
 }
 

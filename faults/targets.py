@@ -164,6 +164,23 @@ class ZoneClients(Target):
         return {self.kind: self.zone}
 
 
+@dataclass(frozen=True)
+class AllBrokers(Target):
+    """Every broker of the topology: what a power cut of the whole cluster takes down."""
+
+    kind: ClassVar[str] = "all_brokers"
+    moves: ClassVar[bool] = False
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        return tuple(b.name for b in cluster.topology.brokers)
+
+    def describe(self) -> str:
+        return "all brokers"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
 # -- roles read from ZooKeeper -----------------------------------------------------------
 @dataclass(frozen=True)
 class Controller(Target):
@@ -499,7 +516,9 @@ class Isolation(LinkTarget):
 
 
 # -- parsing -----------------------------------------------------------------------------
-_NO_ARGUMENT: dict[str, type[Target]] = {"controller": Controller, "zookeeper_leader": ZooKeeperLeader}
+_NO_ARGUMENT: dict[str, type[Target]] = {
+    "controller": Controller, "zookeeper_leader": ZooKeeperLeader, "all_brokers": AllBrokers,
+}
 TARGET_KINDS = (
     "broker",
     "node",

@@ -357,3 +357,9 @@ def test_a_preferred_election_is_excused_only_where_kafka_must_refuse(
 
     monkeypatch.setattr(zookeeper, "partition_state", lambda _c, _t, p: _State(p, (0, 1, 2), isr))
     assert zookeeper._excused(None, "t", 0, KafkaError(getattr(KafkaError, code))) is excused  # type: ignore[arg-type]
+
+
+def test_all_brokers_names_every_broker_and_no_zookeeper_node() -> None:
+    target = parse_target("all_brokers")
+    assert target.resolve(LIVE) == ("kafka-0", "kafka-1", "kafka-2")
+    assert target.to_spec() == "all_brokers" and not target.moves
