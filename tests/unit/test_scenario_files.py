@@ -27,8 +27,9 @@ BUILTIN = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.
 
 @pytest.mark.parametrize("path", BUILTIN, ids=[p.stem for p in BUILTIN])
 def test_builtin_scenario_files_load(path: Path) -> None:
+    """Each shipped file makes a claim about loss: none (0), or a loss it must catch."""
     scenario = load_scenario_file(path)
-    assert scenario.spec.expectations["lost"] == 0
+    assert scenario.spec.expectations["lost"] in (0, "at_least_one")
     assert scenario.spec.schedule
 
 
