@@ -28,9 +28,10 @@ pytestmark = pytest.mark.chaos
 pytest_plugins = ["tests.support.fault_fixtures"]
 
 RECORDS = 200
-# A client whose metadata is stale after a broker's restart hears these until it refreshes.
+# A client whose metadata is stale after a broker's restart hears these until it refreshes;
+# the broker itself answers "unknown" until it has applied the controller's LeaderAndIsr.
 _STALE = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
-          KafkaError._TIMED_OUT}
+          KafkaError._TIMED_OUT, KafkaError.UNKNOWN_TOPIC_OR_PART}
 
 
 def _held(cluster: Cluster, topic: str) -> tuple[int, int]:
