@@ -225,7 +225,10 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     from harness.compose.chaos_run import ChaosRun
     from harness.compose.scenario_file import ScenarioFileError, check_targets, load_scenario_file
     from harness.compose.shrink_round import chaos_round_runner, recorded_violations, shrink_round
+    from harness.explore.shrink import majority
 
+    if args.needed is None:
+        args.needed = majority(args.runs)
     if not 1 <= args.needed <= args.runs:
         raise ScenarioFileError(f"shrink: --needed must be between 1 and --runs ({args.runs})")
     path = Path(args.file)
@@ -393,8 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
                                            "that still fails, written as a scenario file")
     shrink.add_argument("file", help="the round's scenario.toml (reports/<run>/<round>/scenario.toml)")
     shrink.add_argument("--runs", type=int, default=3, help="runs per candidate, at most (default 3)")
-    shrink.add_argument("--needed", type=int, default=1,
-                        help="failed runs that make a candidate count as failing (default 1)")
+    shrink.add_argument("--needed", type=int, default=None,
+                        help="failed runs that make a candidate count as failing (default: a majority "
+                             "of --runs, so the shrunk file fails again more often than not)")
     shrink.add_argument("--out", default=None, help="where to write it (default: <round id>-shrunk.toml "
                                                     "beside the file)")
     _cluster_options(shrink)

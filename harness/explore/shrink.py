@@ -22,6 +22,13 @@ Entry = Mapping[str, Any]
 MIN_DURATION_S = 1.0
 
 
+def majority(runs: int) -> int:
+    """The failed runs that make a candidate count as failing by default: most of them.
+    With one failure in three, a flaky violation shrinks to a schedule that then fails
+    in one run out of three; with two, the shrunk file fails again more often than not."""
+    return runs // 2 + 1
+
+
 @dataclass
 class Shrinker:
     """Judges candidates with ``fails`` (one run: True when it violates an invariant)."""

@@ -520,6 +520,14 @@ def test_the_violations_a_round_recorded_are_read_back(tmp_path: Path) -> None:
     assert recorded_violations(tmp_path / "elsewhere" / "scenario.toml") == set()
 
 
+def test_a_candidate_fails_by_default_when_most_of_its_runs_fail() -> None:
+    from harness.explore.shrink import majority
+
+    assert [majority(n) for n in (1, 2, 3, 4, 5)] == [1, 2, 2, 3, 3]
+    calls = iter([True, False, False])  # one failure of three: not a failing candidate
+    assert not Shrinker(lambda _: next(calls), runs=3, needed=majority(3)).still_fails([{"start_s": 0}])
+
+
 def test_shrink_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'none.sock'}"}
     safe = str(ROOT / "tests" / "explore" / "safe.toml")
