@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from faults import nodes
 from faults.durability import Cut, cut_plan, durable_sizes, lost_bytes
-from faults.process import EXIT_TIMEOUT_S, NodeFault
+from faults.process import Kill
 from faults.spec import check_keys
 from faults.targets import Target, target_from
 
@@ -27,8 +26,8 @@ if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
 
 
-class PowerLoss(NodeFault):
-    """Every node of the target loses power at once; unsynced data is gone when it returns."""
+class PowerLoss(Kill):
+    """Every node of the target loses power at once: a kill, then unsynced data is gone."""
 
     kind = "power_loss"
 
@@ -42,10 +41,7 @@ class PowerLoss(NodeFault):
         return cls(target_from(spec, "target", "fault 'power_loss'"))
 
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
-        for node in resolved:
-            nodes.signal(cluster, node, nodes.SIGKILL)
-        for node in resolved:
-            nodes.wait_exited(cluster, node, EXIT_TIMEOUT_S)
+        super()._apply(cluster, resolved)  # every node dies at the same moment
         said = []
         for node in resolved:
             files = cluster.node_data_files(node)

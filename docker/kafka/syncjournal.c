@@ -181,24 +181,24 @@ static void after_sync(int ok, const char *path, const struct stat *st) {
                path, NULL);
 }
 
-int fsync(int fd) {
+/* A sync through ``real``, journalled when it succeeded on a tracked file. */
+static int journalled_sync(int fd, int (*real)(int)) {
     char path[PATH_MAX];
     struct stat st;
     int track = before_sync(fd, path, sizeof path, &st);
-    resolve();
-    int rc = real_fsync(fd);
+    int rc = real(fd);
     after_sync(track && rc == 0, path, &st);
     return rc;
 }
 
-int fdatasync(int fd) {
-    char path[PATH_MAX];
-    struct stat st;
-    int track = before_sync(fd, path, sizeof path, &st);
+int fsync(int fd) {
     resolve();
-    int rc = real_fdatasync(fd);
-    after_sync(track && rc == 0, path, &st);
-    return rc;
+    return journalled_sync(fd, real_fsync);
+}
+
+int fdatasync(int fd) {
+    resolve();
+    return journalled_sync(fd, real_fdatasync);
 }
 
 static void truncated(int fd, long long length) {

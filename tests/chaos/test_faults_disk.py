@@ -10,7 +10,6 @@ and min.insync.replicas=2. What is asserted comes from ZooKeeper (the broker lea
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -20,41 +19,11 @@ from faults import EventLog, FillDisk, LeaderOf
 from faults.nodes import session_timeout_s, wait_deregistered
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
-from harness.workload.clients import make_consumer, make_producer, send_batch
-from tests.support.trickle import unique_topic
+from harness.workload.clients import make_consumer
+from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos
 pytest_plugins = ["tests.support.fault_fixtures"]
-
-
-class _Writer:
-    """acks=all writes in batches from a background thread; what was acknowledged."""
-
-    def __init__(self, cluster: Cluster, topic: str) -> None:
-        self._producer = make_producer(cluster, "a", {"acks": "all", "enable.idempotence": True,
-                                                      "message.timeout.ms": 20000})
-        self._topic = topic
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="disk-writer", daemon=True)
-        self.acked: set[bytes] = set()
-        self.failed = 0
-
-    def _run(self) -> None:
-        batch = 0
-        while not self._stop.is_set():
-            tally = send_batch(self._producer, self._topic, 20, prefix=f"w{batch}", timeout_s=30)
-            self.acked.update(tally.acked)
-            self.failed += len(tally.failed)
-            batch += 1
-            self._stop.wait(0.1)
-
-    def __enter__(self) -> _Writer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _read_to_end(cluster: Cluster, topic: str, partitions: int, timeout_s: float = 120.0) -> set[bytes]:
@@ -89,7 +58,8 @@ def test_a_full_disk_stops_its_broker_loses_nothing_acknowledged_and_it_rejoins(
     leader = cluster.state([topic]).topic(topic)[0].leader
     node = cluster.topology.broker(leader).name
     fill = FillDisk(LeaderOf(topic, 0))
-    with _Writer(cluster, topic) as writer:
+    settings = {"acks": "all", "enable.idempotence": True, "message.timeout.ms": 20000}
+    with Trickle(cluster, topic, settings=settings, batch=20, interval_s=0.1) as writer:
         wait_until(lambda: len(writer.acked) >= 200, 60, "200 acknowledged writes before the fault")
         fill.inject(cluster, fault_log)
         written, free = fill.filled[node]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from harness.cluster.lifecycle import Cluster
 from harness.workload.clients import make_producer, send_batch
@@ -21,21 +23,30 @@ def unique_topic(prefix: str) -> str:
 
 
 class Trickle:
-    """A few acks=1 writes every ``interval_s`` to ``topic`` from zone ``zone``'s clients."""
+    """A few writes every ``interval_s`` to ``topic`` from zone ``zone``'s clients: acks=1
+    unless ``settings`` say otherwise. ``acked`` holds every acknowledged value and
+    ``failed`` counts the sends that failed."""
 
-    def __init__(self, cluster: Cluster, topic: str, zone: str = "a", interval_s: float = 0.2) -> None:
-        self._producer = make_producer(cluster, zone, {"acks": "1", "message.timeout.ms": 5000})
+    def __init__(self, cluster: Cluster, topic: str, zone: str = "a", interval_s: float = 0.2,
+                 settings: Mapping[str, Any] | None = None, batch: int = 5) -> None:
+        merged = {"acks": "1", "message.timeout.ms": 5000, **(settings or {})}
+        self._producer = make_producer(cluster, zone, merged)
+        self._timeout_s = int(merged["message.timeout.ms"]) / 1000 + 1  # every report is in by then
         self._topic = topic
         self._interval_s = interval_s
+        self._batch = batch
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="trickle", daemon=True)
-        self.acked = 0
+        self.acked: set[bytes] = set()
+        self.failed = 0
 
     def _run(self) -> None:
         batch = 0
         while not self._stop.is_set():
-            tally = send_batch(self._producer, self._topic, 5, prefix=f"trickle-{batch}", timeout_s=6)
-            self.acked += len(tally.acked)
+            tally = send_batch(self._producer, self._topic, self._batch, prefix=f"trickle-{batch}",
+                               timeout_s=self._timeout_s)
+            self.acked.update(tally.acked)
+            self.failed += len(tally.failed)
             batch += 1
             self._stop.wait(self._interval_s)
 
