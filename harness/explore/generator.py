@@ -34,6 +34,14 @@ TOPIC = "$topic"  # the round's topic, replaced by its real name when the round 
 # topology with broker disks. --faults names them to draw them.
 EXCLUDED_BY_DEFAULT = ("topic_config", "power_loss", "fill_disk")
 
+# The share of partition roles (leader_of, follower_of, a replication link) that name the
+# round's focus partition rather than any partition. Some losses need several faults on one
+# partition's replicas: an unclean election loses acknowledged records only once both
+# followers are out of the ISR and then the leader is gone. Drawn independently over six
+# partitions, three roles meet on one partition about once in 36 tries; with most roles
+# aimed at one partition the explorer draws such rounds often, and still draws the others.
+FOCUS_SHARE = 0.75
+
 Entry = dict[str, Any]
 
 
@@ -84,10 +92,27 @@ class Space:
         return self.kinds or tuple(k for k in fault_kinds() if k not in EXCLUDED_BY_DEFAULT)
 
 
+@dataclass(frozen=True)
+class Draw:
+    """What a drawer draws with: the space, the round's random source, and the round's
+    focus partition (see FOCUS_SHARE)."""
+
+    space: Space
+    rng: random.Random
+    focus: int
+
+    def partition(self) -> int:
+        """A partition for a role target: mostly the focus, sometimes any."""
+        if self.rng.random() < FOCUS_SHARE:
+            return self.focus
+        return self.rng.randrange(self.space.partitions)
+
+
 def draw_schedule(space: Space, seed: int) -> list[Entry]:
     """A round's schedule for ``seed``: entries sorted by start, never more than
     ``space.max_concurrent`` in force at once."""
     rng = random.Random(seed)
+    draw = Draw(space, rng, rng.randrange(space.partitions))
     wanted = rng.randint(*space.faults)
     entries: list[Entry] = []
     for _ in range(wanted):
@@ -96,7 +121,7 @@ def draw_schedule(space: Space, seed: int) -> list[Entry]:
         start = _free_start(entries, duration, space, rng)
         if start is None:
             continue  # the stretch is full at this concurrency: a shorter round
-        entry: Entry = {"start_s": start, "duration_s": duration, "fault": kind, **_DRAWERS[kind](space, rng)}
+        entry: Entry = {"start_s": start, "duration_s": duration, "fault": kind, **_DRAWERS[kind](draw)}
         build_fault({k: v for k, v in entry.items() if k not in ("start_s", "duration_s")})
         entries.append(entry)
     return sorted(entries, key=lambda e: (e["start_s"], e["fault"]))
@@ -119,51 +144,52 @@ def _free_start(entries: list[Entry], duration: float, space: Space, rng: random
 
 # -- targets ---------------------------------------------------------------------------------
 
-def _broker_role(space: Space, rng: random.Random) -> Any:
+def _broker_role(d: Draw) -> Any:
     """A broker by a role resolved when the fault strikes, or by id."""
-    partition = rng.randrange(space.partitions)
-    return rng.choice([
+    partition = d.partition()
+    return d.rng.choice([
         "controller",
         {"leader_of": [TOPIC, partition]},
         {"follower_of": [TOPIC, partition]},
-        {"broker": rng.choice(space.brokers)},
+        {"broker": d.rng.choice(d.space.brokers)},
     ])
 
 
-def _node(space: Space, rng: random.Random) -> Any:
+def _node(d: Draw) -> Any:
     """A broker role or a ZooKeeper node: what a process fault can hit."""
-    if space.zookeepers and rng.random() < 0.25:
-        return rng.choice(["zookeeper_leader", {"node": rng.choice(space.zookeepers)}])
-    return _broker_role(space, rng)
+    if d.space.zookeepers and d.rng.random() < 0.25:
+        return d.rng.choice(["zookeeper_leader", {"node": d.rng.choice(d.space.zookeepers)}])
+    return _broker_role(d)
 
 
-def _isolated(space: Space, rng: random.Random) -> Any:
+def _isolated(d: Draw) -> Any:
     """What an isolation cuts off: a node or a whole zone."""
-    if rng.random() < 0.3:
-        return rng.choice([{"zone": rng.choice(space.zones)}, {"zone_of": "controller"}])
-    return _node(space, rng)
+    if d.rng.random() < 0.3:
+        return d.rng.choice([{"zone": d.rng.choice(d.space.zones)}, {"zone_of": "controller"}])
+    return _node(d)
 
 
-def _links(space: Space, rng: random.Random) -> dict[str, Any]:
+def _links(d: Draw) -> dict[str, Any]:
     """A link selection: an isolation, replication between two brokers, a broker's
     ZooKeeper session, or a zone's clients to a broker."""
+    rng = d.rng
     shape = rng.choice(["isolate", "replication", "zk-session", "client"])
     if shape == "isolate":
-        return {"isolate": _isolated(space, rng)}
+        return {"isolate": _isolated(d)}
     if shape == "replication":  # one partition's follower and leader: never the same broker
-        partition = rng.randrange(space.partitions)
+        partition = d.partition()
         return {"from": {"follower_of": [TOPIC, partition]}, "to": {"leader_of": [TOPIC, partition]},
                 "kind": "replication", "both_ways": rng.random() < 0.5}
-    if shape == "zk-session" and space.zookeepers:
-        return {"from": _broker_role(space, rng), "to": {"node": rng.choice(space.zookeepers)},
+    if shape == "zk-session" and d.space.zookeepers:
+        return {"from": _broker_role(d), "to": {"node": rng.choice(d.space.zookeepers)},
                 "kind": "zk-session"}
-    return {"from": {"zone_clients": rng.choice(space.zones)}, "to": _broker_role(space, rng),
+    return {"from": {"zone_clients": rng.choice(d.space.zones)}, "to": _broker_role(d),
             "kind": "client"}
 
 
 # -- one drawer per fault kind: the parameters beside "fault" -----------------------------------
 
-Drawer = Callable[[Space, random.Random], dict[str, Any]]
+Drawer = Callable[[Draw], dict[str, Any]]
 
 
 def _stream(rng: random.Random) -> str:
@@ -171,8 +197,9 @@ def _stream(rng: random.Random) -> str:
 
 
 def _degradation(kind: str) -> Drawer:
-    def draw(space: Space, rng: random.Random) -> dict[str, Any]:
-        links = _links(space, rng)
+    def draw(d: Draw) -> dict[str, Any]:
+        rng = d.rng
+        links = _links(d)
         if kind == "latency":
             latency = rng.randint(50, 500)
             return {"links": links, "latency_ms": latency, "jitter_ms": rng.randint(0, latency // 2),
@@ -190,23 +217,23 @@ def _degradation(kind: str) -> Drawer:
 
 
 _DRAWERS: dict[str, Drawer] = {
-    "kill": lambda s, r: {"target": _node(s, r)},
-    "power_loss": lambda s, r: {"target": _isolated(s, r)},
-    "fill_disk": lambda s, r: {"target": _broker_role(s, r)},
-    "pause": lambda s, r: {"target": _node(s, r)},
-    "restart": lambda s, r: {"target": _node(s, r), "clean": r.random() < 0.5,
-                             "downtime_s": round(r.uniform(0.0, 5.0), 1)},
-    "bounce": lambda s, r: {"target": _broker_role(s, r), "times": r.randint(1, 3),
-                            "clean": r.random() < 0.5},
-    "controlled_shutdown": lambda s, r: {"target": _broker_role(s, r)},
-    "cut": lambda s, r: {"links": _links(s, r), "mode": r.choice(["refuse", "blackhole"])},
-    "isolate": lambda s, r: {"target": _isolated(s, r), "mode": r.choice(["refuse", "blackhole"])},
+    "kill": lambda d: {"target": _node(d)},
+    "power_loss": lambda d: {"target": _isolated(d)},
+    "fill_disk": lambda d: {"target": _broker_role(d)},
+    "pause": lambda d: {"target": _node(d)},
+    "restart": lambda d: {"target": _node(d), "clean": d.rng.random() < 0.5,
+                          "downtime_s": round(d.rng.uniform(0.0, 5.0), 1)},
+    "bounce": lambda d: {"target": _broker_role(d), "times": d.rng.randint(1, 3),
+                         "clean": d.rng.random() < 0.5},
+    "controlled_shutdown": lambda d: {"target": _broker_role(d)},
+    "cut": lambda d: {"links": _links(d), "mode": d.rng.choice(["refuse", "blackhole"])},
+    "isolate": lambda d: {"target": _isolated(d), "mode": d.rng.choice(["refuse", "blackhole"])},
     **{kind: _degradation(kind) for kind in DEGRADATIONS},
-    "expire_session": lambda s, r: {"target": _broker_role(s, r)},
-    "delete_controller": lambda s, r: {},
-    "preferred_election": lambda s, r: {"topic": TOPIC},
-    "reassign": lambda s, r: {"topic": TOPIC, "partition": r.randrange(s.partitions),
-                              "replicas": r.sample(list(s.brokers), s.replication_factor)},
-    "topic_config": lambda s, r: {"topic": TOPIC,
-                                  "settings": {"retention.ms": r.choice([60_000, 3_600_000])}},
+    "expire_session": lambda d: {"target": _broker_role(d)},
+    "delete_controller": lambda d: {},
+    "preferred_election": lambda d: {"topic": TOPIC},
+    "reassign": lambda d: {"topic": TOPIC, "partition": d.partition(),
+                           "replicas": d.rng.sample(list(d.space.brokers), d.space.replication_factor)},
+    "topic_config": lambda d: {"topic": TOPIC,
+                               "settings": {"retention.ms": d.rng.choice([60_000, 3_600_000])}},
 }

@@ -51,6 +51,7 @@ from harness.compose.scenario_file import (
     parse_scenario,
 )
 from harness.compose.shrink_round import recorded_violations, shrink_round
+from harness.explore import generator
 from harness.explore.cluster_rules import (
     ISR_IN_REPLICAS,
     LEADER_EPOCHS,
@@ -125,6 +126,46 @@ def test_a_replication_link_is_drawn_between_one_partitions_follower_and_leader(
              if isinstance(e.get("links"), dict) and e["links"].get("kind") == "replication"]
     assert len(links) > 20
     assert all(link["from"]["follower_of"] == link["to"]["leader_of"] for link in links)
+
+
+def _partitions_named(entry: Mapping[str, Any]) -> list[int]:
+    """The partitions an entry's role targets name (leader_of, follower_of, reassign)."""
+    found: list[int] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in ("leader_of", "follower_of"):
+                    found.append(inner[1])
+                else:
+                    walk(inner)
+
+    walk(_fault_only(entry))
+    if entry["fault"] == "reassign":
+        found.append(entry["partition"])
+    return found
+
+
+def test_partition_roles_tend_to_meet_on_one_partition_in_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Losses behind three faults on one partition's replicas (an unclean election) are
+    drawn often only if a round's roles tend to name one partition: with the focus, such
+    rounds are drawn at least twice as often as with partitions drawn independently,
+    and rounds naming several partitions, and every partition, are still drawn."""
+    space = Space.of(load_topology(), partitions=6, kinds=("kill", "cut", "pause"), faults=(3, 4),
+                     max_concurrent=3)
+
+    def named() -> list[list[int]]:
+        return [[p for e in draw_schedule(space, seed) for p in _partitions_named(e)] for seed in SEEDS]
+
+    def three_on_one(rounds: list[list[int]]) -> int:
+        return sum(any(ps.count(p) >= 3 for p in set(ps)) for ps in rounds)
+
+    focused = named()
+    monkeypatch.setattr(generator, "FOCUS_SHARE", 0.0)
+    independent = named()
+    assert three_on_one(focused) >= 2 * three_on_one(independent) > 0
+    assert {p for ps in focused for p in ps} == set(range(6))
+    assert sum(len(set(ps)) > 1 for ps in focused) > len(focused) // 10
 
 
 @pytest.mark.parametrize(("limits", "message"), [
