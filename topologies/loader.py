@@ -1,7 +1,9 @@
 """Loading a topology declaration from TOML, with parameters applied on top.
 
 The declaration names the zones and either counts (``brokers_per_zone``,
-``zookeeper_nodes``) or explicit node lists (``[[brokers]]``, ``[[zookeepers]]``).
+``zookeeper_nodes``) or explicit node lists (``[[brokers]]``, ``[[zookeepers]]``). A
+declaration may start from another (``extends = "three_az"``): its own keys replace the
+other's, and its settings tables add to the other's, so a variant names only what differs.
 Parameters passed to :func:`load_topology` override the file's values, so a six-broker
 or five-ZooKeeper cluster is the same declaration with other numbers.
 """
@@ -28,13 +30,14 @@ KNOWN_KEYS = {
     "zookeepers", "broker_settings", "topic_defaults", "zookeeper_settings",
     "broker_heap_mb", "zookeeper_heap_mb", "broker_disk_mb",
 }
+SETTINGS_TABLES = ("broker_settings", "topic_defaults", "zookeeper_settings")
 
 
 def builtin_topologies() -> list[str]:
     return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
 
 
-def _read(name_or_path: str | Path) -> tuple[str, dict[str, Any]]:
+def _read(name_or_path: str | Path, seen: tuple[Path, ...] = ()) -> tuple[str, dict[str, Any]]:
     path = Path(name_or_path)
     if path.suffix != ".toml":
         path = BUILTIN_DIR / f"{name_or_path}.toml"
@@ -43,9 +46,35 @@ def _read(name_or_path: str | Path) -> tuple[str, dict[str, Any]]:
             f"no topology {str(name_or_path)!r}; built-in ones: {', '.join(builtin_topologies())}"
         )
     try:
-        return path.stem, tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as err:
         raise TopologyError(f"topology file {path} does not parse: {err}") from err
+    return path.stem, _extended(data, path, (*seen, path.resolve()))
+
+
+def _extended(data: dict[str, Any], path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    """``data`` over the declaration it extends (a built-in name, or a path beside it)."""
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str):
+        raise TopologyError(f"topology file {path}: extends must name a topology, not {base_name!r}")
+    base_path = path.parent / base_name if base_name.endswith(".toml") else BUILTIN_DIR / f"{base_name}.toml"
+    if base_path.resolve() in seen:
+        raise TopologyError(f"topology file {path} extends {base_name!r}, which extends it back")
+    _, base = _read(base_path, seen)
+    merged = {**base, **data}
+    for table in SETTINGS_TABLES:
+        if table in base and table in data:
+            merged[table] = {**base[table], **data[table]}
+    for own in ("name", "description"):  # a variant is never named after what it extends
+        if own not in data:
+            merged.pop(own, None)
+    if "brokers" in data:
+        merged.pop("brokers_per_zone", None)
+    if "zookeepers" in data:
+        merged.pop("zookeeper_nodes", None)
+    return merged
 
 
 def _settings(raw: Any, what: str) -> dict[str, SettingValue]:

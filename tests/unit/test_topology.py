@@ -103,3 +103,27 @@ def test_a_disk_is_filled_only_on_a_broker_of_a_topology_with_disks(
         build_fault({"fault": "fill_disk", "target": target}).check(build_topology(topology))
     build_fault({"fault": "fill_disk", "target": {"broker": 0}}).check(
         build_topology({"zones": ["a"], "broker_disk_mb": 64}))
+
+
+def test_a_variant_extends_a_declaration_and_names_only_what_differs() -> None:
+    base, variant = load_topology(), load_topology("three_az_two_in_a")
+    assert variant.name == "three_az_two_in_a"
+    assert [(b.broker_id, b.zone) for b in variant.brokers] == [(0, "a"), (1, "a"), (2, "b"), (3, "c")]
+    assert variant.broker_settings == base.broker_settings
+    assert (variant.zookeepers, variant.broker_disk_mb) == (base.zookeepers, base.broker_disk_mb)
+
+
+def test_an_extension_adds_to_the_settings_it_extends(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "slow.toml"
+    path.write_text('extends = "three_az"\n[broker_settings]\n"replica.lag.time.max.ms" = 30000\n')
+    slow = load_topology(path)
+    assert slow.name == "slow" and len(slow.brokers) == 3
+    assert slow.broker_settings["replica.lag.time.max.ms"] == 30000
+    assert slow.broker_settings["zookeeper.session.timeout.ms"] == 6000
+
+
+def test_a_declaration_that_extends_itself_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "one.toml").write_text('extends = "two.toml"\n')
+    (tmp_path / "two.toml").write_text('extends = "one.toml"\n')
+    with pytest.raises(TopologyError, match="extends 'one.toml', which extends it back"):
+        load_topology(tmp_path / "one.toml")
