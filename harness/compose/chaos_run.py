@@ -29,7 +29,7 @@ from harness.compose.judge import Judge
 from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
 from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
-from topologies.model import SettingValue
+from topologies.model import SettingValue, Topology
 
 Progress = Callable[[str], None]
 
@@ -110,20 +110,26 @@ class ChaosRun:
 
     def use_broker_settings(self, settings: Mapping[str, SettingValue]) -> bool:
         """From now on, clusters run the base topology with ``settings`` over its broker
-        settings; True when that meant removing a cluster with other settings.
+        settings; True when that meant removing a cluster with other settings."""
+        topology = self.base_topology.with_broker_settings(settings)
+        listing = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items()) or "the topology's own"
+        return self.use_topology(topology, f"broker settings from here on: {listing}")
+
+    def use_topology(self, topology: Topology, why: str | None = None) -> bool:
+        """From now on, clusters are made from ``topology`` (another shape, or other
+        settings); True when that meant removing a cluster made from another one.
 
         The keeper makes every cluster (fresh or replacement) from :attr:`topology`, so
         changing it and closing the current cluster is enough; the next test's cluster
-        starts with the new settings. One cluster at a time: the old one is removed first.
+        starts from the new one. One cluster at a time: the old one is removed first.
         """
-        topology = self.base_topology.with_broker_settings(settings)
         if topology == self.topology:
             return False
         had_cluster = self.keeper.started
         self.keeper.close()
         self.topology = topology
-        listing = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items()) or "the topology's own"
-        self.progress(f"broker settings from here on: {listing}")
+        self.progress(why or f"clusters from here on: topology {topology.name} "
+                      f"({len(topology.brokers)} brokers in zones {', '.join(topology.zones)})")
         return had_cluster
 
     # -- parts, made on first use -----------------------------------------------------------

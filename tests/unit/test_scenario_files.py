@@ -204,6 +204,24 @@ def test_a_run_changes_cluster_only_when_the_broker_settings_change() -> None:
     assert chaos.keeper.current().topology.broker_settings["log.flush.interval.messages"] == base != 1
 
 
+def test_a_run_changes_cluster_when_the_topology_changes_shape() -> None:
+    chaos = ChaosRun("unit-shape", "3.7.2", "three_az", healer=lambda cluster: None)
+    made: list[_Made] = []
+
+    def factory() -> _Made:
+        made.append(_Made(chaos.topology))
+        return made[-1]
+
+    chaos.keeper = ClusterKeeper(factory, lambda cluster: None)  # type: ignore[arg-type]
+    chaos.keeper.current()
+    assert chaos.use_topology(load_topology("three_az_two_in_a")) is True
+    assert made[0].closed, "one cluster at a time: the old one is removed before the next starts"
+    assert len(chaos.keeper.current().topology.brokers) == 4
+    assert chaos.use_topology(load_topology("three_az_two_in_a")) is False and not made[1].closed
+    assert chaos.use_topology(chaos.base_topology) is True and made[1].closed
+    assert len(chaos.keeper.current().topology.brokers) == 3
+
+
 def test_the_scenario_page_documents_every_bound_and_the_brokers_table() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "SCENARIOS.md").read_text()
     named = set(re.findall(r"`([^`]+)`", page))
