@@ -78,6 +78,8 @@ TARGET_DOCS: dict[str, TargetDoc] = {
                   "`srvr` answer says leader); fails if the ensemble has no quorum.", ("zookeeper_leader",)),
         TargetDoc("all_brokers", "Every broker of the topology at once (what a power cut of the whole "
                   "cluster takes down).", ("all_brokers",)),
+        TargetDoc("all_zookeepers", "Every ZooKeeper node of the topology at once (the whole ensemble "
+                  "losing power together).", ("all_zookeepers",)),
     )
 }
 

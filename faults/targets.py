@@ -181,6 +181,23 @@ class AllBrokers(Target):
         return self.kind
 
 
+@dataclass(frozen=True)
+class AllZooKeepers(Target):
+    """Every ZooKeeper node of the topology: the whole ensemble losing power together."""
+
+    kind: ClassVar[str] = "all_zookeepers"
+    moves: ClassVar[bool] = False
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        return tuple(z.name for z in cluster.topology.zookeepers)
+
+    def describe(self) -> str:
+        return "all ZooKeeper nodes"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
 # -- roles read from ZooKeeper -----------------------------------------------------------
 @dataclass(frozen=True)
 class Controller(Target):
@@ -518,6 +535,7 @@ class Isolation(LinkTarget):
 # -- parsing -----------------------------------------------------------------------------
 _NO_ARGUMENT: dict[str, type[Target]] = {
     "controller": Controller, "zookeeper_leader": ZooKeeperLeader, "all_brokers": AllBrokers,
+    "all_zookeepers": AllZooKeepers,
 }
 TARGET_KINDS = (
     "broker",
