@@ -9,6 +9,9 @@ the records themselves): the default topic lost every acknowledged record (caugh
 required), the flushed one none. A plain ``kill -9`` of the same broker after the same
 writes to a third such topic shows that a process death alone loses nothing: the page
 cache survives it.
+
+ZooKeeper fsyncs its transaction log before it acknowledges a write (``forceSync``, on by
+default), so a power loss of the whole ensemble at once loses no acknowledged znode.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from kazoo.client import KazooClient
 
 from faults import BrokerId, EventLog, Kill, PowerLoss
+from faults.durability import durable_sizes
+from faults.targets import AllZooKeepers
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
 from harness.workload.clients import make_consumer, make_producer, send_batch
@@ -106,3 +112,45 @@ def test_a_power_loss_takes_what_was_never_synced_and_a_kill_takes_nothing(
     kill.inject(cluster, fault_log)
     kill.heal(cluster, fault_log)
     assert _held(cluster, killed) == (RECORDS, RECORDS), "kill -9 alone must lose nothing"
+
+
+ZNODES = 300
+
+
+def _zk_client(cluster: Cluster) -> KazooClient:
+    client = KazooClient(hosts=cluster.zookeeper_hosts(), timeout=10.0)
+    client.start(timeout=60)
+    return client
+
+
+def test_zookeeper_keeps_every_acknowledged_write_through_a_power_loss_of_the_whole_ensemble(
+    cluster: Cluster, fault_log: EventLog
+) -> None:
+    root = f"/{unique_topic('kafka-chaos-power')}"
+    client = _zk_client(cluster)
+    try:  # each create returns once a quorum has logged it: acknowledged
+        for i in range(ZNODES):
+            client.create(f"{root}/n{i:04d}", b"x" * 100, makepath=True)
+    finally:
+        client.stop()
+        client.close()
+
+    power = PowerLoss(AllZooKeepers())
+    power.inject(cluster, fault_log)
+    # While the ensemble is dark: what each node's JVM had made durable of its log.
+    synced = {node: {path: size for path, size in durable_sizes(cluster.node_journal(node)).items()
+                     if "/log." in path} for node in power.cuts}
+    power.heal(cluster, fault_log)
+    injected = next(e for e in reversed(fault_log.events) if e.action == "inject")
+    print(f"\nZooKeeper power loss: {injected.outcome}; synced transaction logs: {synced}")
+    assert set(power.cuts) == {z.name for z in cluster.topology.zookeepers}
+    assert all(any(size > 0 for size in logs.values()) for logs in synced.values()), \
+        f"every node's journal shows its transaction log synced: {synced}"
+
+    client = _zk_client(cluster)
+    try:
+        kept = client.get_children(root) if client.exists(root) else []
+    finally:
+        client.stop()
+        client.close()
+    assert len(kept) == ZNODES, f"{ZNODES - len(kept)} acknowledged znode(s) lost"
