@@ -61,7 +61,7 @@ from harness.explore.cluster_rules import (
     violations,
 )
 from harness.explore.coverage import coverage, kinds_not_exercised, table
-from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force
+from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force, lead_kind
 from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
 from harness.workload.driver import ProducerSpec
@@ -602,6 +602,21 @@ def test_coverage_counts_each_kind_against_each_role_named() -> None:
     assert lines[3].split() == ["kill", "controller", "2", "9.0"]
 
 
+def test_any_run_of_as_many_rounds_as_kinds_leads_with_every_kind() -> None:
+    kinds = SPACE.drawn_kinds
+    for seed in (0, 1, 7):
+        for first in (0, 3):
+            rounds = range(first, first + len(kinds))
+            leads = [lead_kind(SPACE, seed, n) for n in rounds]
+            assert sorted(leads) == sorted(kinds), (seed, first)
+            for n, lead in zip(rounds, leads, strict=True):
+                drawn = draw_schedule(SPACE, round_seed(seed, n), lead=lead)
+                assert lead in {e["fault"] for e in drawn}, (seed, n, drawn)
+    assert len({lead_kind(SPACE, seed, 0) for seed in range(10)}) > 1, "the seed picks where the turn starts"
+    with pytest.raises(ValueError, match="lead kind 'topic_config' is not among the kinds drawn"):
+        draw_schedule(SPACE, 1, lead="topic_config")
+
+
 def test_three_hundred_drawn_rounds_cover_every_kind() -> None:
     cells = coverage(draw_schedule(SPACE, seed) for seed in SEEDS)
     assert kinds_not_exercised(cells, SPACE.drawn_kinds) == []
@@ -614,7 +629,8 @@ def test_an_exploration_summary_names_violations_and_coverage() -> None:
     data = found.to_dict()
     assert [(r["outcome"], r["violated"]) for r in data["rounds"]] == [
         ("passed", []), ("passed", []), ("failed", ["rule lost"])]
-    assert data["rounds"][0]["schedule"] == draw_schedule(SPACE, round_seed(9, 0))
+    first = draw_schedule(SPACE, round_seed(9, 0), lead=lead_kind(SPACE, 9, 0))
+    assert data["rounds"][0]["schedule"] == first
     lines = summary_lines(found)
     assert lines[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/<run>/explore-9-r2; "
                         "kafka-chaos shrink reports/<run>/explore-9-r2/scenario.toml")
