@@ -14,6 +14,7 @@ the cluster unhealthy, into ``<folder>/diagnostics/``::
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
 
 LOG_TAIL_LINES = 20000  # per container; a run's logs are far shorter, a runaway one is cut
 MAX_ZNODES = 5000
+# A ZooKeeper without quorum answers nothing, and kazoo's plain calls wait for it forever:
+# each read gets this long, the whole dump ZNODE_DUMP_S, so diagnostics always finish.
+ZNODE_READ_S = 5.0
+ZNODE_DUMP_S = 30.0
 ZK_ROOTS = ("/controller", "/controller_epoch", "/brokers/ids", "/brokers/topics",
             "/admin", "/isr_change_notification", "/log_dir_event_notification")
 
@@ -47,17 +52,19 @@ def collect_diagnostics(cluster: Cluster, dest: Path) -> Path:
     return dest
 
 
-def dump_znodes(cluster: Cluster) -> dict[str, Any]:
-    """{path: data (JSON-decoded where it is JSON)} for Kafka's znodes, plus errors."""
+def dump_znodes(cluster: Cluster, budget_s: float = ZNODE_DUMP_S) -> dict[str, Any]:
+    """{path: data (JSON-decoded where it is JSON)} for Kafka's znodes, plus errors; what
+    is not read within ``budget_s`` is named in the errors, never waited for."""
     found: dict[str, Any] = {}
     errors: dict[str, str] = {}
     try:
         client = cluster.zk.client
     except Exception as err:
         return {"znodes": {}, "errors": {"/": f"ZooKeeper unreachable: {err}"}}
-    for path in _walk(client, ZK_ROOTS, errors):
+    deadline = time.monotonic() + budget_s
+    for path in _walk(client, ZK_ROOTS, errors, deadline):
         try:
-            data, _ = client.get(path)
+            data, _ = _read(client.get_async(path), deadline)
         except Exception as err:
             errors[path] = str(err) or type(err).__name__
             continue
@@ -65,15 +72,23 @@ def dump_znodes(cluster: Cluster) -> dict[str, Any]:
     return {"znodes": found, "errors": errors}
 
 
-def _walk(client: Any, roots: tuple[str, ...], errors: dict[str, str]) -> Iterator[str]:
+def _read(pending: Any, deadline: float) -> Any:
+    """A kazoo async result, waited for at most ZNODE_READ_S and never past ``deadline``."""
+    left = min(ZNODE_READ_S, deadline - time.monotonic())
+    if left <= 0:
+        raise TimeoutError("not read: the znode dump's time was up")
+    return pending.get(timeout=left)
+
+
+def _walk(client: Any, roots: tuple[str, ...], errors: dict[str, str], deadline: float) -> Iterator[str]:
     pending = list(roots)
     seen = 0
     while pending and seen < MAX_ZNODES:
         path = pending.pop(0)
         try:
-            if client.exists(path) is None:
+            if _read(client.exists_async(path), deadline) is None:
                 continue
-            children = client.get_children(path)
+            children = _read(client.get_children_async(path), deadline)
         except Exception as err:
             errors[path] = str(err) or type(err).__name__
             continue
