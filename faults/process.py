@@ -57,14 +57,17 @@ class NodeFault(Fault):
         return {"fault": self.kind, "target": self.target.to_spec(), **self._params()}
 
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
-        """Start every node that is down and wait until each serves again."""
-        back = []
+        """Start every node that is down, then wait until each serves again.
+
+        All are started before any is waited for: ZooKeeper nodes serve only as a quorum,
+        so after the whole ensemble went down none would serve while the others wait."""
+        began = time.monotonic()
+        started = [node for node in resolved if nodes.ensure_running(cluster, node)]
+        back: dict[str, float] = {}
         for node in resolved:
-            if nodes.ensure_running(cluster, node):
-                back.append(f"{node} back after {nodes.wait_back(cluster, node):.1f} s")
-            else:
-                nodes.wait_back(cluster, node)
-        return ", ".join(back)
+            nodes.wait_back(cluster, node)
+            back[node] = time.monotonic() - began
+        return ", ".join(f"{node} back after {back[node]:.1f} s" for node in started)
 
 
 class Kill(NodeFault):
