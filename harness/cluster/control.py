@@ -74,6 +74,10 @@ class NodeControl(Protocol):
         """While the node is down: cut each file to its size, or remove it (None)."""
         ...
 
+    def node_log(self, node: str, lines: int = 200) -> str:
+        """The last ``lines`` lines of the node's output (its container's log)."""
+        ...
+
 
 class NetworkControl(Protocol):
     """The links between nodes and the proxies on them."""

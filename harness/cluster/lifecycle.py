@@ -192,6 +192,10 @@ class Cluster:
         """Send ``signal`` to the node's process (its container's main process)."""
         self._nodes.signal_node(node, signal)
 
+    def node_log(self, node: str, lines: int = 200) -> str:
+        """The last ``lines`` lines of the node's output (its container's log)."""
+        return bytes(self.container(node).logs(tail=lines)).decode(errors="replace")
+
     # -- a node's disk (harness.cluster.node_disks) ---------------------------------------
     def data_dir_of(self, node: str) -> str:
         """Where the node keeps its data: a broker's log directory or ZooKeeper's dataDir."""

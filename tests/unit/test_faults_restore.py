@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from faults import Kill, nodes
+from faults import Kill, PowerLoss, nodes
 from faults.nodes import START_TIMEOUT_S
 from faults.targets import AllZooKeepers
 from topologies import load_topology
@@ -62,3 +62,51 @@ def test_a_kill_of_the_whole_ensemble_heals_with_every_node_started_before_any_w
     said = kill._restore(cluster, tuple(cluster.zookeepers))  # type: ignore[arg-type]
     assert cluster.running == set(cluster.zookeepers)
     assert said.count("back after") == 3, said
+
+
+class _EnsembleAfterPowerLoss(_Ensemble):
+    """zk-a held logs and no snapshot: it exits at start until its database is emptied."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files = {z: {"/var/lib/zookeeper/myid": 2, "/var/lib/zookeeper/version-2/log.100000001": 640}
+                      for z in self.zookeepers}
+        self.files["zk-b"]["/var/lib/zookeeper/version-2/snapshot.100000000"] = 588
+        self.files["zk-c"]["/var/lib/zookeeper/version-2/snapshot.100000000"] = 588
+        self.logs: dict[str, str] = dict.fromkeys(self.zookeepers, "")
+
+    def start_node(self, node: str, timeout_s: float = 60.0) -> bool:
+        if node in self.running:
+            return False
+        version_2 = [p for p in self.files[node] if "/version-2/" in p]
+        if version_2 and not any("/snapshot." in p for p in version_2):
+            self.logs[node] += "java.io.IOException: No snapshot found, but there are log entries.\n"
+            return True  # started, and exited at once
+        self.running.add(node)
+        return True
+
+    def node_log(self, node: str, lines: int = 200) -> str:
+        return self.logs[node]
+
+    def node_data_files(self, node: str) -> dict[str, int]:
+        return dict(self.files[node])
+
+    def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
+        assert node not in self.running, "files are cut only while the node is down"
+        for path, size in sizes.items():
+            if size is None:
+                del self.files[node][path]
+
+
+def test_a_zookeeper_node_left_without_a_snapshot_is_emptied_and_rejoins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(nodes.wait_back, "__defaults__", (min(START_TIMEOUT_S, 2.0),))
+    cluster = _EnsembleAfterPowerLoss()
+    cluster.running.clear()
+    said = PowerLoss(AllZooKeepers())._restore(cluster, tuple(cluster.zookeepers))  # type: ignore[arg-type]
+    assert cluster.running == set(cluster.zookeepers)
+    assert cluster.files["zk-a"] == {"/var/lib/zookeeper/myid": 2}, "myid stays, the database goes"
+    assert "/var/lib/zookeeper/version-2/log.100000001" in cluster.files["zk-b"], "the others keep theirs"
+    assert "zk-a refused to start (No snapshot found" in said, said
+    assert "zk-b refused" not in said and "zk-c refused" not in said
