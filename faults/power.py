@@ -11,17 +11,20 @@ ZooKeeper replays its synced transaction log).
 
 ``cuts`` keeps, per node, the cut applied (for tests and the event's outcome).
 
-A ZooKeeper node can come back unable to start: a node that has only ever led wrote its
-snapshot without a sync (followers sync the snapshot their leader sends), so the cut
-leaves it transaction logs and no snapshot, which ZooKeeper refuses ("No snapshot found,
-but there are log entries"). The heal then does what an operator does, and says so in
-its outcome: it empties that node's ``version-2`` directory (its ``myid`` stays) and
-starts it again, to resync from the quorum, which holds every acknowledged transaction
-(each was logged and synced by a majority before it was acknowledged).
+A ZooKeeper node can come back unable to start. Only a follower syncs the snapshot its
+leader sends; a node that has led since the ensemble formed (and, in a fresh ensemble,
+possibly every node) has written its snapshots without a sync, so the cut leaves it
+synced transaction logs and no snapshot, which ZooKeeper refuses ("No snapshot found,
+but there are log entries"). Nothing acknowledged is gone: every acknowledged
+transaction was logged and synced by a majority. The heal then does what an operator
+does, and says so in its outcome: it starts that node once with
+``snapshot.trust.empty``, so it replays its logs, and gives it its own configuration back
+once the ensemble serves.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +40,10 @@ if TYPE_CHECKING:
 
 # ZooKeeper's words (3.5.5 and later) for a data directory with logs and no snapshot.
 NO_SNAPSHOT = "No snapshot found, but there are log entries"
-ZK_DATABASE = "/version-2/"  # what a ZooKeeper node resyncs from its quorum when emptied
+# How long started ZooKeeper nodes get to load their database (or refuse to) before the
+# ones that exited are taken as refused and the ones running but not serving as waiting
+# for them: a JVM start and a log replay, with margin for a busy machine.
+ZK_SETTLE_S = 20.0
 
 
 class PowerLoss(Kill):
@@ -71,29 +77,41 @@ class PowerLoss(Kill):
 
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         """Power back on for every node; a ZooKeeper node that refuses to start for want
-        of a snapshot is emptied and started again (see the module's docstring)."""
-        for node in resolved:
+        of a snapshot replays its logs instead (see the module's docstring)."""
+        # ZooKeeper first: a broker is started once its old session has expired, which
+        # takes a serving ensemble.
+        zookeepers = [node for node in resolved if cluster.broker_id_of(node) is None]
+        for node in zookeepers:
             nodes.ensure_running(cluster, node)
-        emptied = [node for node in resolved if _refused_for_no_snapshot(cluster, node)]
-        for node in emptied:
-            files = cluster.node_data_files(node)
-            cluster.cut_node_files(node, {path: None for path in files if ZK_DATABASE in path})
-        said = super()._restore(cluster, resolved)
-        if not emptied:
-            return said
-        repaired = (f"{node} refused to start ({NO_SNAPSHOT}: no snapshot had been synced), so its "
-                    "ZooKeeper database was emptied to resync from the quorum" for node in emptied)
+        refused = _refused_for_no_snapshot(cluster, zookeepers)
+        for node in refused:
+            cluster.start_zookeeper_from_logs(node)
+        try:
+            said = super()._restore(cluster, resolved)  # the brokers started, every node back
+        finally:
+            for node in refused:
+                cluster.reset_zookeeper_config(node)
+        repaired = (f"{node} refused to start ({NO_SNAPSHOT}: no snapshot had been synced), so it "
+                    "was started once with snapshot.trust.empty and replayed its synced logs"
+                    for node in refused)
         return "; ".join([said, *repaired])
 
 
-def _refused_for_no_snapshot(cluster: ClusterControl, node: str) -> bool:
-    """Whether a just-started ZooKeeper node exited because it found logs and no
-    snapshot: waits until it serves or exits (its database loads in seconds)."""
-    if cluster.broker_id_of(node) is not None:
-        return False
+def _refused_for_no_snapshot(cluster: ClusterControl, zookeepers: list[str]) -> list[str]:
+    """The just-started ZooKeeper nodes that exited because they found logs and no
+    snapshot. Waits until every one serves, or until ZK_SETTLE_S have passed with some
+    exited (those still running then wait for a quorum the exited ones belong to)."""
+    if not zookeepers:
+        return []
+    began = time.monotonic()
 
     def settled() -> bool:
-        return cluster.node_status(node) != "running" or nodes.serving(cluster, node)
+        modes = cluster.zookeeper_modes()
+        running = [n for n in zookeepers if cluster.node_status(n) == "running"]
+        if all(modes.get(n) in ("leader", "follower") for n in running) and len(running) == len(zookeepers):
+            return True
+        return len(running) < len(zookeepers) and time.monotonic() - began >= ZK_SETTLE_S
 
-    wait_until(settled, nodes.START_TIMEOUT_S, f"{node} serving or exiting")
-    return cluster.node_status(node) != "running" and NO_SNAPSHOT in cluster.node_log(node)
+    wait_until(settled, nodes.START_TIMEOUT_S, f"{', '.join(zookeepers)} serving or refusing to start")
+    return [n for n in zookeepers
+            if cluster.node_status(n) != "running" and NO_SNAPSHOT in cluster.node_log(n)]

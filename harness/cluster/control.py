@@ -78,6 +78,14 @@ class NodeControl(Protocol):
         """The last ``lines`` lines of the node's output (its container's log)."""
         ...
 
+    def start_zookeeper_from_logs(self, node: str) -> None:
+        """Start a ZooKeeper node with logs and no snapshot, replaying its logs."""
+        ...
+
+    def reset_zookeeper_config(self, node: str) -> None:
+        """The node's configuration as the topology has it, from its next start."""
+        ...
+
 
 class NetworkControl(Protocol):
     """The links between nodes and the proxies on them."""

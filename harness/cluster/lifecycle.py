@@ -192,6 +192,18 @@ class Cluster:
         """Send ``signal`` to the node's process (its container's main process)."""
         self._nodes.signal_node(node, signal)
 
+    def start_zookeeper_from_logs(self, node: str) -> None:
+        """Start a stopped ZooKeeper node that holds transaction logs and no snapshot:
+        with ``snapshot.trust.empty`` it replays its logs from an empty tree instead of
+        refusing (ZooKeeper's escape hatch for that state). Its configuration keeps the
+        setting until :meth:`reset_zookeeper_config`."""
+        self._nodes.write_zoo_cfg(node, {"snapshot.trust.empty": "true"})
+        self.container(node).start()
+
+    def reset_zookeeper_config(self, node: str) -> None:
+        """Give a ZooKeeper node its topology's configuration back (read at its next start)."""
+        self._nodes.write_zoo_cfg(node)
+
     def node_log(self, node: str, lines: int = 200) -> str:
         """The last ``lines`` lines of the node's output (its container's log)."""
         return bytes(self.container(node).logs(tail=lines)).decode(errors="replace")

@@ -19,7 +19,10 @@ node's files can be cut), so kill/start brings back the same broker id, address 
 
 from __future__ import annotations
 
+import io
 import socket
+import tarfile
+from collections.abc import Mapping
 
 import docker
 from docker.models.containers import Container
@@ -225,6 +228,20 @@ class Nodes:
         wrapped = self._containers[node].get_wrapped_container()
         wrapped.reload()
         return wrapped
+
+    def write_zoo_cfg(self, name: str, extra: Mapping[str, str] | None = None) -> None:
+        """Rewrite ``zoo.cfg`` of the ZooKeeper node ``name`` (stopped or running: it is
+        read at start) as the topology has it, with ``extra`` settings after it."""
+        text = zoo_cfg(self.fabric, self.topology.zookeeper(name))
+        text += "".join(f"{key}={value}\n" for key, value in (extra or {}).items())
+        data = text.encode()
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            info = tarfile.TarInfo("zoo.cfg")
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+        if not self.container(name).put_archive(CONFIG_DIR, archive.getvalue()):
+            raise ChaosError(f"could not write {CONFIG_DIR}/zoo.cfg into {name}")
 
     def node_status(self, node: str) -> str:
         return str(self.container(node).status)
