@@ -94,7 +94,7 @@ class PowerLoss(Kill):
         repaired = (f"{node} refused to start ({NO_SNAPSHOT}: no snapshot had been synced), so it "
                     "was started once with snapshot.trust.empty and replayed its synced logs"
                     for node in refused)
-        return "; ".join([said, *repaired])
+        return "; ".join(part for part in [said, *repaired] if part)
 
 
 def _refused_for_no_snapshot(cluster: ClusterControl, zookeepers: list[str]) -> list[str]:
