@@ -182,8 +182,9 @@ class _Made:
         self.closed = True
 
 
-def test_a_run_changes_cluster_only_when_the_broker_settings_change() -> None:
-    chaos = ChaosRun("unit-settings", "3.7.2", "three_az", healer=lambda cluster: None)
+def _run_keeping_made_clusters(run_id: str) -> tuple[ChaosRun, list[_Made]]:
+    """A run whose keeper makes stand-in clusters from the run's topology, kept in order."""
+    chaos = ChaosRun(run_id, "3.7.2", "three_az", healer=lambda cluster: None)
     made: list[_Made] = []
 
     def factory() -> _Made:
@@ -191,6 +192,11 @@ def test_a_run_changes_cluster_only_when_the_broker_settings_change() -> None:
         return made[-1]
 
     chaos.keeper = ClusterKeeper(factory, lambda cluster: None)  # type: ignore[arg-type]
+    return chaos, made
+
+
+def test_a_run_changes_cluster_only_when_the_broker_settings_change() -> None:
+    chaos, made = _run_keeping_made_clusters("unit-settings")
     assert chaos.use_broker_settings({}) is False
     chaos.keeper.current()
     assert chaos.use_broker_settings({"log.flush.interval.messages": 1}) is True
@@ -205,14 +211,7 @@ def test_a_run_changes_cluster_only_when_the_broker_settings_change() -> None:
 
 
 def test_a_run_changes_cluster_when_the_topology_changes_shape() -> None:
-    chaos = ChaosRun("unit-shape", "3.7.2", "three_az", healer=lambda cluster: None)
-    made: list[_Made] = []
-
-    def factory() -> _Made:
-        made.append(_Made(chaos.topology))
-        return made[-1]
-
-    chaos.keeper = ClusterKeeper(factory, lambda cluster: None)  # type: ignore[arg-type]
+    chaos, made = _run_keeping_made_clusters("unit-shape")
     chaos.keeper.current()
     assert chaos.use_topology(load_topology("three_az_two_in_a")) is True
     assert made[0].closed, "one cluster at a time: the old one is removed before the next starts"
