@@ -71,8 +71,8 @@ class PowerLoss(Kill):
             cut = [c for c in plan if not c.removes]
             removed = [c for c in plan if c.removes]
             said.append(f"{node}: {len(cut)} file(s) cut ({lost_bytes(cut, files)} bytes), "
-                        f"{len(removed)} removed ({lost_bytes(removed, files)} bytes; preallocated "
-                        "index files count at their full size)")
+                        f"{len(removed)} removed ({lost_bytes(removed, files)} bytes)")
+        said.append("(sizes are the files' lengths: a preallocated index or log counts in full)")
         return "; ".join(said)
 
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
