@@ -34,7 +34,7 @@ from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
 from harness.explore.coverage import coverage, kinds_not_exercised, table
-from harness.explore.generator import Space, draw_schedule, lead_kind
+from harness.explore.generator import KindsInTurn, Space, draw_schedule, planned_entries
 
 Progress = Callable[[str], None]
 
@@ -116,6 +116,7 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
     space = space_for(base, chaos, options)
     chaos.use_broker_settings(base.broker_settings)
     exploration = Exploration(options.seed, space.drawn_kinds)
+    in_turn = KindsInTurn(space, options.seed)
     started = clock()
     number = 0
     while True:
@@ -125,8 +126,8 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
             break
         if options.until_violation and exploration.violations:
             break
-        schedule = draw_schedule(space, round_seed(options.seed, number),
-                                 lead=lead_kind(space, options.seed, number))
+        seed = round_seed(options.seed, number)
+        schedule = draw_schedule(space, seed, kinds=in_turn.kinds_of(planned_entries(space, seed)))
         spec = round_spec(base, schedule, options.seed, number, chaos.topology.broker_settings)
         faults = "; ".join(f"{e['fault']} at {e['start_s']:g} s for {e['duration_s']:g} s" for e in schedule)
         progress(f"round {number}: {len(schedule)} fault(s): {faults}")

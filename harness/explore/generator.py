@@ -108,28 +108,55 @@ class Draw:
         return self.rng.randrange(self.space.partitions)
 
 
-def lead_kind(space: Space, seed: int, number: int) -> str:
-    """The kind round ``number`` of an exploration with ``seed`` draws first: the kinds in
-    turn, from a place the seed picks, so any ``len(space.drawn_kinds)`` rounds in a row
-    exercise every kind (drawn freely, a kind among 15 goes missing from 60 entries one
-    time in 50, and one of them from a 30-minute exploration one time in 4)."""
-    kinds = space.drawn_kinds
-    return kinds[(random.Random(seed).randrange(len(kinds)) + number) % len(kinds)]
+def planned_entries(space: Space, seed: int) -> int:
+    """How many entries the round with ``seed`` draws (some may not fit in its stretch)."""
+    rng = random.Random(seed)
+    rng.randrange(space.partitions)  # the focus partition, drawn first
+    return rng.randint(*space.faults)
 
 
-def draw_schedule(space: Space, seed: int, lead: str | None = None) -> list[Entry]:
+class KindsInTurn:
+    """The kinds of an exploration's entries dealt like cards, across rounds: each pass
+    over ``space.drawn_kinds`` is a fresh shuffle (from the exploration's seed and the
+    pass's number), and entry ``i`` of a round is card ``dealt + i``, ``dealt`` being the
+    entries planned by the rounds before. So every kind is exercised within the first
+    ``len(space.drawn_kinds)`` entries (six rounds or so), while the kinds a round holds
+    together still vary; drawn freely, a kind went missing from a 30-minute exploration
+    (about a dozen rounds) more often than not."""
+
+    def __init__(self, space: Space, seed: int) -> None:
+        self.kinds = space.drawn_kinds
+        self.seed = seed
+        self.dealt = 0
+
+    def card(self, position: int) -> str:
+        """The kind at ``position`` of the deal."""
+        deal, index = divmod(position, len(self.kinds))
+        return random.Random(self.seed * 1_000_003 + deal).sample(self.kinds, len(self.kinds))[index]
+
+    def kinds_of(self, entries: int) -> list[str]:
+        """The kinds of the next round's ``entries`` entries; they count as dealt."""
+        turn = [self.card(self.dealt + i) for i in range(entries)]
+        self.dealt += entries
+        return turn
+
+
+def draw_schedule(space: Space, seed: int, kinds: Sequence[str] | None = None) -> list[Entry]:
     """A round's schedule for ``seed``: entries sorted by start, never more than
-    ``space.max_concurrent`` in force at once; its first entry of kind ``lead`` if given."""
-    if lead is not None and lead not in space.drawn_kinds:
-        raise ValueError(f"lead kind {lead!r} is not among the kinds drawn: {', '.join(space.drawn_kinds)}")
+    ``space.max_concurrent`` in force at once; entry ``i`` of kind ``kinds[i]`` when given
+    (see KindsInTurn), else of a kind drawn at random."""
+    unknown = sorted(set(kinds or ()) - set(space.drawn_kinds))
+    if unknown:
+        raise ValueError(f"kind(s) {', '.join(unknown)} not among the kinds drawn: "
+                         f"{', '.join(space.drawn_kinds)}")
     rng = random.Random(seed)
     draw = Draw(space, rng, rng.randrange(space.partitions))
     wanted = rng.randint(*space.faults)
     entries: list[Entry] = []
     for number in range(wanted):
         kind = rng.choice(space.drawn_kinds)
-        if number == 0 and lead is not None:
-            kind = lead
+        if kinds is not None and number < len(kinds):
+            kind = kinds[number]
         duration = round(rng.uniform(*space.duration_s), 1)
         start = _free_start(entries, duration, space, rng)
         if start is None:

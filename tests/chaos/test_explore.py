@@ -22,7 +22,7 @@ import pytest
 
 from harness.cluster.resources import new_run_id
 from harness.compose.explore_round import LIVENESS, round_seed
-from harness.explore.generator import Space, draw_schedule, lead_kind
+from harness.explore.generator import KindsInTurn, Space, draw_schedule, planned_entries
 from harness.report import load_run
 from topologies import load_topology
 
@@ -45,7 +45,8 @@ def test_explore_runs_a_drawn_round_judges_it_and_records_it(tmp_path: Path,
     folder = reports / run_id
     [explored] = json.loads((folder / "explore.json").read_text())["rounds"]
     space = Space.of(load_topology(), partitions=6, kinds=KINDS)
-    assert explored["schedule"] == draw_schedule(space, round_seed(3, 0), lead=lead_kind(space, 3, 0))
+    dealt = KindsInTurn(space, 3).kinds_of(planned_entries(space, round_seed(3, 0)))
+    assert explored["schedule"] == draw_schedule(space, round_seed(3, 0), kinds=dealt)
 
     [test] = load_run(folder).tests
     assert test.kind == "explore-round", test

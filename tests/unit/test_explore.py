@@ -61,7 +61,14 @@ from harness.explore.cluster_rules import (
     violations,
 )
 from harness.explore.coverage import coverage, kinds_not_exercised, table
-from harness.explore.generator import EXCLUDED_BY_DEFAULT, Space, draw_schedule, in_force, lead_kind
+from harness.explore.generator import (
+    EXCLUDED_BY_DEFAULT,
+    KindsInTurn,
+    Space,
+    draw_schedule,
+    in_force,
+    planned_entries,
+)
 from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
 from harness.workload.driver import ProducerSpec
@@ -602,19 +609,38 @@ def test_coverage_counts_each_kind_against_each_role_named() -> None:
     assert lines[3].split() == ["kill", "controller", "2", "9.0"]
 
 
-def test_any_run_of_as_many_rounds_as_kinds_leads_with_every_kind() -> None:
-    kinds = SPACE.drawn_kinds
-    for seed in (0, 1, 7):
-        for first in (0, 3):
-            rounds = range(first, first + len(kinds))
-            leads = [lead_kind(SPACE, seed, n) for n in rounds]
-            assert sorted(leads) == sorted(kinds), (seed, first)
-            for n, lead in zip(rounds, leads, strict=True):
-                drawn = draw_schedule(SPACE, round_seed(seed, n), lead=lead)
-                assert lead in {e["fault"] for e in drawn}, (seed, n, drawn)
-    assert len({lead_kind(SPACE, seed, 0) for seed in range(10)}) > 1, "the seed picks where the turn starts"
-    with pytest.raises(ValueError, match="lead kind 'topic_config' is not among the kinds drawn"):
-        draw_schedule(SPACE, 1, lead="topic_config")
+def _explored(space: Space, seed: int, rounds: int) -> list[list[dict[str, Any]]]:
+    """The schedules an exploration with ``seed`` draws for its first ``rounds`` rounds."""
+    deal = KindsInTurn(space, seed)
+    seeds = [round_seed(seed, n) for n in range(rounds)]
+    return [draw_schedule(space, s, kinds=deal.kinds_of(planned_entries(space, s))) for s in seeds]
+
+
+def test_an_exploration_exercises_every_kind_within_its_first_rounds() -> None:
+    kinds = set(SPACE.drawn_kinds)
+    for seed in range(20):
+        deal = KindsInTurn(SPACE, seed)
+        assert {deal.card(p) for p in range(len(kinds))} == kinds, seed
+        assert {deal.card(p) for p in range(len(kinds), 2 * len(kinds))} == kinds, seed
+    for seed in range(100):  # ten rounds, about 25 entries; a few do not fit their round's stretch
+        drawn = {e["fault"] for schedule in _explored(SPACE, seed, 10) for e in schedule}
+        assert drawn == kinds, (seed, kinds - drawn)
+
+
+def test_dealt_kinds_still_meet_in_varied_rounds() -> None:
+    """Dealing in one fixed order would only ever put neighbours of that order together."""
+    pairs = {frozenset((a["fault"], b["fault"])) for schedule in _explored(SPACE, 3, 60)
+             for a, b in itertools.combinations(schedule, 2) if a["fault"] != b["fault"]}
+    assert len(pairs) > 3 * len(SPACE.drawn_kinds), len(pairs)
+
+
+def test_a_round_takes_the_kinds_it_is_dealt_and_refuses_others() -> None:
+    dealt = ["kill", "pause", "cut", "latency"]
+    schedule = draw_schedule(SPACE, 5, kinds=dealt)
+    assert sorted(e["fault"] for e in schedule) == sorted(dealt[: len(schedule)])
+    assert len(schedule) == planned_entries(SPACE, 5)
+    with pytest.raises(ValueError, match=r"kind\(s\) topic_config not among the kinds drawn"):
+        draw_schedule(SPACE, 1, kinds=["topic_config"])
 
 
 def test_three_hundred_drawn_rounds_cover_every_kind() -> None:
@@ -629,8 +655,7 @@ def test_an_exploration_summary_names_violations_and_coverage() -> None:
     data = found.to_dict()
     assert [(r["outcome"], r["violated"]) for r in data["rounds"]] == [
         ("passed", []), ("passed", []), ("failed", ["rule lost"])]
-    first = draw_schedule(SPACE, round_seed(9, 0), lead=lead_kind(SPACE, 9, 0))
-    assert data["rounds"][0]["schedule"] == first
+    assert data["rounds"][0]["schedule"] == _explored(SPACE, 9, 1)[0]
     lines = summary_lines(found)
     assert lines[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/<run>/explore-9-r2; "
                         "kafka-chaos shrink reports/<run>/explore-9-r2/scenario.toml")
