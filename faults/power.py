@@ -18,8 +18,9 @@ synced transaction logs and no snapshot, which ZooKeeper refuses ("No snapshot f
 but there are log entries"). Nothing acknowledged is gone: every acknowledged
 transaction was logged and synced by a majority. The heal then does what an operator
 does, and says so in its outcome: it starts that node once with
-``snapshot.trust.empty``, so it replays its logs, and gives it its own configuration back
-once the ensemble serves.
+``snapshot.trust.empty``, so it replays its logs onto an empty tree (ZooKeeper 3.6 and
+later; Kafka 3.7.2 ships 3.8), and gives it its own configuration back once the ensemble
+serves.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class PowerLoss(Kill):
             for node in refused:
                 cluster.reset_zookeeper_config(node)
         repaired = (f"{node} refused to start ({NO_SNAPSHOT}: no snapshot had been synced), so it "
-                    "was started once with snapshot.trust.empty and replayed its synced logs"
+                    "was started once with snapshot.trust.empty, which loads its logs without one"
                     for node in refused)
         return "; ".join(part for part in [said, *repaired] if part)
 
