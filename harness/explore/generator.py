@@ -44,6 +44,26 @@ FOCUS_SHARE = 0.75
 
 Entry = dict[str, Any]
 
+# An ISR squeeze: the kinds that can take a follower out of the ISR (stopped, dead, or cut
+# off from its leader) and those that can take a leader down. A round whose dealt kinds
+# can play those roles, with room for three faults at once, is a squeeze this often.
+FOLLOWER_OUT = ("pause", "kill", "isolate", "cut")
+LEADER_DOWN = ("kill", "isolate", "pause")
+SQUEEZE_SHARE = 0.3
+# Kafka's own defaults, for a topology that does not set them.
+_LAG_MS, _SESSION_MS = 30_000, 18_000
+
+
+def leave_isr_s(topology: Topology) -> float:
+    """How long after a follower stops fetching it has surely left the ISR: its leader
+    drops it once it lags replica.lag.time.max.ms, checking every half of that, and the
+    controller drops a dead one when its ZooKeeper session expires; plus 2 s of margin.
+    Kafka's settings, read from the topology, never a guess (9.5 s on three_az)."""
+    settings = topology.broker_settings
+    lag = float(settings.get("replica.lag.time.max.ms", _LAG_MS))
+    session = float(settings.get("zookeeper.session.timeout.ms", _SESSION_MS))
+    return round(max(1.5 * lag, session) / 1000 + 2.0, 1)
+
 
 @dataclass(frozen=True)
 class Space:
@@ -51,7 +71,8 @@ class Space:
 
     ``max_concurrent`` bounds how many faults are in force at any moment; ``faults`` is
     the range of entries a round gets; each starts in ``[0, stretch_s)`` and lasts a
-    duration in ``duration_s``."""
+    duration in ``duration_s``, but for an ISR squeeze's three (see ``_squeeze``), timed
+    by ``leave_isr_s``."""
 
     brokers: tuple[int, ...]
     zones: tuple[str, ...]
@@ -63,6 +84,8 @@ class Space:
     faults: tuple[int, int] = (1, 4)
     stretch_s: float = 60.0
     duration_s: tuple[float, float] = (2.0, 20.0)
+    # How long after a follower is taken out it has surely left the ISR (see leave_isr_s).
+    leave_isr_s: float = 9.5
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.kinds) - set(fault_kinds()))
@@ -84,6 +107,7 @@ class Space:
 
     @classmethod
     def of(cls, topology: Topology, partitions: int, replication_factor: int = 3, **limits: Any) -> Space:
+        limits.setdefault("leave_isr_s", leave_isr_s(topology))
         return cls(tuple(b.broker_id for b in topology.brokers), tuple(topology.zones),
                    tuple(z.name for z in topology.zookeepers), partitions, replication_factor, **limits)
 
@@ -152,11 +176,12 @@ def draw_schedule(space: Space, seed: int, kinds: Sequence[str] | None = None) -
     rng = random.Random(seed)
     draw = Draw(space, rng, rng.randrange(space.partitions))
     wanted = rng.randint(*space.faults)
-    entries: list[Entry] = []
-    for number in range(wanted):
-        kind = rng.choice(space.drawn_kinds)
-        if kinds is not None and number < len(kinds):
-            kind = kinds[number]
+    chosen = [rng.choice(space.drawn_kinds) for _ in range(wanted)]
+    if kinds is not None:
+        chosen[: len(kinds)] = kinds[:wanted]
+    entries = _squeeze(draw, chosen) if rng.random() < SQUEEZE_SHARE else []
+    squeezed = len(entries)
+    for kind in chosen[squeezed:]:
         duration = round(rng.uniform(*space.duration_s), 1)
         start = _free_start(entries, duration, space, rng)
         if start is None:
@@ -165,6 +190,41 @@ def draw_schedule(space: Space, seed: int, kinds: Sequence[str] | None = None) -
         build_fault({k: v for k, v in entry.items() if k not in ("start_s", "duration_s")})
         entries.append(entry)
     return sorted(entries, key=lambda e: (e["start_s"], e["fault"]))
+
+
+def _squeeze(d: Draw, chosen: list[str]) -> list[Entry]:
+    """An ISR squeeze on the focus partition, when three of ``chosen`` can play its roles
+    and three faults may be in force at once: a follower taken out, then (once it has
+    left the ISR) the other in-sync follower, then the leader taken down while both are
+    out; the followers come back while the leader is still down. Whatever the kinds, this
+    is where an unclean election loses acknowledged records and where a safe
+    configuration must refuse writes instead. Those three kinds move to the front of
+    ``chosen`` (so the caller draws the rest after them); [] when no squeeze fits."""
+    space = d.space
+    outs = [i for i, kind in enumerate(chosen) if kind in FOLLOWER_OUT][:2]
+    downs = [i for i, kind in enumerate(chosen) if kind in LEADER_DOWN and i not in outs][:1]
+    gap = space.leave_isr_s
+    if len(outs) < 2 or not downs or space.max_concurrent < 3 or space.replication_factor < 3 \
+            or space.stretch_s < 4 * gap:
+        return []
+    picked = [*outs, *downs]
+    chosen[:] = [chosen[i] for i in picked] + [k for i, k in enumerate(chosen) if i not in picked]
+    start = round(d.rng.uniform(0.0, space.stretch_s - 4 * gap), 1)
+    follower = {"follower_of": [TOPIC, d.focus]}
+    leader = {"leader_of": [TOPIC, d.focus]}
+    timing = [(start, 2 * gap + 2), (start + gap, gap + 2), (start + 2 * gap, 2 * gap)]
+    entries: list[Entry] = []
+    for kind, role, (at, lasting) in zip(chosen[:3], (follower, follower, leader), timing, strict=True):
+        entry: Entry = {"start_s": round(at, 1), "duration_s": round(lasting, 1), "fault": kind}
+        if kind == "cut":
+            entry["links"] = {"from": role, "to": leader, "kind": "replication", "both_ways": True}
+        else:
+            entry["target"] = role
+        if kind in ("cut", "isolate"):
+            entry["mode"] = d.rng.choice(["refuse", "blackhole"])
+        build_fault({k: v for k, v in entry.items() if k not in ("start_s", "duration_s")})
+        entries.append(entry)
+    return entries
 
 
 def in_force(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> int:

@@ -167,12 +167,80 @@ def test_partition_roles_tend_to_meet_on_one_partition_in_a_round(monkeypatch: p
     def three_on_one(rounds: list[list[int]]) -> int:
         return sum(any(ps.count(p) >= 3 for p in set(ps)) for ps in rounds)
 
+    monkeypatch.setattr(generator, "SQUEEZE_SHARE", 0.0)  # a squeeze always names one partition
     focused = named()
     monkeypatch.setattr(generator, "FOCUS_SHARE", 0.0)
     independent = named()
     assert three_on_one(focused) >= 2 * three_on_one(independent) > 0
     assert {p for ps in focused for p in ps} == set(range(6))
     assert sum(len(set(ps)) > 1 for ps in focused) > len(focused) // 10
+
+
+SQUEEZABLE = Space.of(load_topology(), partitions=6, kinds=("kill", "cut", "pause", "isolate"), faults=(3, 4),
+                      max_concurrent=3)
+
+
+ROLE_TARGETS = ("leader_of", "follower_of")
+
+
+def _squeezes(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], ...]]:
+    """The (follower out, follower out, leader down) triples of a schedule: two entries
+    naming one partition's follower, then one naming its leader."""
+    def role(entry: dict[str, Any]) -> tuple[str, int] | None:
+        target = entry.get("target") or (entry.get("links") or {}).get("from")
+        if isinstance(target, dict) and len(target) == 1 and next(iter(target)) in ROLE_TARGETS:
+            kind, (_, partition) = next(iter(target.items()))
+            return kind, partition
+        return None
+
+    found: list[tuple[dict[str, Any], ...]] = []
+    for a, b, c in itertools.combinations(sorted(entries, key=lambda e: e["start_s"]), 3):
+        roles = [r for r in (role(a), role(b), role(c)) if r is not None]
+        kinds = [kind for kind, _ in roles]
+        if kinds == ["follower_of", "follower_of", "leader_of"] and len({p for _, p in roles}) == 1:
+            found.append((a, b, c))
+    return found
+
+
+def test_the_leave_isr_time_comes_from_the_topologys_settings() -> None:
+    assert SQUEEZABLE.leave_isr_s == 9.5  # 1.5 x replica.lag.time.max.ms 5000, + 2 s
+    defaults = dataclasses.replace(load_topology(), broker_settings={})
+    assert generator.leave_isr_s(defaults) == 47.0  # Kafka's 30 s lag: 45 s, + 2 s
+
+
+def _well_timed(triple: tuple[dict[str, Any], ...], gap: float) -> bool:
+    """The second follower taken out once the first has left the ISR, the leader once the
+    second has; both followers still out when the leader goes, and back before it is."""
+    first, second, down = triple
+    ends = [e["start_s"] + e["duration_s"] for e in triple]
+    return (second["start_s"] - first["start_s"] >= gap - 0.05
+            and down["start_s"] - second["start_s"] >= gap - 0.05
+            and down["start_s"] < min(ends[0], ends[1]) < ends[2]
+            and {first["fault"], second["fault"]} <= set(generator.FOLLOWER_OUT)
+            and down["fault"] in generator.LEADER_DOWN)
+
+
+def test_some_rounds_squeeze_a_partitions_isr_and_then_take_its_leader_down(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gap = SQUEEZABLE.leave_isr_s
+
+    def squeezed() -> list[list[dict[str, Any]]]:
+        rounds = [draw_schedule(SQUEEZABLE, seed) for seed in SEEDS]
+        for entries in rounds:
+            assert in_force(entries, 0.0, 200.0) <= SQUEEZABLE.max_concurrent, entries
+        return [r for r in rounds if any(_well_timed(t, gap) for t in _squeezes(r))]
+
+    with_squeezes = len(squeezed())
+    monkeypatch.setattr(generator, "SQUEEZE_SHARE", 0.0)
+    by_chance = len(squeezed())
+    assert len(SEEDS) // 5 < with_squeezes < len(SEEDS) // 2, with_squeezes
+    assert by_chance * 5 < with_squeezes, (by_chance, with_squeezes)
+
+
+def test_no_squeeze_where_three_faults_may_not_be_in_force_at_once() -> None:
+    two = dataclasses.replace(SQUEEZABLE, max_concurrent=2)
+    assert not any(_squeezes(draw_schedule(two, seed)) for seed in SEEDS)
 
 
 @pytest.mark.parametrize(("limits", "message"), [
@@ -677,7 +745,7 @@ def test_live_progress_names_the_faults_in_force_and_the_ack_rate() -> None:
 
     run = type("Run", (), {"workload": Workload(), "log": log})()
     ticks = iter([100.0, 105.0, 110.0])
-    live = LiveProgress(3, run, lambda: 1, lambda _: None, clock=lambda: next(ticks))  # type: ignore[arg-type]
+    live = LiveProgress(3, run, lambda: 1, lambda _: None, clock=lambda: next(ticks))
     run.workload.acked = 2000
     assert live.line() == "round 3: 5 s, in force: pause(zk-a), 400 acks/s, violations so far: 1"
     log.record("pause", "heal", ("zk-a",), "ok")
