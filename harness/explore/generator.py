@@ -49,7 +49,7 @@ Entry = dict[str, Any]
 # can play those roles, with room for three faults at once, is a squeeze this often.
 FOLLOWER_OUT = ("pause", "kill", "isolate", "cut")
 LEADER_DOWN = ("kill", "isolate", "pause")
-SQUEEZE_SHARE = 0.3
+SQUEEZE_SHARE = 0.5
 # Kafka's own defaults, for a topology that does not set them.
 _LAG_MS, _SESSION_MS = 30_000, 18_000
 
