@@ -41,6 +41,8 @@ class ClusterView(Protocol):
 
     def zookeeper_modes(self) -> dict[str, str | None]: ...
 
+    def stopped_nodes(self) -> frozenset[str]: ...
+
 
 class Target(ABC):
     """A role that resolves to endpoint names (nodes, or a zone's clients)."""
@@ -348,7 +350,8 @@ class TxnCoordinatorOf(Target):
 
 @dataclass(frozen=True)
 class FollowerOf(Target):
-    """An in-sync follower of ``topic``-``partition``: the ``rank``-th in replica order.
+    """An in-sync follower of ``topic``-``partition`` that is not stopped: the ``rank``-th
+    in replica order.
 
     Replica order (not ISR order) makes the choice stable while the ISR churns.
     """
@@ -363,11 +366,17 @@ class FollowerOf(Target):
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
         state = partition_state(cluster, self.topic, self.partition)
-        followers = [r for r in state.replicas if r != state.leader and r in state.isr]
+        # A stopped follower is still in the ISR until its leader or its session gives up
+        # on it, but it is out in all but name: a second fault on it would wait on the
+        # first (a controlled shutdown of a paused broker cannot run until it is resumed).
+        stopped = cluster.stopped_nodes()
+        followers = [r for r in state.replicas if r != state.leader and r in state.isr
+                     and cluster.topology.broker(r).name not in stopped]
         if self.rank >= len(followers):
             raise TargetError(
-                f"{self.topic}-{self.partition} has {len(followers)} in-sync follower(s) "
-                f"(leader {state.leader}, isr {list(state.isr)}); no follower #{self.rank}"
+                f"{self.topic}-{self.partition} has {len(followers)} in-sync follower(s) that run "
+                f"(leader {state.leader}, isr {list(state.isr)}, stopped {sorted(stopped) or 'none'}); "
+                f"no follower #{self.rank}"
             )
         return (cluster.topology.broker(followers[self.rank]).name,)
 

@@ -78,6 +78,10 @@ class NodeControl(Protocol):
         """The last ``lines`` lines of the node's output (its container's log)."""
         ...
 
+    def stopped_nodes(self) -> frozenset[str]:
+        """The nodes whose process was stopped (SIGSTOP) and not yet resumed."""
+        ...
+
     def start_zookeeper_from_logs(self, node: str) -> None:
         """Start a ZooKeeper node with logs and no snapshot, replaying its logs."""
         ...

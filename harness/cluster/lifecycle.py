@@ -204,6 +204,10 @@ class Cluster:
         """Give a ZooKeeper node its topology's configuration back (read at its next start)."""
         self._nodes.write_zoo_cfg(node)
 
+    def stopped_nodes(self) -> frozenset[str]:
+        """The nodes whose process the harness stopped (SIGSTOP) and has not resumed."""
+        return frozenset(self._nodes.stopped)
+
     def node_log(self, node: str, lines: int = 200) -> str:
         """The last ``lines`` lines of the node's output (its container's log)."""
         return bytes(self.container(node).logs(tail=lines)).decode(errors="replace")
@@ -379,11 +383,13 @@ class Cluster:
             return True
         if container.status == "running":
             container.kill(signal="SIGCONT")  # harmless when not stopped
+            self._nodes.stopped.discard(node)
             return False
         broker = self.broker_id_of(node)
         if broker is not None:
             self.wait_registration_expired(broker, timeout_s)
         container.start()
+        self._nodes.stopped.discard(node)  # a new process
         return True
 
     def restart_node(self, node: str, timeout_s: float = 60.0) -> None:
@@ -401,6 +407,7 @@ class Cluster:
             container.unpause()
         if container.status in ("running", "paused", "restarting"):
             container.kill(signal="SIGKILL")
+            self._nodes.stopped.discard(node)
             container.wait(timeout=max(1, int(timeout_s)))
         self.start_node(node, timeout_s)
 

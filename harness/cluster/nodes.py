@@ -81,6 +81,9 @@ class Nodes:
         self.proxies: ProxyControl | None = None
         self._network: Network | None = None
         self._containers: dict[str, DockerContainer] = {}
+        # Nodes whose process was sent SIGSTOP and not yet SIGCONT or SIGKILL: Docker still
+        # calls them running, but they answer nothing (a pause fault is in force).
+        self.stopped: set[str] = set()
 
     # -- published ports -----------------------------------------------------------------
     def check_ports_free(self) -> None:
@@ -249,6 +252,10 @@ class Nodes:
     def signal_node(self, node: str, signal: str) -> None:
         """Send ``signal`` to the node's process (its container's main process)."""
         self.container(node).kill(signal=signal)
+        if signal == "SIGSTOP":
+            self.stopped.add(node)
+        elif signal in ("SIGCONT", "SIGKILL"):  # resumed, or gone; others wait for SIGCONT
+            self.stopped.discard(node)
 
     def statuses(self) -> dict[str, str]:
         """Docker's status of every started node, in start order, as of now (for health)."""

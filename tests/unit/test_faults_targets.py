@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -64,6 +65,11 @@ class FakeCluster:
 
     def zookeeper_modes(self) -> dict[str, str | None]:
         return self.modes
+
+    stopped: frozenset[str] = frozenset()
+
+    def stopped_nodes(self) -> frozenset[str]:
+        return self.stopped
 
 
 LIVE = FakeCluster(
@@ -363,3 +369,13 @@ def test_all_brokers_names_every_broker_and_no_zookeeper_node() -> None:
     target = parse_target("all_brokers")
     assert target.resolve(LIVE) == ("kafka-0", "kafka-1", "kafka-2")
     assert target.to_spec() == "all_brokers" and not target.moves
+
+
+def test_a_stopped_follower_is_passed_over_while_it_is_still_in_the_isr() -> None:
+    """A paused broker stays in the ISR for seconds; a second fault aimed at 'a follower'
+    takes one that runs (a controlled shutdown of the paused one would wait on its pause)."""
+    paused = dataclasses.replace(LIVE, stopped=frozenset({"kafka-1"}))
+    assert FollowerOf("t", 0).resolve(paused) == ("kafka-2",)
+    with pytest.raises(TargetError, match=r"stopped \['kafka-1'\]\); no follower #1"):
+        FollowerOf("t", 0, rank=1).resolve(paused)
+    assert LeaderOf("t", 0).resolve(dataclasses.replace(LIVE, stopped=frozenset({"kafka-0"}))) == ("kafka-0",)
