@@ -60,6 +60,10 @@ class Fault(ABC):
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         """Undo the damage (must tolerate partial application); return a detail."""
 
+    def _noted(self, detail: str) -> str:
+        """The inject's detail with what resolution left out, if it says anything."""
+        return detail
+
     # -- the template ----------------------------------------------------------------------
     @property
     def active(self) -> bool:
@@ -90,7 +94,7 @@ class Fault(ABC):
             self._resolved, self._log = resolved, log
             _ACTIVE.add(cluster.run_id, self)
             try:
-                detail = self._apply(cluster, resolved)
+                detail = self._noted(self._apply(cluster, resolved))
             except Exception as err:
                 log.record(self.describe(), "inject", resolved, outcome_error(err), started)
                 raise

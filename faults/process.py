@@ -30,13 +30,23 @@ EXIT_TIMEOUT_S = 20.0
 
 
 class NodeFault(Fault):
-    """A fault on the processes of the nodes a target resolves to."""
+    """A fault on the processes of the nodes a target resolves to.
+
+    A role can name a node whose process another fault has already killed or stopped:
+    ZooKeeper still calls a dead broker controller or leader until its session expires.
+    Signalling it again cannot work (Docker refuses to signal an exited container, and a
+    stopped JVM takes SIGTERM only once resumed, which the other fault's heal does after
+    this one's inject), so such a node is left to the fault that holds it: this one does
+    nothing to it, now or at its heal, and its outcome says so. A power loss still acts
+    on a dead node (``acts_on_down``): its unsynced files are lost all the same."""
 
     kind: ClassVar[str]
+    acts_on_down: ClassVar[bool] = False
 
     def __init__(self, target: Target) -> None:
         super().__init__()
         self.target = target
+        self.held_elsewhere: tuple[str, ...] = ()
 
     def check(self, topology: Topology) -> None:
         self.target.check(topology)
@@ -45,7 +55,18 @@ class NodeFault(Fault):
         self.target.check_exists(cluster)
 
     def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
-        return nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
+        named = nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
+        if self.acts_on_down:
+            return named
+        stopped = cluster.stopped_nodes()
+        self.held_elsewhere = tuple(n for n in named if n in stopped or not nodes.is_running(cluster, n))
+        return tuple(n for n in named if n not in self.held_elsewhere)
+
+    def _noted(self, detail: str) -> str:
+        if not self.held_elsewhere:
+            return detail
+        held = f"{', '.join(self.held_elsewhere)} left alone: already down or stopped by another fault"
+        return f"{detail}; {held}" if detail else held
 
     def describe(self) -> str:
         return f"{self.kind} {self.target.describe()}"
@@ -225,7 +246,10 @@ class Bounce(NodeFault):
         self.bounced = []
         rounds = []
         for round_ in range(self.times):
-            node = resolved[0] if round_ == 0 else self._resolve(cluster)[0]
+            up = resolved if round_ == 0 else self._resolve(cluster)
+            if not up:  # the role is held by a node another fault took down
+                break
+            node = up[0]
             started = time.monotonic()
             stop(cluster, node, self.clean)
             if not self.clean:
@@ -237,7 +261,7 @@ class Bounce(NodeFault):
             self._wait_in_sync(cluster, node)
             self.bounced.append(node)
             rounds.append(f"{node} {time.monotonic() - started:.1f} s")
-        return "bounced " + ", ".join(rounds)
+        return "bounced " + ", ".join(rounds) if rounds else ""
 
     def _wait_role_moved(self, cluster: ClusterControl, node: str) -> None:
         if not self.target.moves:

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from faults import Kill, PowerLoss, nodes
+from faults import ControlledShutdown, Kill, PowerLoss, nodes
+from faults.events import EventLog
 from faults.nodes import START_TIMEOUT_S
-from faults.targets import AllZooKeepers
+from faults.targets import AllZooKeepers, Node
 from topologies import load_topology
 
 
@@ -110,3 +111,46 @@ def test_zookeeper_nodes_left_without_a_snapshot_replay_their_logs_once(
     for node in ("zk-a", "zk-c"):
         assert f"{node} refused to start (No snapshot found" in said, said
     assert "zk-b refused" not in said
+
+
+class _TwoFaults:
+    """Brokers whose process state the test sets; records every signal and start."""
+
+    def __init__(self, status: dict[str, str], stopped: frozenset[str] = frozenset()) -> None:
+        self.topology = load_topology()
+        self.run_id = "unit-two-faults"
+        self.status = status
+        self.stopped = stopped
+        self.done: list[str] = []
+
+    def stopped_nodes(self) -> frozenset[str]:
+        return self.stopped
+
+    def node_status(self, node: str) -> str:
+        return self.status.get(node, "running")
+
+    def broker_id_of(self, node: str) -> int | None:
+        return int(node.rsplit("-", 1)[1]) if node.startswith("kafka-") else None
+
+    def signal_node(self, node: str, signal: str) -> None:
+        self.done.append(f"{signal} {node}")
+
+    def start_node(self, node: str, timeout_s: float = 60.0) -> bool:
+        self.done.append(f"start {node}")
+        return True
+
+
+@pytest.mark.parametrize(("status", "stopped"), [({"kafka-0": "exited"}, frozenset()),
+                                                 ({}, frozenset({"kafka-0"}))])
+def test_a_node_another_fault_holds_is_left_to_it(status: dict[str, str], stopped: frozenset[str]) -> None:
+    """A controller killed by one fault is still /controller for a session timeout; a
+    controlled shutdown of 'the controller' then must not signal it (Docker refuses to
+    signal an exited container; a stopped JVM would wait for the other fault's heal),
+    nor start it at its own heal."""
+    cluster = _TwoFaults(status, stopped)
+    log = EventLog()
+    shutdown = ControlledShutdown(Node("kafka-0"))
+    assert shutdown.inject(cluster, log) == ()  # type: ignore[arg-type]
+    assert "kafka-0 left alone: already down or stopped by another fault" in log.events[-1].outcome
+    shutdown.heal(cluster, log)  # type: ignore[arg-type]
+    assert cluster.done == [], "nothing signalled, nothing started"
