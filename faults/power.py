@@ -18,9 +18,9 @@ synced transaction logs and no snapshot, which ZooKeeper refuses ("No snapshot f
 but there are log entries"). Nothing acknowledged is gone: every acknowledged
 transaction was logged and synced by a majority. The heal then does what an operator
 does, and says so in its outcome: it starts that node once with
-``snapshot.trust.empty``, so it replays its logs onto an empty tree (ZooKeeper 3.6 and
-later; Kafka 3.7.2 ships 3.8), and gives it its own configuration back once the ensemble
-serves.
+``snapshot.trust.empty``, so it replays its logs onto an empty tree (as the ZooKeeper of
+Kafka 2.8.2 and of 3.7.2 did on real clusters), and gives it its own configuration back
+once the ensemble serves.
 """
 
 from __future__ import annotations
