@@ -51,7 +51,7 @@ class PowerLoss(Kill):
     """Every node of the target loses power at once: a kill, then unsynced data is gone."""
 
     kind = "power_loss"
-    acts_on_down = True  # a dead node's unsynced files are lost to a power cut all the same
+    acts_on_exited = True  # a dead node's unsynced files are lost to a power cut all the same
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)

@@ -37,11 +37,13 @@ class NodeFault(Fault):
     Signalling it again cannot work (Docker refuses to signal an exited container, and a
     stopped JVM takes SIGTERM only once resumed, which the other fault's heal does after
     this one's inject), so such a node is left to the fault that holds it: this one does
-    nothing to it, now or at its heal, and its outcome says so. A power loss still acts
-    on a dead node (``acts_on_down``): its unsynced files are lost all the same."""
+    nothing to it, now or at its heal, and its outcome says so. SIGKILL does reach a
+    stopped process (``acts_on_stopped``: a kill), and a power loss acts on a dead node
+    too (``acts_on_exited``): its unsynced files are lost all the same."""
 
     kind: ClassVar[str]
-    acts_on_down: ClassVar[bool] = False
+    acts_on_stopped: ClassVar[bool] = False
+    acts_on_exited: ClassVar[bool] = False
 
     def __init__(self, target: Target) -> None:
         super().__init__()
@@ -56,10 +58,11 @@ class NodeFault(Fault):
 
     def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         named = nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
-        if self.acts_on_down:
-            return named
-        stopped = cluster.stopped_nodes()
-        self.held_elsewhere = tuple(n for n in named if n in stopped or not nodes.is_running(cluster, n))
+        stopped = set() if self.acts_on_stopped else cluster.stopped_nodes()
+        self.held_elsewhere = tuple(
+            n for n in named
+            if n in stopped or (not self.acts_on_exited and not nodes.is_running(cluster, n))
+        )
         return tuple(n for n in named if n not in self.held_elsewhere)
 
     def _noted(self, detail: str) -> str:
@@ -95,6 +98,7 @@ class Kill(NodeFault):
     """SIGKILL: the process dies at once and says nothing to anyone."""
 
     kind = "kill"
+    acts_on_stopped = True  # SIGKILL ends a stopped process too
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> Kill:

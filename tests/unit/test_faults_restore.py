@@ -134,6 +134,8 @@ class _TwoFaults:
 
     def signal_node(self, node: str, signal: str) -> None:
         self.done.append(f"{signal} {node}")
+        if signal == "SIGKILL":
+            self.status[node] = "exited"
 
     def start_node(self, node: str, timeout_s: float = 60.0) -> bool:
         self.done.append(f"start {node}")
@@ -154,3 +156,13 @@ def test_a_node_another_fault_holds_is_left_to_it(status: dict[str, str], stoppe
     assert "kafka-0 left alone: already down or stopped by another fault" in log.events[-1].outcome
     shutdown.heal(cluster, log)  # type: ignore[arg-type]
     assert cluster.done == [], "nothing signalled, nothing started"
+
+
+def test_a_kill_still_reaches_a_stopped_node_but_not_an_exited_one() -> None:
+    log = EventLog()
+    stopped = _TwoFaults({}, frozenset({"kafka-0"}))
+    assert Kill(Node("kafka-0")).inject(stopped, log) == ("kafka-0",)  # type: ignore[arg-type]
+    assert stopped.done == ["SIGKILL kafka-0"]
+    exited = _TwoFaults({"kafka-0": "exited"})
+    assert Kill(Node("kafka-0")).inject(exited, log) == ()  # type: ignore[arg-type]
+    assert exited.done == []
