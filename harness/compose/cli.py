@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import subprocess
 import sys
 import time
@@ -238,6 +239,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     check_targets(scenario, chaos.topology)
     out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
     written: list[Path] = []
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
 
     def work() -> None:
         chaos.use_broker_settings(scenario.spec.broker_settings)
@@ -250,12 +252,17 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
             _progress("the round violated nothing: nothing to shrink")
             return
         _progress(f"shrinking towards: {', '.join(sorted(target))}")
-        shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed, _progress)
-        out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n"
+        shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed, _progress,
+                                        out_of_time=lambda: time.monotonic() > deadline)
+        budget_note = (f"# The {args.minutes:g}-minute budget ran out first: every step taken was seen to "
+                       "fail, but a smaller schedule may still fail.\n" if shrinker.stopped_early else "")
+        out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n" + budget_note
                        + tomli_w.dumps(shrunk.to_dict()))
         written.append(out)
         _progress(f"{len(scenario.spec.schedule)} fault(s) -> {len(shrunk.schedule)} in "
-                  f"{shrinker.rounds_run} run(s); written to {out}")
+                  f"{shrinker.rounds_run} run(s)"
+                  + (" (budget spent: not shown minimal)" if shrinker.stopped_early else "")
+                  + f"; written to {out}")
 
     _chaos_session(chaos, work)
     return 0 if written else 1
@@ -339,6 +346,16 @@ def _version(value: str) -> str:
     return value
 
 
+def _positive_minutes(value: str) -> float:
+    try:
+        minutes = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of minutes: {value!r}") from None
+    if not minutes > 0 or math.isinf(minutes):
+        raise argparse.ArgumentTypeError(f"minutes must be a positive number, not {value!r}")
+    return minutes
+
+
 def _cluster_options(command: argparse.ArgumentParser) -> None:
     """The options of every command that runs scenarios on a cluster of its own."""
     command.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
@@ -399,6 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
     shrink.add_argument("--needed", type=int, default=None,
                         help="failed runs that make a candidate count as failing (default: a majority "
                              "of --runs, so the shrunk file fails again more often than not)")
+    shrink.add_argument("--minutes", type=_positive_minutes, default=None,
+                        help="stop searching after this long and write the smallest schedule seen to "
+                             "fail so far (default: no limit)")
     shrink.add_argument("--out", default=None, help="where to write it (default: <round id>-shrunk.toml "
                                                     "beside the file)")
     _cluster_options(shrink)

@@ -48,9 +48,11 @@ def recorded_violations(round_file: Path) -> set[str]:
 
 
 def shrink_round(spec: ScenarioSpec, target: set[str], run_round: RunRound, runs: int, needed: int,
-                 progress: Progress) -> tuple[ScenarioSpec, Shrinker]:
+                 progress: Progress, out_of_time: Callable[[], bool] = lambda: False,
+                 ) -> tuple[ScenarioSpec, Shrinker]:
     """The smallest schedule found that still violates something in ``target``, as a
-    scenario (id ``<round>-shrunk``) a user can commit, and the shrinker (its runs)."""
+    scenario (id ``<round>-shrunk``) a user can commit, and the shrinker (its runs; its
+    ``stopped_early`` when ``out_of_time`` ended the search first)."""
     if not target:
         raise ScenarioFileError(f"{spec.id}: nothing to shrink towards: the round violated nothing")
     numbers = itertools.count()
@@ -63,10 +65,11 @@ def shrink_round(spec: ScenarioSpec, target: set[str], run_round: RunRound, runs
         progress(f"candidate {n}: {len(entries)} fault(s): {verdict}")
         return bool(hit)
 
-    shrinker = Shrinker(fails, runs=runs, needed=needed)
+    shrinker = Shrinker(fails, runs=runs, needed=needed, out_of_time=out_of_time)
     smallest = shrinker.shrink(list(spec.schedule))
+    how = "shrunk as far as the budget allowed" if shrinker.stopped_early else "shrunk"
     shrunk = dataclasses.replace(with_schedule(spec, smallest), id=f"{spec.id}-shrunk",
-                                 title=f"{spec.title}, shrunk to {len(smallest)} fault(s)")
+                                 title=f"{spec.title}, {how} to {len(smallest)} fault(s)")
     return shrunk, shrinker
 
 

@@ -8,6 +8,12 @@ as soon as the answer is known), and each distinct candidate is judged once and
 remembered. A schedule that fails with no entry at all is reported as such: the violation
 is not the faults' doing.
 
+A budget (``out_of_time``) stops the search where it is: from then on every candidate not
+yet judged counts as passing, so the search winds down at once and hands back the smallest
+schedule that was *seen* to fail (every step it took was judged), only no longer shown to
+be minimal; ``stopped_early`` says so. Each run of a candidate is a whole round against a
+cluster, minutes each, so a user who has an hour gets the best hour's result, not nothing.
+
 Entries are plain dicts (the scenario-file form); a candidate keeps the original order.
 """
 
@@ -36,8 +42,10 @@ class Shrinker:
     fails: Callable[[list[Entry]], bool]
     runs: int = 3
     needed: int = 1
+    out_of_time: Callable[[], bool] = lambda: False
     judged: dict[str, bool] = field(default_factory=dict)
     rounds_run: int = 0
+    stopped_early: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.needed <= self.runs:
@@ -47,6 +55,9 @@ class Shrinker:
         entries = sorted(candidate, key=lambda e: float(e["start_s"]))
         key = json.dumps(entries, sort_keys=True)
         if key not in self.judged:
+            if self.stopped_early or self.out_of_time():
+                self.stopped_early = True
+                return False  # not judged: the search keeps what it has seen fail
             failed = 0
             for done in range(1, self.runs + 1):
                 self.rounds_run += 1

@@ -307,6 +307,38 @@ def test_durations_and_starts_shrink_while_the_failure_holds() -> None:
     assert entry["duration_s"] >= MIN_DURATION_S
 
 
+def test_a_spent_budget_hands_back_the_smallest_schedule_seen_to_fail() -> None:
+    judged: list[str] = []
+
+    def fails(entries: list[Any]) -> bool:
+        judged.append(_names(entries))
+        return {"b", "e"} <= set(_names(entries))
+
+    budget = 3  # candidates judged before time runs out
+    shrinker = Shrinker(fails, runs=1, out_of_time=lambda: len(judged) >= budget)
+    result = _names(shrinker.shrink(_schedule("abcdefgh")))
+    assert shrinker.stopped_early
+    assert len(judged) == budget
+    # judged: [] (passes), abcd (passes), efgh (passes): nothing smaller was seen to fail
+    assert result == "abcdefgh"
+    assert fails(_schedule(result))
+
+    judged.clear()
+    later = Shrinker(fails, runs=1, out_of_time=lambda: len(judged) >= 9)
+    result = _names(later.shrink(_schedule("abcdefgh")))
+    # the ninth candidate, the complement of "cd", was the first smaller one seen to fail
+    assert later.stopped_early and result == "abefgh"  # progress kept, not thrown away
+
+
+def test_a_budget_never_reached_changes_nothing() -> None:
+    def fails(entries: list[Any]) -> bool:
+        return {"b", "e"} <= set(_names(entries))
+
+    shrinker = Shrinker(fails, runs=1, out_of_time=lambda: False)
+    assert _names(shrinker.shrink(_schedule("abcdefgh"))) == "be"
+    assert not shrinker.stopped_early
+
+
 def test_needing_more_failures_than_runs_is_refused() -> None:
     with pytest.raises(ValueError, match="needed"):
         Shrinker(lambda entries: True, runs=2, needed=3)
