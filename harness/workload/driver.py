@@ -16,8 +16,10 @@ anything after which a retry may already have been written count as unknown (in 
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -244,19 +246,53 @@ class ConsumerSpec:
                    topic=None if data.get("topic") is None else str(data["topic"]))
 
 
+# Appending a row takes microseconds (a Parquet part now and then, milliseconds). A wait
+# this long means the lock will never come free, and the waiter is usually a delivery
+# report inside a producer's flush: waiting on would hang the run, and a signal cannot end
+# it (it may land on a librdkafka thread while the main thread sleeps on the lock).
+RECORDER_LOCK_WAIT_S = 60.0
+
+
+class RecorderStuck(RuntimeError):
+    """The history recorder's lock was not released: the run cannot record any more."""
+
+
 class _Recorder:
     """Serialises rows from client threads into the (single-threaded) history writer."""
 
-    def __init__(self, writer: hist.HistoryWriter) -> None:
+    def __init__(self, writer: hist.HistoryWriter, lock_wait_s: float = RECORDER_LOCK_WAIT_S) -> None:
         self._writer = writer
         self._lock = threading.Lock()
+        self._lock_wait_s = lock_wait_s
+        self._holder: tuple[str, int, str] | None = None  # thread name, ident, table
         self.commits_through: Counter[str] = Counter()  # group -> commits that went through
 
     def row(self, table: str, row: Mapping[str, Any]) -> None:
-        with self._lock:
+        if not self._lock.acquire(timeout=self._lock_wait_s):
+            raise RecorderStuck(self._stuck(table))
+        try:
+            thread = threading.current_thread()
+            self._holder = (thread.name, thread.ident or 0, table)
             self._writer.append(table, row)
             if table == "commits" and row.get("outcome") == hist.COMMIT_COMMITTED:
                 self.commits_through[str(row["group"])] += 1
+        finally:
+            self._holder = None
+            self._lock.release()
+
+    def _stuck(self, table: str) -> str:
+        """Who holds the lock, and where that thread is now, for the error's text."""
+        waiter = threading.current_thread().name
+        text = (f"history recorder: thread {waiter} waited {self._lock_wait_s:g} s to record a "
+                f"{table} row")
+        holder = self._holder
+        if holder is None:
+            return text + "; the lock's holder is unknown (it was taken and never released)"
+        name, ident, held_table = holder
+        frame = sys._current_frames().get(ident)
+        where = ("".join(traceback.format_stack(frame)) if frame is not None
+                 else "  (that thread is no longer running)\n")
+        return text + f"; thread {name} holds it, recording a {held_table} row, at:\n{where}"
 
 
 class _ProducerLoop(threading.Thread):
