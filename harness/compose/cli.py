@@ -254,8 +254,8 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
         _progress(f"shrinking towards: {', '.join(sorted(target))}")
         shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed, _progress,
                                         out_of_time=lambda: time.monotonic() > deadline)
-        budget_note = (f"# The {args.minutes:g}-minute budget ran out first: every step taken was seen to "
-                       "fail, but a smaller schedule may still fail.\n" if shrinker.stopped_early else "")
+        budget_note = (f"# The {args.minutes:g}-minute budget ran out first: this is the smallest schedule "
+                       "seen to fail, and a smaller one may still fail.\n" if shrinker.stopped_early else "")
         out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n" + budget_note
                        + tomli_w.dumps(shrunk.to_dict()))
         written.append(out)
