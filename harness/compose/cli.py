@@ -178,8 +178,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
             _progress(f"scenario {scenario.spec.id}: workload and fault schedule")
             record = chaos.run_case(f"file:{scenario.path}", "scenario-file", body(scenario),
                                     scenario=scenario.spec.id)
-            _progress(f"scenario {scenario.spec.id}: {record.outcome.upper()}"
-                      + (f": {record.error.splitlines()[-1]}" if record.error else ""))
+            _report_outcome(scenario.spec.id, record.outcome, record.error)
 
     result = _chaos_session(chaos, work)
     return 0 if result is not None and result[1] == "passed" else 1
@@ -266,6 +265,25 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
 
     _chaos_session(chaos, work)
     return 0 if written else 1
+
+
+# A failure's detail can be long (a liveness check lists every partition); the report has it all.
+FAILURE_LINE_CHARS = 200
+
+
+def _report_outcome(scenario_id: str, outcome: str, error: str) -> None:
+    """A scenario's outcome on the terminal: every failed check and rule, one per line (the
+    last alone would hide the others: a loss reported as only its truncation), or an
+    error's last line (its message; the traceback is in the report)."""
+    lines = error.splitlines()
+    from harness.report.model import TestOutcome
+
+    if outcome == TestOutcome.FAILED and len(lines) > 1:
+        _progress(f"scenario {scenario_id}: FAILED ({len(lines)} checks and rules):")
+        for line in lines:
+            _progress("  " + (line if len(line) <= FAILURE_LINE_CHARS else line[:FAILURE_LINE_CHARS] + "..."))
+        return
+    _progress(f"scenario {scenario_id}: {outcome.upper()}" + (f": {lines[-1]}" if lines else ""))
 
 
 def _failed_checks(scenario_dir: Path) -> str:
