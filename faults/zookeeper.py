@@ -269,7 +269,10 @@ class Reassign(PartitionFault):
     confluent-kafka has no AlterPartitionReassignments call, so this writes the request
     to ``/admin/reassign_partitions``, which a ZooKeeper-mode controller (2.4 through
     3.9) still executes like the API. Done means: the znode is gone, the topic's
-    assignment in ZooKeeper is ``replicas``, and every new replica is in the ISR.
+    assignment in ZooKeeper is ``replicas``, and every new replica is in the ISR. When
+    another fault holds one of the old or new replicas down (paused or not running), the
+    reassignment is requested and not awaited, and the outcome says so: it cannot finish
+    before that fault's heal, which a wait here would hold up.
     """
 
     kind = "reassign"
@@ -332,6 +335,13 @@ class Reassign(PartitionFault):
                 f"a partition reassignment is already in progress ({REASSIGN_PATH} exists)"
             ) from None
 
+        held = self._held_elsewhere(cluster)
+        if held:
+            # It cannot complete while a replica is held down, and waiting here would hold
+            # up the schedule: the heal of the fault that holds it is what lets it finish.
+            return (f"replicas {list(self.previous)} -> {self.replicas} requested; completion not "
+                    f"awaited: {', '.join(held)} already down or stopped by another fault")
+
         def done() -> bool:
             if cluster.zk.pending_reassignment():
                 return False
@@ -341,3 +351,10 @@ class Reassign(PartitionFault):
         wait_until(done, self.timeout_s, f"reassignment of {self.topic}-{self.partition} completing")
         took = time.monotonic() - started
         return f"replicas {list(self.previous)} -> {self.replicas} in {took:.2f} s"
+
+    def _held_elsewhere(self, cluster: ClusterControl) -> list[str]:
+        """The brokers of the old or new replica set that another fault stopped or took down."""
+        stopped = cluster.stopped_nodes()
+        brokers = sorted(set(self.previous) | set(self.replicas))
+        names = [cluster.topology.broker(b).name for b in brokers]
+        return [n for n in names if n in stopped or not nodes.is_running(cluster, n)]
