@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.cluster.lifecycle import Cluster
 from harness.compose.chaos_run import ChaosRun
-from harness.compose.explore_round import OPERATIONAL, violations, with_schedule
+from harness.compose.explore_round import checks_violated, violations, with_schedule
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
@@ -38,8 +38,7 @@ def recorded_violations(round_file: Path) -> set[str]:
     folder = round_file.parent
     try:
         checks = json.loads((folder / "assertions.json").read_text()).get("checks", [])
-        found |= {str(c["name"]) for c in checks
-                  if not c.get("passed", True) and not str(c["name"]).startswith(OPERATIONAL)}
+        found |= checks_violated([(str(c["name"]), bool(c.get("passed", True))) for c in checks])
         rules = json.loads((folder / "verdict.json").read_text()).get("rules", {})
         found |= {f"rule {kind}" for kind, rule in rules.items() if not rule.get("passed", True)}
     except (OSError, ValueError, AttributeError):
