@@ -272,7 +272,11 @@ class Bounce(NodeFault):
             return  # broker 1 stays broker 1: there is nothing to move
 
         def still_on_node() -> str | None:
-            return f"still on {node}" if self._resolve(cluster)[0] == node else None
+            # The role's holder as ZooKeeper names it, even a node that is not running:
+            # right after the stop the role is still on the stopped node, which
+            # ``_resolve`` leaves out as held down (it then returns nothing).
+            holders = nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
+            return f"still on {node}" if node in holders[:1] else None
 
         timeout_s = nodes.session_timeout_s(cluster) + 30
         wait_until_clear(still_on_node, timeout_s, f"{self.target} moving off {node}")
