@@ -52,6 +52,14 @@ def is_running(cluster: ClusterControl, node: str) -> bool:
     return cluster.node_status(node) == "running"
 
 
+def held_down(cluster: ClusterControl, names: tuple[str, ...] | list[str], *, stopped: bool = True,
+              exited: bool = True) -> tuple[str, ...]:
+    """The nodes of ``names`` another fault holds down: stopped (paused) by the harness,
+    or not running; ``stopped``/``exited`` False leave that kind out."""
+    paused = cluster.stopped_nodes() if stopped else frozenset()
+    return tuple(n for n in names if n in paused or (exited and not is_running(cluster, n)))
+
+
 def registered(cluster: ClusterControl, broker: int) -> bool:
     return broker in cluster.zk.live_brokers()
 

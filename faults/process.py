@@ -58,11 +58,8 @@ class NodeFault(Fault):
 
     def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         named = nodes.process_nodes(cluster, self.target.resolve(cluster), self.kind)
-        stopped = set() if self.acts_on_stopped else cluster.stopped_nodes()
-        self.held_elsewhere = tuple(
-            n for n in named
-            if n in stopped or (not self.acts_on_exited and not nodes.is_running(cluster, n))
-        )
+        self.held_elsewhere = nodes.held_down(cluster, named, stopped=not self.acts_on_stopped,
+                                              exited=not self.acts_on_exited)
         return tuple(n for n in named if n not in self.held_elsewhere)
 
     def _noted(self, detail: str) -> str:

@@ -354,7 +354,5 @@ class Reassign(PartitionFault):
 
     def _held_elsewhere(self, cluster: ClusterControl) -> list[str]:
         """The brokers of the old or new replica set that another fault stopped or took down."""
-        stopped = cluster.stopped_nodes()
         brokers = sorted(set(self.previous) | set(self.replicas))
-        names = [cluster.topology.broker(b).name for b in brokers]
-        return [n for n in names if n in stopped or not nodes.is_running(cluster, n)]
+        return list(nodes.held_down(cluster, [cluster.topology.broker(b).name for b in brokers]))
