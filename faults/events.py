@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.errors import describe_error
+
 Action = Literal["inject", "heal"]
 Sink = Callable[[Mapping[str, Any]], None]
 
@@ -69,7 +71,7 @@ def outcome_ok(detail: str = "") -> str:
 
 
 def outcome_error(err: BaseException) -> str:
-    return f"error: {type(err).__name__}: {err}"
+    return f"error: {describe_error(err)}"
 
 
 class EventLog:

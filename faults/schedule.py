@@ -82,6 +82,7 @@ from faults.errors import FaultError, FaultSpecError, ScheduleError
 from faults.events import EventLog, FaultEvent
 from faults.registry import build_fault
 from faults.spec import as_mapping, non_negative, positive, typed
+from harness.errors import describe_error
 from topologies.model import Topology
 
 if TYPE_CHECKING:
@@ -435,7 +436,7 @@ class ScheduleRun:
                 fault.inject(self.cluster, self.log)
         except Exception as err:  # recorded in the log; the schedule goes on
             failed = True
-            self.errors.append(f"{self._describe(action.index)}: {err}")
+            self.errors.append(f"{self._describe(action.index)}: {describe_error(err)}")
         self._acted_mono, self._read_at = time.monotonic(), None
         if not action.heal:
             progress.injected = True
@@ -484,7 +485,7 @@ class ScheduleRun:
                 self._state = self.cluster.state(self._topics)
             self._unreadable = "" if self._state is not None else _NOTHING_OBSERVED
         except Exception as err:  # ZooKeeper without quorum, a reconnect: look again next tick
-            self._state, self._unreadable = None, f"{type(err).__name__}: {err}"
+            self._state, self._unreadable = None, describe_error(err)
         return self._state
 
     def _pause(self, progress: list[_Progress], now: float) -> float:
@@ -518,7 +519,7 @@ class ScheduleRun:
                 try:
                     fault.heal(self.cluster, self.log)
                 except Exception as err:
-                    self.errors.append(f"healing {fault.describe()}: {err}")
+                    self.errors.append(f"healing {fault.describe()}: {describe_error(err)}")
         finally:
             _RUNNING.remove(self.cluster.run_id, self)
 

@@ -34,8 +34,19 @@ class ClusterUnhealthy(ChaosError):
     """The cluster did not reach (or return to) full health in time."""
 
 
+def describe_error(err: BaseException) -> str:
+    """``Type: text``, or the type alone when the exception carries no text.
+
+    Some libraries raise without a message (kazoo fails every request in flight with a
+    bare ``ConnectionLoss()`` when its connection drops); ``str(err)`` alone would then
+    leave an empty error in a report, which tells the reader nothing.
+    """
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
 USER_ERRORS: tuple[type[Exception], ...] = (ChaosError, TopologyError)
 """Everything printed to the user as one sentence: the harness's errors and a bad topology."""
 
 __all__ = ["USER_ERRORS", "ChaosError", "ClusterUnhealthy", "EngineUnavailable", "ImageBuildError",
-           "PortInUse", "TopologyError", "UnsupportedVersion"]
+           "PortInUse", "TopologyError", "UnsupportedVersion", "describe_error"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.cluster.fabric import TOXIPROXY_HOST
+from harness.errors import describe_error
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
@@ -66,7 +67,7 @@ def dump_znodes(cluster: Cluster, budget_s: float = ZNODE_DUMP_S) -> dict[str, A
         try:
             data, _ = _read(client.get_async(path), deadline)
         except Exception as err:
-            errors[path] = str(err) or type(err).__name__
+            errors[path] = describe_error(err)
             continue
         found[path] = _decode(data)
     return {"znodes": found, "errors": errors}
@@ -90,7 +91,7 @@ def _walk(client: Any, roots: tuple[str, ...], errors: dict[str, str], deadline:
                 continue
             children = _read(client.get_children_async(path), deadline)
         except Exception as err:
-            errors[path] = str(err) or type(err).__name__
+            errors[path] = describe_error(err)
             continue
         seen += 1
         yield path

@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.cluster.zkstate import ClusterState, PartitionState, ZkObserver, zookeeper_mode
+from harness.errors import describe_error
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
@@ -188,11 +189,6 @@ def _read_mode(address: str) -> str | None:
     return zookeeper_mode(address, timeout_s=MODE_TIMEOUT_S)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 class ZkSampler(threading.Thread):
     """Records every distinct cluster state of ``topics``, and every stretch during which
     ZooKeeper could not be read; answers when a predicate on the state first held.
@@ -309,7 +305,7 @@ class ZkSampler(threading.Thread):
             if self._records and self._records[-1].state is None:
                 return
             self._records.append(StateRecord(len(self._records), ts, ts if mono is None else mono,
-                                             None, None, _describe(exc)))
+                                             None, None, describe_error(exc)))
 
     def stop(self) -> list[ClusterEvent]:
         """Stop both threads (idempotent) and return the derived events."""

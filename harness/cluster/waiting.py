@@ -34,7 +34,7 @@ from confluent_kafka import KafkaException
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from harness.errors import ClusterUnhealthy
+from harness.errors import ClusterUnhealthy, describe_error
 
 Problems = Sequence[str] | str | None
 """What a probe still finds wrong: ``None``, ``""`` or an empty sequence means nothing."""
@@ -71,7 +71,7 @@ class WaitTimeout(ClusterUnhealthy):
         if hidden > 0:
             shown += f" (and {hidden} more)"
         text = f"gave up waiting for {self.what} after {self.timeout_s:.0f} s; last seen: {shown}"
-        error = _describe(self.last_error) if self.last_error is not None else None
+        error = describe_error(self.last_error) if self.last_error is not None else None
         if error is not None and error not in self.last_problems:
             text += f" (last error: {error})"
         return text
@@ -100,7 +100,7 @@ def wait_until_clear(
             last = _as_problems(probe())
         except transient as err:
             last_error = err
-            last = (_describe(err),)
+            last = (describe_error(err),)
         else:
             if not last:
                 return time.monotonic() - started
@@ -138,11 +138,6 @@ def _as_problems(found: Problems) -> tuple[str, ...]:
     if isinstance(found, str):
         return (found,) if found else ()
     return tuple(found)
-
-
-def _describe(err: BaseException) -> str:
-    text = str(err)
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 __all__ = ["CLUSTER_SETTLING", "Problems", "Transient", "WaitTimeout", "wait_until", "wait_until_clear"]

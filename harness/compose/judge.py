@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import history as hist
+from harness.errors import describe_error
 
 if TYPE_CHECKING:
     from spark_jobs.findings import Verdict
@@ -68,7 +69,7 @@ class Judge:
                 reconcile(self._session(), Path(folder))
             self.warm_up_s = time.monotonic() - started
         except Exception as err:  # recorded; the real judgement reports its own failure
-            self.warm_up_error = f"{type(err).__name__}: {err}"
+            self.warm_up_error = describe_error(err)
 
     def verdict(self, history_dir: Path) -> Verdict:
         from spark_jobs.reconcile import reconcile

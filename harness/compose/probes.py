@@ -31,6 +31,7 @@ from typing import Any
 from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.zkstate import ClusterState, PartitionState
 from harness.compose.checks import Anchor, CheckSpecError, Lookup, ProbeResult, Produced
+from harness.errors import describe_error
 
 PROBE_KEYS = {"name", "look", "broker", "zone", "partition", "since_s", "count", "timeout_s", "at", "after_s"}
 LOOKS = ("metadata", "lookup", "produce", "read")
@@ -194,7 +195,7 @@ class ProbeTaker:
         try:
             return self._look(probe)
         except Exception as err:  # a broker that does not answer is a finding, not a failure
-            return ProbeResult(probe.name, time.time(), None, f"{type(err).__name__}: {err}")
+            return ProbeResult(probe.name, time.time(), None, describe_error(err))
 
     def finish(self, timeout_s: float) -> None:
         """Once the schedule has ended: take what is still due (waiting up to

@@ -28,6 +28,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness import history as hist
+from harness.errors import describe_error
 from harness.workload.attempts import AttemptTracker, attempt_logging
 from harness.workload.clients import (
     ZonePlacement,
@@ -361,7 +362,7 @@ class _ProducerLoop(threading.Thread):
         except TransactionsEnded as ended:  # fenced: it stops, as Kafka promises a zombie does
             self.stopped_transacting = str(ended)
         except BaseException as exc:  # recorded: the scenario fails on a producer that died
-            self.error = f"{type(exc).__name__}: {exc}"
+            self.error = describe_error(exc)
 
     def _send(self) -> None:
         interval = 1.0 / self.spec.rate_per_s
@@ -479,7 +480,7 @@ class _ConsumerLoop(threading.Thread):
         try:
             self._read()
         except BaseException as exc:  # recorded: the scenario fails on a consumer that died
-            self.error = f"{type(exc).__name__}: {exc}"
+            self.error = describe_error(exc)
         finally:
             self.consumer.close()
 

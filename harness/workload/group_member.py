@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from harness import history as hist
+from harness.errors import describe_error
 from harness.workload.clients import ZonePlacement, decode_value, isolation_level, make_consumer
 
 # How a member commits; "none" reads without ever committing.
@@ -134,7 +135,7 @@ class GroupMember(threading.Thread):
                     self._rejoin_at = self._next_restart()
                 self._read_batch(consumer)
         except BaseException as exc:  # recorded: the scenario fails on a member that died
-            self.error = f"{type(exc).__name__}: {exc}"
+            self.error = describe_error(exc)
         finally:
             if consumer is not None:
                 with contextlib.suppress(RuntimeError):  # closed by a restart that failed to rejoin

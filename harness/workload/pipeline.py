@@ -49,6 +49,7 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from harness import history as hist
+from harness.errors import describe_error
 from harness.workload.clients import ZonePlacement, decode_value, make_producer
 from harness.workload.group_member import GroupMember, GroupProgress, Recorder, error_name
 from harness.workload.transactional import (
@@ -197,7 +198,7 @@ class PipelineMember(GroupMember):
                 if fatal >= FATAL_IN_A_ROW:
                     raise RuntimeError(f"{FATAL_IN_A_ROW} incarnations in a row ended in a fatal error")
         except BaseException as exc:  # recorded: the scenario fails on a member that died
-            self.error = f"{type(exc).__name__}: {exc}"
+            self.error = describe_error(exc)
 
     def _incarnation(self) -> bool:
         """Run one incarnation (a producer and a consumer) until the workload is done, a

@@ -39,6 +39,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from harness import history as hist
+from harness.errors import describe_error
 
 # How long one commit_transaction()/abort_transaction() call may block, and how long a
 # transaction may take to end in all (retriable errors are retried until then). A fault
@@ -104,7 +105,7 @@ def kafka_error(exc: KafkaException) -> KafkaError | None:
 
 def error_text(exc: BaseException) -> str:
     error = kafka_error(exc) if isinstance(exc, KafkaException) else None
-    return f"{error.name()}: {error.str()}" if error is not None else f"{type(exc).__name__}: {exc}"
+    return f"{error.name()}: {error.str()}" if error is not None else describe_error(exc)
 
 
 class Transactions:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kazoo.exceptions import ConnectionLoss
 
 from faults.base import Fault
 from faults.conditions import BrokerGone, Condition, ControllerChanged, IsrFull, LeavesIsr
@@ -124,7 +125,7 @@ class FakeCluster:
 class Recording(Fault):
     """A fault that only records what happened to it."""
 
-    def __init__(self, name: str, calls: list[str], fail: bool = False) -> None:
+    def __init__(self, name: str, calls: list[str], fail: bool | Exception = False) -> None:
         super().__init__()
         self.name, self.calls, self.fail = name, calls, fail
 
@@ -139,6 +140,8 @@ class Recording(Fault):
 
     def _apply(self, cluster: Any, resolved: tuple[str, ...]) -> str:
         self.calls.append(f"inject {self.name}")
+        if isinstance(self.fail, Exception):
+            raise self.fail
         if self.fail:
             raise RuntimeError("boom")
         return ""
@@ -443,6 +446,14 @@ def test_an_unreadable_state_never_triggers_and_says_why() -> None:
     assert "the cluster state could not be read (ConnectionError: no quorum)" in run.errors[0]
 
 
+def test_an_error_without_text_is_reported_by_its_type() -> None:
+    # kazoo fails a request whose connection dropped with a bare ConnectionLoss(): the
+    # schedule's error must still say what went wrong, not "entry 1 (f0): ".
+    run = _start([ScheduleEntry(0.0, SPEC, 0.05)], [Recording("f0", [], fail=ConnectionLoss())])
+    assert run.errors == ["entry 1 (f0): ConnectionLoss"]
+    assert run.log.events[0].outcome == "error: ConnectionLoss"
+
+
 def test_a_failed_heal_keeps_the_entries_after_it_out() -> None:
     calls: list[str] = []
 
@@ -453,7 +464,7 @@ def test_a_failed_heal_keeps_the_entries_after_it_out() -> None:
     run = _start([ScheduleEntry(0.0, SPEC, 0.05), ScheduleEntry(0.0, SPEC, after=1)],
                  [BadHeal("f0", calls), Recording("f1", calls)])
     assert calls == ["inject f0"]
-    assert run.errors[:2] == ["entry 1 (f0): broker did not come back",
+    assert run.errors[:2] == ["entry 1 (f0): RuntimeError: broker did not come back",
                               "entry 2 (f1): not injected: entry 1 (f0) was not healed"]
 
 
