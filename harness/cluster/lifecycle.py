@@ -33,7 +33,6 @@ from typing import Any
 import docker
 from confluent_kafka.admin import AdminClient
 from docker.models.containers import Container
-from kazoo.exceptions import NoNodeError
 
 from harness.cluster import resources
 from harness.cluster.broker_metadata import BrokerView, broker_view
@@ -60,6 +59,10 @@ DEFAULT_SESSION_TIMEOUT_MS = 18000
 # (sessions expire in tick-sized buckets), by a leader election (a new ZooKeeper leader
 # gives every session a fresh timeout), and by a loaded two-core machine.
 SESSION_EXPIRY_MARGIN_S = 15.0
+# How long the cluster's ZooKeeper observer rides out a dropped connection: its own
+# session timeout (ZkObserver's default), time to reach another server. Longer, and a
+# real loss of quorum would hold each read that long before saying so.
+OBSERVER_RECONNECT_GRACE_S = 10.0
 
 
 def _quiet(_: str) -> None:
@@ -285,7 +288,7 @@ class Cluster:
     @property
     def zk(self) -> ZkObserver:
         if self._zk is None:
-            self._zk = ZkObserver(self.zookeeper_hosts())
+            self._zk = ZkObserver(self.zookeeper_hosts(), reconnect_grace_s=OBSERVER_RECONNECT_GRACE_S)
         return self._zk
 
     def state(self, topics: list[str] | None = None) -> ClusterState:
@@ -425,11 +428,8 @@ class Cluster:
     def _registration(self, broker_id: int) -> str | None:
         """Which session holds ``/brokers/ids/<broker_id>``, or None when nobody does."""
         path = f"/brokers/ids/{broker_id}"
-        try:
-            _, stat = self.zk.client.get(path)
-        except NoNodeError:
-            return None
-        return f"{path} still held by session 0x{stat.ephemeralOwner:x}"
+        owner = self.zk.ephemeral_owner(path)
+        return None if owner is None else f"{path} still held by session 0x{owner:x}"
 
     def broker_id_of(self, node: str) -> int | None:
         """The broker id of ``node``, or None when it is not a broker."""

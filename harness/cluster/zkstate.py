@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-from kazoo.retry import KazooRetry
+from kazoo.exceptions import ConnectionLoss, NoNodeError
+from kazoo.protocol.states import ZnodeStat
+from kazoo.retry import KazooRetry, RetryFailedError
+
+T = TypeVar("T")
 
 # Faults make the observer's ZooKeeper connection drop and move between servers; kazoo
 # logs each of those at WARNING, which would bury a test's own output.
@@ -72,15 +76,26 @@ class ClusterState:
 
 
 class ZkObserver:
-    """Reads cluster state from ZooKeeper through the harness's observer links."""
+    """Reads cluster state from ZooKeeper through the harness's observer links.
 
-    def __init__(self, hosts: str, timeout_s: float = 10.0) -> None:
+    ``reconnect_grace_s`` > 0 makes every call ride out a dropped connection for that
+    long. kazoo fails each request in flight with a bare ``ConnectionLoss`` when its
+    connection drops (a missed ping on a loaded machine, the server it used going away)
+    and with ``SessionExpiredError`` while it reconnects; neither says anything about
+    the cluster. The cluster's own observer, which faults act through, passes its
+    session timeout, enough to move to another server; the sampler's observer passes 0,
+    because an unreadable stretch is what it measures. After the grace the call fails
+    with ``ConnectionLoss`` naming how long it tried.
+    """
+
+    def __init__(self, hosts: str, timeout_s: float = 10.0, reconnect_grace_s: float = 0.0) -> None:
         # kazoo's default reconnect backoff grows towards an hour; after a long loss of
         # quorum the observer must be back within a second of ZooKeeper healing.
         self._client = KazooClient(
             hosts=hosts, timeout=timeout_s, read_only=False,
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
         )
+        self._grace_s = reconnect_grace_s
         self._client.start(timeout=timeout_s)
 
     @property
@@ -91,16 +106,33 @@ class ZkObserver:
         self._client.stop()
         self._client.close()
 
+    def call(self, operation: Callable[..., T], *args: Any) -> T:
+        """``operation(*args)`` on this observer's client, retried across a dropped
+        connection for the reconnect grace (kazoo's own retry)."""
+        if self._grace_s <= 0:
+            return operation(*args)
+        # kazoo's default ignore_expire=True retries SessionExpiredError too, which it
+        # raises while it reconnects (it opens a new session of its own by itself).
+        retry = KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0, deadline=self._grace_s)
+        try:
+            return retry(operation, *args)
+        except RetryFailedError as err:
+            raise ConnectionLoss(f"ZooKeeper did not answer within {self._grace_s:.0f} s") from err
+
+    def stat(self, path: str) -> ZnodeStat | None:
+        """The znode's stat (its ``czxid`` tells one incarnation from the next), or None."""
+        return self.call(self._client.exists, path)
+
     def _json(self, path: str) -> dict | None:
         try:
-            data, _ = self._client.get(path)
+            data, _ = self.call(self._client.get, path)
         except NoNodeError:
             return None
         return json.loads(data.decode()) if data else None
 
     def live_brokers(self) -> tuple[int, ...]:
         try:
-            return tuple(sorted(int(b) for b in self._client.get_children("/brokers/ids")))
+            return tuple(sorted(int(b) for b in self.call(self._client.get_children, "/brokers/ids")))
         except NoNodeError:
             return ()
 
@@ -110,14 +142,14 @@ class ZkObserver:
 
     def controller_epoch(self) -> int | None:
         try:
-            data, _ = self._client.get("/controller_epoch")
+            data, _ = self.call(self._client.get, "/controller_epoch")
         except NoNodeError:
             return None
         return int(data.decode())
 
     def topics(self) -> list[str]:
         try:
-            return sorted(self._client.get_children("/brokers/topics"))
+            return sorted(self.call(self._client.get_children, "/brokers/topics"))
         except NoNodeError:
             return []
 
@@ -165,14 +197,11 @@ class ZkObserver:
 
     def ephemeral_owner(self, path: str) -> int | None:
         """The session that owns the ephemeral znode ``path``, or None when it is absent."""
-        try:
-            _, stat = self.client.get(path)
-        except NoNodeError:
-            return None
-        return int(stat.ephemeralOwner)
+        stat = self.stat(path)
+        return None if stat is None else int(stat.ephemeralOwner)
 
     def pending_reassignment(self) -> bool:
-        return self._client.exists("/admin/reassign_partitions") is not None
+        return self.stat("/admin/reassign_partitions") is not None
 
 
 def four_letter_word(address: str, word: str = "srvr", timeout_s: float = 2.0) -> str:

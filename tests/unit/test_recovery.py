@@ -11,11 +11,10 @@ its old registration, and never by deleting that registration.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kazoo.exceptions import ConnectionLoss, NoNodeError
+from kazoo.exceptions import ConnectionLoss
 
 from harness.cluster import lifecycle
 from harness.cluster.lifecycle import Cluster, HealthReport
@@ -168,13 +167,13 @@ class FakeZooKeeper:
         self.reads = 0
         self.client = self
 
-    def get(self, path: str) -> tuple[bytes, Any]:
+    def ephemeral_owner(self, path: str) -> int | None:
         self.reads += 1
         if self.reads <= self.settling:
             raise ConnectionLoss()
         if self.reads <= self.settling + self.held_for:
-            return b"{}", SimpleNamespace(ephemeralOwner=self.owner)
-        raise NoNodeError()
+            return self.owner
+        return None
 
     def delete(self, path: str) -> None:
         raise AssertionError(f"the restart policy deleted {path}")
