@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
 
 REASSIGN_PATH = "/admin/reassign_partitions"
+CONTROLLER_PATH = "/controller"
 ELECT_ANSWER_S = 10.0  # one ElectLeaders request's wait; its election completes in well under 1 s
 
 
@@ -139,9 +140,9 @@ class DeleteController(Fault):
 
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         before = cluster.zk.controller_epoch()
-        # Already gone means an election is under way anyway.
-        with contextlib.suppress(NoNodeError):
-            cluster.delete_znode("/controller")
+        claim = cluster.zk.stat(CONTROLLER_PATH)
+        if claim is not None:  # None: already gone, an election is under way anyway
+            _delete_claim(cluster, claim.czxid, self.timeout_s)
         wait_until(
             lambda: (
                 cluster.zk.controller() is not None and (cluster.zk.controller_epoch() or 0) > (before or 0)
@@ -155,6 +156,23 @@ class DeleteController(Fault):
 
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         return "nothing to undo"
+
+
+def _delete_claim(cluster: ClusterControl, czxid: int, timeout_s: float) -> None:
+    """Delete the ``/controller`` claim created at ``czxid``, retrying a delete whose
+    connection dropped. A retry first checks that the claim is still that one: the first
+    delete may have gone through, and the claim of the controller elected since must not
+    be deleted too (that would be a second fault nobody drew)."""
+
+    def deleted() -> str | None:
+        current = cluster.zk.stat(CONTROLLER_PATH)
+        if current is None or current.czxid != czxid:
+            return None
+        with contextlib.suppress(NoNodeError):
+            cluster.delete_znode(CONTROLLER_PATH)
+        return None
+
+    wait_until_clear(deleted, timeout_s, f"{CONTROLLER_PATH} being deleted")
 
 
 class PartitionFault(Fault):

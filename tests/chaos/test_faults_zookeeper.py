@@ -3,16 +3,24 @@ preferred-leader election and partition reassignment."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+
 import pytest
 
 from faults import DeleteController, EventLog, ExpireSession, LeaderOf, PreferredLeaderElection, Reassign
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.sampler import ZkSampler
+from harness.errors import describe_error
 from tests.support.trickle import unique_topic
 
 pytestmark = pytest.mark.chaos
 pytest_plugins = ["tests.support.fault_fixtures"]
+
+REQUEST_HELD_S = 1.5  # the observer's requests held this long on their way to ZooKeeper
+OBSERVER_DOWN_S = 3.0
 
 
 def test_deleting_the_controller_znode_produces_a_new_controller_epoch(
@@ -26,6 +34,67 @@ def test_deleting_the_controller_znode_produces_a_new_controller_epoch(
     assert after.controller_epoch is not None and before.controller_epoch is not None
     assert after.controller_epoch > before.controller_epoch
     print(f"\n/controller deleted: {fault_log.events[-1].outcome}")
+
+
+def test_deleting_the_controller_rides_out_the_observer_losing_zookeeper_mid_request(
+    cluster: Cluster, fault_log: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the harness's own ZooKeeper connection drops, kazoo fails each request in
+    flight with a bare ``ConnectionLoss``. The fault's delete is made to be in flight then
+    (a latency toxic holds it on the observer links, which are disabled under it); the
+    fault waits for the connection to come back instead of failing (CI once failed with
+    "entry 2 (delete_controller): " and nothing more), and its retry takes exactly one
+    claim."""
+    links = [cluster.fabric.observer_of(z.name).name for z in cluster.topology.zookeepers]
+    before = cluster.state(topics=[])
+    delete_znode = cluster.delete_znode
+    failures: list[str] = []
+    armed = threading.Event()
+
+    def observer_links(enabled: bool) -> None:
+        for link in links:
+            cluster.proxies.set_enabled(link, enabled)
+
+    def heal_observer_links() -> None:
+        observer_links(True)
+        for link in links:
+            with contextlib.suppress(Exception):
+                cluster.proxies.remove_toxic(link, "held")
+
+    cut = threading.Timer(REQUEST_HELD_S / 3, observer_links, args=(False,))
+    heal = threading.Timer(OBSERVER_DOWN_S, heal_observer_links)
+
+    def delete_in_flight_as_the_connection_drops(path: str) -> None:
+        if not armed.is_set():
+            armed.set()
+            held = {"latency": int(REQUEST_HELD_S * 1000)}
+            for link in links:
+                cluster.proxies.add_toxic(link, "latency", "upstream", held, "held")
+            cut.start()
+            heal.start()
+        try:
+            delete_znode(path)
+        except Exception as err:
+            failures.append(describe_error(err))
+            raise
+
+    monkeypatch.setattr(cluster, "delete_znode", delete_in_flight_as_the_connection_drops)
+    started = time.monotonic()
+    try:
+        assert DeleteController().inject(cluster, fault_log) == (f"kafka-{before.controller}",)
+    finally:
+        if armed.is_set():
+            cut.join()
+            heal.join()
+        heal_observer_links()
+    took = time.monotonic() - started
+    after = cluster.state(topics=[])
+    assert failures[:1] == ["ConnectionLoss"]  # the delete was in flight when the connection went
+    assert after.controller is not None
+    assert before.controller_epoch is not None
+    assert after.controller_epoch == before.controller_epoch + 1  # one election, not two
+    print(f"\n/controller deleted in {took:.1f} s, the first delete failing with {failures}: "
+          f"{fault_log.events[-1].outcome}")
 
 
 def test_a_reassignment_moves_replicas_and_zookeeper_shows_the_new_assignment(
