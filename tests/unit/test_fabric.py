@@ -12,11 +12,11 @@ from topologies import load_topology
 
 
 @pytest.fixture
-def fabric():  # type: ignore[no-untyped-def]
+def fabric():
     return plan_fabric(load_topology())
 
 
-def _host_ports(fabric) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def _host_ports(fabric) -> dict[str, int]:
     return {link.name: 40000 + i for i, link in enumerate(fabric.links) if link.published}
 
 
@@ -24,7 +24,7 @@ def _properties(text: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in text.splitlines() if line)
 
 
-def test_every_directed_link_has_its_own_proxy_and_port(fabric) -> None:  # type: ignore[no-untyped-def]
+def test_every_directed_link_has_its_own_proxy_and_port(fabric) -> None:
     kinds = Counter(link.kind for link in fabric.links)
     assert kinds[LinkKind.REPLICATION] == 6  # 3 brokers x 2 others
     assert kinds[LinkKind.ZK_SESSION] == 9  # 3 brokers x 3 ZooKeeper nodes
@@ -41,7 +41,7 @@ def test_every_directed_link_has_its_own_proxy_and_port(fabric) -> None:  # type
     assert fabric.one("kafka-0", "kafka-1", LinkKind.REPLICATION).upstream == "kafka-1:9100"
 
 
-def test_isolating_a_zone_cuts_every_link_crossing_its_border_and_nothing_else(fabric) -> None:  # type: ignore[no-untyped-def]
+def test_isolating_a_zone_cuts_every_link_crossing_its_border_and_nothing_else(fabric) -> None:
     crossing = fabric.crossing_zone("a")
     for link in crossing:
         zones = {fabric.endpoint_zone(link.source), fabric.endpoint_zone(link.destination)}
@@ -57,7 +57,7 @@ def test_isolating_a_zone_cuts_every_link_crossing_its_border_and_nothing_else(f
     assert len(crossing) == 4 + 4 + 8 + 2 + 2
 
 
-def test_broker_advertises_one_listener_per_source_broker_and_per_zone(fabric) -> None:  # type: ignore[no-untyped-def]
+def test_broker_advertises_one_listener_per_source_broker_and_per_zone(fabric) -> None:
     ports = _host_ports(fabric)
     props = _properties(broker_properties(fabric, fabric.topology.broker(0), ports))
     assert props["broker.id"] == "0" and props["broker.rack"] == "a"
@@ -74,7 +74,7 @@ def test_broker_advertises_one_listener_per_source_broker_and_per_zone(fabric) -
     assert props["unclean.leader.election.enable"] == "false"
 
 
-def test_zookeeper_node_reaches_its_peers_through_its_own_proxies(fabric) -> None:  # type: ignore[no-untyped-def]
+def test_zookeeper_node_reaches_its_peers_through_its_own_proxies(fabric) -> None:
     props = _properties(zoo_cfg(fabric, fabric.topology.zookeeper("zk-b")))
     assert props["server.2"] == "zk-b:2888:3888"
     quorum = fabric.one("zk-b", "zk-a", LinkKind.ZK_QUORUM).listen_port
@@ -84,7 +84,7 @@ def test_zookeeper_node_reaches_its_peers_through_its_own_proxies(fabric) -> Non
     assert props["tickTime"] == "500"
 
 
-def test_six_brokers_and_five_zookeepers_scale_the_plan(fabric) -> None:  # type: ignore[no-untyped-def]
+def test_six_brokers_and_five_zookeepers_scale_the_plan(fabric) -> None:
     big = plan_fabric(load_topology(brokers_per_zone=2, zookeeper_nodes=5))
     kinds = Counter(link.kind for link in big.links)
     assert kinds[LinkKind.REPLICATION] == 30

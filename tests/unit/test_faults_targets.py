@@ -330,7 +330,7 @@ class _Untouchable:
 def test_a_hard_bounce_of_a_fixed_broker_does_not_wait_for_it_to_move(target: dict[str, object]) -> None:
     """Broker 1 stays broker 1: waiting for it to move off kafka-1 could only time out."""
     bounce = build_fault({"fault": "bounce", "target": target, "times": 1})
-    bounce._wait_role_moved(_Untouchable(), "kafka-1")  # type: ignore[attr-defined, arg-type]
+    bounce._wait_role_moved(_Untouchable(), "kafka-1")  # type: ignore[attr-defined]
 
 
 def test_only_roles_move() -> None:

@@ -138,5 +138,5 @@ def test_a_cut_outside_the_data_directory_is_refused_before_any_container() -> N
 
     disks = NodeDisks(RunIdentity("unit"))
     with pytest.raises(ChaosError, match="not under /var/lib/kafka/data"):
-        disks.cut(None, "image", "kafka-0", "/var/lib/kafka/data",  # type: ignore[arg-type]
+        disks.cut(None, "image", "kafka-0", "/var/lib/kafka/data",
                   {"/var/lib/kafka/data/t-0/0.log": 10, "/var/lib/kafka/data-other/x": None})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from harness.cluster.sampler import ROW_COLUMNS, ZK_READABLE, ZK_UNREADABLE, ClusterEvent, ZkSampler
 from harness.cluster.zkstate import ClusterState, PartitionState
@@ -35,11 +35,16 @@ class _Script:
         return step
 
 
+def _clock(value: float) -> Callable[[], float]:
+    """A clock stopped at ``value``."""
+    return lambda: value
+
+
 def _play(steps: list[ClusterState | Exception]) -> list[ClusterEvent]:
     sampler = ZkSampler("zk:2181", ["t"])
     snapshot = _Script(steps)
     for tick in range(len(steps)):
-        sampler.sample(snapshot, now=lambda tick=tick: 100.0 + tick)
+        sampler.sample(snapshot, now=_clock(100.0 + tick))
     return sampler.events()
 
 
@@ -168,7 +173,7 @@ def _scripted(script: Sequence[tuple[float, ClusterState | Exception]] = SCRIPT,
     for ts, _ in script:
         if modes and ts in modes:
             sampler.set_modes(modes[ts])
-        sampler.sample(snapshot, now=lambda ts=ts: ts, mono=lambda ts=ts: ts - 10.0)
+        sampler.sample(snapshot, now=_clock(ts), mono=_clock(ts - 10.0))
     return sampler
 
 

@@ -65,7 +65,7 @@ def test_malformed_declarations_are_refused_with_one_clear_message(
     assert "\n" not in str(err.value)
 
 
-def test_topology_file_that_does_not_parse_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_topology_file_that_does_not_parse_is_refused(tmp_path) -> None:
     path = tmp_path / "broken.toml"
     path.write_text("zones = [a, b\n")
     with pytest.raises(TopologyError, match="does not parse"):
@@ -113,7 +113,7 @@ def test_a_variant_extends_a_declaration_and_names_only_what_differs() -> None:
     assert (variant.zookeepers, variant.broker_disk_mb) == (base.zookeepers, base.broker_disk_mb)
 
 
-def test_an_extension_adds_to_the_settings_it_extends(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_extension_adds_to_the_settings_it_extends(tmp_path) -> None:
     path = tmp_path / "slow.toml"
     path.write_text('extends = "three_az"\n[broker_settings]\n"replica.lag.time.max.ms" = 30000\n')
     slow = load_topology(path)
@@ -122,7 +122,7 @@ def test_an_extension_adds_to_the_settings_it_extends(tmp_path) -> None:  # type
     assert slow.broker_settings["zookeeper.session.timeout.ms"] == 6000
 
 
-def test_a_declaration_that_extends_itself_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_declaration_that_extends_itself_is_refused(tmp_path) -> None:
     (tmp_path / "one.toml").write_text('extends = "two.toml"\n')
     (tmp_path / "two.toml").write_text('extends = "one.toml"\n')
     with pytest.raises(TopologyError, match=r"extends 'one\.toml', which extends it back"):

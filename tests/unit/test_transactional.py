@@ -424,7 +424,7 @@ def _drained(error: KafkaException, transactional: bool) -> _FlushRaises:
     producer = _FlushRaises(error)
     txn = object() if transactional else None
     loop = type("Loop", (), {"closed": False, "producer": producer, "txn": txn})()
-    driver._ProducerLoop.drain(loop, 1.0)  # type: ignore[arg-type]
+    driver._ProducerLoop.drain(loop, 1.0)
     return producer
 
 
