@@ -136,7 +136,17 @@ class DeleteController(Fault):
         return {"fault": self.kind, "timeout_s": self.timeout_s}
 
     def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
-        return Controller().resolve(cluster)
+        """The controller whose claim is deleted. While an election is under way
+        (``/controller`` empty, as after a ZooKeeper outage expired the old controller's
+        session) the claim to delete is the one that election makes: wait for it, within
+        ``timeout_s``, rather than fail a fault drawn at that moment."""
+        found: list[tuple[str, ...]] = []
+
+        def elected() -> None:
+            found[:] = [Controller().resolve(cluster)]  # TargetError while there is none: retried
+
+        wait_until_clear(elected, self.timeout_s, "a controller to take the claim of")
+        return found[0]
 
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         before = cluster.zk.controller_epoch()
