@@ -204,9 +204,22 @@ def _squeezes(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], ...]]
 
 
 def test_the_leave_isr_time_comes_from_the_topologys_settings() -> None:
-    assert SQUEEZABLE.leave_isr_s == 9.5  # 1.5 x replica.lag.time.max.ms 5000, + 2 s
+    assert SQUEEZABLE.leave_isr_s == 12.5  # 1.5 x replica.lag.time.max.ms 5000, + 5 s
     defaults = dataclasses.replace(load_topology(), broker_settings={})
-    assert generator.leave_isr_s(defaults) == 47.0  # Kafka's 30 s lag: 45 s, + 2 s
+    assert generator.leave_isr_s(defaults) == 50.0  # Kafka's 30 s lag: 45 s, + 5 s
+
+
+def test_a_replication_cut_never_takes_out_a_squeezes_follower(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut off from its leader alone, a follower leaves the ISR only through the leader's
+    request to the controller, which the cut blocks when that follower is the controller:
+    rounds dealt two cuts and a kill are drawn as if squeezes did not exist, while two
+    pauses and a kill are squeezed."""
+    def rounds(kinds: list[str], share: float) -> list[list[dict[str, Any]]]:
+        monkeypatch.setattr(generator, "SQUEEZE_SHARE", share)
+        return [draw_schedule(SQUEEZABLE, seed, kinds=kinds) for seed in SEEDS]
+
+    assert rounds(["cut", "cut", "kill"], 1.0) == rounds(["cut", "cut", "kill"], 0.0)
+    assert rounds(["pause", "pause", "kill"], 1.0) != rounds(["pause", "pause", "kill"], 0.0)
 
 
 def _well_timed(triple: tuple[dict[str, Any], ...], gap: float) -> bool:
