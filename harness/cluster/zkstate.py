@@ -113,7 +113,11 @@ class ZkObserver:
             return operation(*args)
         # kazoo's default ignore_expire=True retries SessionExpiredError too, which it
         # raises while it reconnects (it opens a new session of its own by itself).
-        retry = KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0, deadline=self._grace_s)
+        # kazoo gives up as soon as its next sleep would pass the deadline, so a long
+        # sleep there would cut the grace short (with a 1 s cap, a 1 s grace ended after
+        # 0.3-0.5 s); sleeps of at most a tenth of the grace use nearly all of it.
+        step = min(1.0, self._grace_s / 10)
+        retry = KazooRetry(max_tries=-1, delay=step, max_delay=step, deadline=self._grace_s)
         try:
             return retry(operation, *args)
         except RetryFailedError as err:

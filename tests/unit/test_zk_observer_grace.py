@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+import kazoo.retry
 import pytest
 from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 
@@ -47,12 +48,16 @@ def test_without_a_grace_the_first_failure_is_raised() -> None:
     assert operation.calls == 1
 
 
-def test_a_connection_that_stays_down_fails_after_the_grace_naming_it() -> None:
+def test_a_connection_that_stays_down_fails_after_the_grace_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # kazoo's jitter at its largest, the case in which a long sleep cut the grace shortest
+    monkeypatch.setattr(kazoo.retry.random, "uniform", lambda low, high: high)
     operation = Flaky([ConnectionLoss()] * 1000)
     started = time.monotonic()
     with pytest.raises(ConnectionLoss, match="ZooKeeper did not answer within 1 s"):
         _observer(1.0).call(operation, "/controller")
-    assert 0.5 <= time.monotonic() - started < 3.0
+    assert 0.8 <= time.monotonic() - started < 3.0  # nearly all the grace: kazoo stops a sleep early
     assert operation.calls > 1
 
 
