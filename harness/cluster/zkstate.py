@@ -117,7 +117,7 @@ class ZkObserver:
         # sleep there would cut the grace short (with a 1 s cap, a 1 s grace ended after
         # 0.3-0.5 s); sleeps of at most a tenth of the grace use nearly all of it.
         step = min(1.0, self._grace_s / 10)
-        retry = KazooRetry(max_tries=-1, delay=step, max_delay=step, deadline=self._grace_s)
+        retry = KazooRetry(max_tries=-1, delay=min(0.1, step), max_delay=step, deadline=self._grace_s)
         try:
             return retry(operation, *args)
         except RetryFailedError as err:
