@@ -27,6 +27,7 @@ from faults.errors import FaultError, FaultSpecError, TargetError
 from faults.spec import check_keys, optional, positive, required, typed
 from faults.targets import Controller, Target, partition_state, target_from
 from faults.waiting import wait_until, wait_until_clear
+from harness.cluster.fabric import LinkKind
 from topologies.model import Topology
 
 if TYPE_CHECKING:
@@ -363,12 +364,15 @@ class Reassign(PartitionFault):
                 f"a partition reassignment is already in progress ({REASSIGN_PATH} exists)"
             ) from None
 
-        held = self._held_elsewhere(cluster)
-        if held:
-            # It cannot complete while a replica is held down, and waiting here would hold
-            # up the schedule: the heal of the fault that holds it is what lets it finish.
+        held, cut_off = self._held_elsewhere(cluster), self._cut_off_elsewhere(cluster)
+        if held or cut_off:
+            # It cannot complete while a replica is held down or cut off, and waiting here
+            # would hold up the schedule: the heal of the fault that holds it is what lets
+            # it finish.
+            why = [*([f"{', '.join(held)} already down or stopped by another fault"] if held else []),
+                   *([f"links of {', '.join(cut_off)} broken by another fault"] if cut_off else [])]
             return (f"replicas {list(self.previous)} -> {self.replicas} requested; completion not "
-                    f"awaited: {', '.join(held)} already down or stopped by another fault")
+                    f"awaited: {'; '.join(why)}")
 
         def done() -> bool:
             if cluster.zk.pending_reassignment():
@@ -380,7 +384,20 @@ class Reassign(PartitionFault):
         took = time.monotonic() - started
         return f"replicas {list(self.previous)} -> {self.replicas} in {took:.2f} s"
 
+    def _replica_nodes(self, cluster: ClusterControl) -> list[str]:
+        """The nodes of the old and new replica sets."""
+        return [cluster.topology.broker(b).name for b in sorted(set(self.previous) | set(self.replicas))]
+
     def _held_elsewhere(self, cluster: ClusterControl) -> list[str]:
         """The brokers of the old or new replica set that another fault stopped or took down."""
-        brokers = sorted(set(self.previous) | set(self.replicas))
-        return list(nodes.held_down(cluster, [cluster.topology.broker(b).name for b in brokers]))
+        return list(nodes.held_down(cluster, self._replica_nodes(cluster)))
+
+    def _cut_off_elsewhere(self, cluster: ClusterControl) -> list[str]:
+        """The brokers of the old or new replica set whose links to other brokers or to
+        ZooKeeper another fault has disabled or slowed: a replica isolated by a cut is
+        alive, so it is not held down, yet it cannot catch up (an exploration round that
+        isolated a replica lost 60 s waiting here)."""
+        broken = set(cluster.proxies.damaged())
+        needed = (LinkKind.REPLICATION, LinkKind.ZK_SESSION)
+        return [name for name in self._replica_nodes(cluster)
+                if any(link.kind in needed and link.name in broken for link in cluster.fabric.touching(name))]

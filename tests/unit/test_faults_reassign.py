@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from faults.zookeeper import Reassign
+from harness.cluster.fabric import plan_fabric
 from harness.cluster.zkstate import PartitionState
 from topologies.loader import load_topology
 
@@ -17,12 +18,21 @@ class _Cluster:
     """ZooKeeper holding p1 on brokers 1, 0, 2; a reassignment finishes once requested,
     unless a replica is held (then it never does)."""
 
-    def __init__(self, stopped: frozenset[str] = frozenset(), exited: frozenset[str] = frozenset()) -> None:
+    def __init__(self, stopped: frozenset[str] = frozenset(), exited: frozenset[str] = frozenset(),
+                 broken: tuple[str, ...] = ()) -> None:
         self.topology = load_topology()
-        self.stopped, self.exited = stopped, exited
+        self.fabric = plan_fabric(self.topology)
+        self.stopped, self.exited, self.broken = stopped, exited, broken
+        self.proxies = SimpleNamespace(damaged=lambda: sorted(self.broken))
         self.replicas: tuple[int, ...] = (1, 0, 2)
         self.requested: list[bytes] = []
-        self.zk = SimpleNamespace(pending_reassignment=lambda: bool(self.stopped or self.exited))
+        self.zk = SimpleNamespace(pending_reassignment=lambda: self.held)
+
+    @property
+    def held(self) -> bool:
+        """Whether a replica cannot catch up: stopped, exited, or a replication or
+        ZooKeeper link of its broken."""
+        return bool(self.stopped or self.exited or [b for b in self.broken if "client" not in b])
 
     def stopped_nodes(self) -> frozenset[str]:
         return self.stopped
@@ -32,7 +42,7 @@ class _Cluster:
 
     def create_znode(self, path: str, data: bytes) -> None:
         self.requested.append(data)
-        if not (self.stopped or self.exited):
+        if not self.held:
             self.replicas = (0, 2, 1)
 
     def state(self, topics: list[str]) -> Any:
@@ -56,3 +66,20 @@ def test_a_reassignment_is_not_awaited_while_a_replica_is_paused_or_down() -> No
         held = next(iter(cluster.stopped | cluster.exited))
         assert said == (f"replicas [1, 0, 2] -> [0, 2, 1] requested; completion not awaited: {held} "
                         "already down or stopped by another fault")
+
+
+def test_a_reassignment_is_not_awaited_while_a_replica_is_cut_off() -> None:
+    """An isolated replica is alive (not held down) yet cannot catch up: a safe
+    exploration's round waited 60 s for a reassignment while one was isolated."""
+    cluster = _Cluster(broken=("kafka-2->zk-a", "kafka-0->kafka-2"))
+    started = time.monotonic()
+    said = Reassign("t", 1, [0, 2, 1], timeout_s=5)._apply(cluster, ("t/1",))  # type: ignore[arg-type]
+    assert time.monotonic() - started < 1.0, "it must not wait out its timeout"
+    assert said == ("replicas [1, 0, 2] -> [0, 2, 1] requested; completion not awaited: links of kafka-0, "
+                    "kafka-2 broken by another fault")
+
+
+def test_a_slowed_client_link_does_not_stop_the_wait() -> None:
+    cluster = _Cluster(broken=("client-a->kafka-1",))
+    said = Reassign("t", 1, [0, 2, 1], timeout_s=5)._apply(cluster, ("t/1",))  # type: ignore[arg-type]
+    assert said.startswith("replicas [1, 0, 2] -> [0, 2, 1] in ")
