@@ -17,13 +17,16 @@ Why it looks the way it does:
   (``commit_regression``). Only rows that are findings, or may be, are kept (the
   *candidates*): in a sound run there are a few per assignment.
 * Whether a read gap or an early commit passes over a record is a range question
-  (acknowledged offsets, final-log offsets strictly inside an interval). The intervals are
-  rare, so they are broadcast and joined to the offsets on topic-partition with the offset
-  between their bounds; the other side is scanned once and never shuffled.
+  (acknowledged offsets, final-log offsets strictly inside an interval). Intervals are not
+  rare (a group reading a transactional partition passes over a control record every few
+  offsets), so a join on the range would be quadratic; the offsets and intervals are
+  shuffled together by partition and each interval answered by sorted search
+  (``spans.py``).
 * The candidates are persisted for the one action that ranks and counts them, because two
   branches (direct findings and intervals) read them; the windows run once.
 
-Public DataFrame API only (SQL text, windows, joins), so it runs through Spark Connect too.
+Public PySpark API only (SQL text, windows, joins, ``mapInArrow``), so it runs through Spark
+Connect too.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from harness.history import COMMIT_COMMITTED, OUTCOME_ACKED, REBALANCE_ASSIGNED
-from spark_jobs import plan
+from spark_jobs import plan, spans
 
 POLL_SKIP, NONMONOTONIC, REGRESSION, BEYOND = (
     "poll_skip",
@@ -205,6 +208,22 @@ def _held(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
     return acked.unionByName(logged)
 
 
+def _counted(intervals: DataFrame, held: DataFrame) -> DataFrame:
+    """(span, counted, first) per interval that passed over an offset that counts: its
+    distinct acknowledged offsets in lo..hi-1 (any offset that held a record for an early
+    commit) and the lowest. A range question answered by sorted search in each task
+    (``spans.py``), the offsets and intervals shuffled together by partition: a join on
+    the range would test every offset against every interval of its partition."""
+    spans_ = intervals.selectExpr(
+        "tp", "CAST(NULL AS BIGINT) AS o", f"c != {_EARLY} AS acked", "id AS span", "lo", "hi"
+    )
+    offsets = held.selectExpr(
+        "tp", "o", "acked", "CAST(NULL AS BIGINT) AS span", "CAST(NULL AS BIGINT) AS lo",
+        "CAST(NULL AS BIGINT) AS hi",
+    )
+    return offsets.unionByName(spans_).repartition("tp").mapInArrow(spans.count_batches, spans.OUTPUT_DDL)
+
+
 def findings(
     tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int
 ) -> tuple[DataFrame, DataFrame]:
@@ -219,13 +238,9 @@ def findings(
     1, at its offset, if some offset in lo..hi-1 held a record."""
     cands = candidates(tables, topics).where("tp IS NOT NULL").persist()
     intervals = _intervals(cands, _resume(tables, topics))
-    held = _held(tables, topics).alias("h")
-    cond = F.expr(f"h.tp = i.tp AND h.o >= i.lo AND h.o < i.hi AND (h.acked OR i.c = {_EARLY})")
+    counted = _counted(intervals, _held(tables, topics))
     passed = (
-        held.join(F.broadcast(intervals.alias("i")), cond)
-        .selectExpr(*(f"i.{c}" for c in _CANDIDATE), "h.o AS o")
-        .groupBy(*_CANDIDATE)
-        .agg(F.expr("count(DISTINCT o) AS counted"), F.expr("min(o) AS first"))
+        intervals.join(counted, intervals.id == counted.span)
         .selectExpr(
             *_CANDIDATE,
             f"CASE WHEN c = {_EARLY} THEN 1L ELSE counted END AS n",
