@@ -28,6 +28,10 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from spark_jobs.sweep import OFFSET_BITS
+
+_OFFSET_MASK = (1 << OFFSET_BITS) - 1
+
 INPUT = pa.schema(
     [("tp", pa.int32()), ("o", pa.int64()), ("acked", pa.bool_()), ("span", pa.int64()), ("lo", pa.int64()),
      ("hi", pa.int64())]
@@ -66,15 +70,15 @@ def count(
     held them."""
     is_span = span >= 0
     # Each offset as a key within its partition: (tp, o) packed so one sorted array serves
-    # every partition (tp < 2^23 and offsets < 2^40 by the history's packing).
-    shift = np.int64(40)
+    # every partition, as the main pass packs positions (plan.pack).
+    shift = np.int64(OFFSET_BITS)
     held = ~is_span
     keys_all = np.unique((tp[held] << shift) | o[held])
     keys_acked = np.unique((tp[held & acked] << shift) | o[held & acked])
     s_tp, s_lo, s_hi, s_acked = tp[is_span], lo[is_span], hi[is_span], acked[is_span]
     out_span = span[is_span]
-    lo_key = (s_tp << shift) | np.clip(s_lo, 0, (1 << 40) - 1)
-    hi_key = (s_tp << shift) | np.clip(s_hi, 0, (1 << 40) - 1)
+    lo_key = (s_tp << shift) | np.clip(s_lo, 0, _OFFSET_MASK)
+    hi_key = (s_tp << shift) | np.clip(s_hi, 0, _OFFSET_MASK)
     counted = np.zeros(len(out_span), dtype=np.int64)
     first = np.zeros(len(out_span), dtype=np.int64)
     for keys, mine in ((keys_acked, s_acked), (keys_all, ~s_acked)):
@@ -84,7 +88,7 @@ def count(
         end = np.searchsorted(keys, hi_key[mine], side="left")
         n = np.where(s_hi[mine] > s_lo[mine], end - start, 0)
         counted[mine] = n
-        first[mine] = keys[np.minimum(start, len(keys) - 1)] & ((1 << 40) - 1)
+        first[mine] = keys[np.minimum(start, len(keys) - 1)] & _OFFSET_MASK
     found = counted > 0
     return pa.RecordBatch.from_arrays(
         [pa.array(out_span[found]), pa.array(counted[found]), pa.array(first[found])], schema=OUTPUT
