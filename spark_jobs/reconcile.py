@@ -471,7 +471,7 @@ def reconcile(
     grouped = None
     if groups.has_group_data(history):  # footers only: a history without groups pays nothing
         extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
-        grouped = groups.judge({**tables, **extra}, prelude.topics, examples)
+        grouped = groups.judge({**tables, **extra}, prelude.topics, examples, n)
     t3 = time.perf_counter()
     txns = transactions.judge(tables, prelude.topics, examples) if transactional else None
     t4 = time.perf_counter()

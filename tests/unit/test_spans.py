@@ -9,20 +9,16 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pyarrow as pa
 
-from spark_jobs.spans import INPUT, count, count_batches
+from spark_jobs.spans import count
 
 Offset = tuple[int, int, bool]  # tp, offset, acknowledged
 Span = tuple[int, int, int, int, bool]  # id, tp, lo, hi, acknowledged only
 
 
-def _arrays(offsets: list[Offset], spans: list[Span]) -> tuple[np.ndarray, ...]:
-    rows = [(tp, o, a, -1, 0, 0) for tp, o, a in offsets]
-    rows += [(tp, 0, a, i, lo, hi) for i, tp, lo, hi, a in spans]
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 6
-    tp, o, acked, span, lo, hi = (np.array(c, dtype=np.int64) for c in cols)
-    return tp, o, acked.astype(bool), span, lo, hi
+def _columns(rows: list[tuple[int, ...]], width: int) -> list[np.ndarray]:
+    cols = list(zip(*rows, strict=True)) if rows else [()] * width
+    return [np.array(c, dtype=np.int64) for c in cols]
 
 
 def _slow(offsets: list[Offset], spans: list[Span]) -> dict[int, tuple[int, int]]:
@@ -35,9 +31,10 @@ def _slow(offsets: list[Offset], spans: list[Span]) -> dict[int, tuple[int, int]
 
 
 def _fast(offsets: list[Offset], spans: list[Span]) -> dict[int, tuple[int, int]]:
-    batch = count(*_arrays(offsets, spans))
-    got = batch.to_pydict()
-    return {s: (n, f) for s, n, f in zip(got["span"], got["counted"], got["first"], strict=True)}
+    tp, o, acked = _columns(list(offsets), 3)
+    ids, s_tp, lo, hi, only_acked = _columns(list(spans), 5)
+    counted, first = count(tp, o, acked.astype(bool), s_tp, lo, hi, only_acked.astype(bool))
+    return {int(i): (int(n), int(f)) for i, n, f in zip(ids, counted, first, strict=True) if n}
 
 
 def test_a_span_counts_distinct_offsets_strictly_inside_it() -> None:
@@ -69,19 +66,3 @@ def test_random_spans_agree_with_the_definition() -> None:
             lo = rng.randint(0, 45)
             spans.append((i, rng.randint(1, 3), lo, lo + rng.randint(-2, 15), rng.random() < 0.5))
         assert _fast(offsets, spans) == _slow(offsets, spans)
-
-
-def test_the_arrow_function_reads_nulls_as_spark_sends_them() -> None:
-    """Offset rows come with null span, lo and hi; span rows with a null offset."""
-    batch = pa.RecordBatch.from_pylist(
-        [
-            {"tp": 1, "o": 5, "acked": True, "span": None, "lo": None, "hi": None},
-            {"tp": 1, "o": 6, "acked": False, "span": None, "lo": None, "hi": None},
-            {"tp": 1, "o": None, "acked": True, "span": 0, "lo": 0, "hi": 10},
-            {"tp": 1, "o": None, "acked": False, "span": 1, "lo": 6, "hi": 10},
-        ],
-        schema=INPUT,
-    )
-    (out,) = list(count_batches([batch]))
-    assert out.to_pydict() == {"span": [0, 1], "counted": [1, 1], "first": [5, 6]}
-    assert list(count_batches([])) == []
