@@ -179,7 +179,12 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     cand = {k: v[wide] for k, v in cand.items()}
     held = (src == ACKED) | (src == LOGGED)
     counted, lowest = spans.count(
-        tp[held], offset[held], src[held] == ACKED, tp[cand["row"]], cand["lo"], offset[cand["row"]],
+        tp[held],
+        offset[held],
+        src[held] == ACKED,
+        tp[cand["row"]],
+        cand["lo"],
+        offset[cand["row"]],
         cand["c"] != EARLY,
     )
     passed = counted > 0

@@ -73,31 +73,76 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
     does not know (dropped: no finding can be shown there)."""
     tp = f"CAST({plan.tp_of(topics)} AS INT) AS tp"
     null_long, null_string = "CAST(NULL AS BIGINT)", "CAST(NULL AS STRING)"
-    reads = tables["polls"].where("`group` IS NOT NULL").selectExpr(
-        f"{group_sweep.READ} AS src", "`group` AS grp", "consumer_id",
-        "CAST(assignment AS BIGINT) AS assignment", tp, "offset", "poll_seq", "poll_ts AS ts",
+    reads = (
+        tables["polls"]
+        .where("`group` IS NOT NULL")
+        .selectExpr(
+            f"{group_sweep.READ} AS src",
+            "`group` AS grp",
+            "consumer_id",
+            "CAST(assignment AS BIGINT) AS assignment",
+            tp,
+            "offset",
+            "poll_seq",
+            "poll_ts AS ts",
+        )
     )
-    commits = tables["commits"].where(f"outcome = {plan.sql_string(COMMIT_COMMITTED)}").selectExpr(
-        f"{group_sweep.COMMIT} AS src", "`group` AS grp", "consumer_id",
-        "CAST(assignment AS BIGINT) AS assignment", tp, "offset", f"{null_long} AS poll_seq", "ts",
+    commits = (
+        tables["commits"]
+        .where(f"outcome = {plan.sql_string(COMMIT_COMMITTED)}")
+        .selectExpr(
+            f"{group_sweep.COMMIT} AS src",
+            "`group` AS grp",
+            "consumer_id",
+            "CAST(assignment AS BIGINT) AS assignment",
+            tp,
+            "offset",
+            f"{null_long} AS poll_seq",
+            "ts",
+        )
     )
-    assigned = tables["rebalances"].where(f"event = {plan.sql_string(REBALANCE_ASSIGNED)}").selectExpr(
-        f"{group_sweep.ASSIGNED} AS src", "`group` AS grp", "consumer_id",
-        "CAST(assignment AS BIGINT) AS assignment", tp, "coalesce(resume_offset, 0L) AS offset",
-        f"{null_long} AS poll_seq", "CAST(NULL AS DOUBLE) AS ts",
+    assigned = (
+        tables["rebalances"]
+        .where(f"event = {plan.sql_string(REBALANCE_ASSIGNED)}")
+        .selectExpr(
+            f"{group_sweep.ASSIGNED} AS src",
+            "`group` AS grp",
+            "consumer_id",
+            "CAST(assignment AS BIGINT) AS assignment",
+            tp,
+            "coalesce(resume_offset, 0L) AS offset",
+            f"{null_long} AS poll_seq",
+            "CAST(NULL AS DOUBLE) AS ts",
+        )
     )
     # Offsets that held a record: acknowledged ones (the sends' *judged* outcome,
     # ``tables["sends"]``, so an aborted or in-doubt transaction's are not) and the final
     # log's, but for records the read_committed drain was not given (an aborted
     # transaction's), which commit_beyond_read counts as holding nothing.
     held = f"{null_string} AS grp, {null_string} AS consumer_id, {null_long} AS assignment"
-    acked = tables["sends"].where(
-        f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL"
-    ).selectExpr(f"{group_sweep.ACKED} AS src", *held.split(", "), tp, "offset",
-                 f"{null_long} AS poll_seq", "CAST(NULL AS DOUBLE) AS ts")
-    logged = tables["final_log"].where("read_committed IS NOT FALSE").selectExpr(
-        f"{group_sweep.LOGGED} AS src", *held.split(", "), tp, "offset",
-        f"{null_long} AS poll_seq", "CAST(NULL AS DOUBLE) AS ts",
+    acked = (
+        tables["sends"]
+        .where(f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL")
+        .selectExpr(
+            f"{group_sweep.ACKED} AS src",
+            *held.split(", "),
+            tp,
+            "offset",
+            f"{null_long} AS poll_seq",
+            "CAST(NULL AS DOUBLE) AS ts",
+        )
+    )
+    logged = (
+        tables["final_log"]
+        .where("read_committed IS NOT FALSE")
+        .selectExpr(
+            f"{group_sweep.LOGGED} AS src",
+            *held.split(", "),
+            tp,
+            "offset",
+            f"{null_long} AS poll_seq",
+            "CAST(NULL AS DOUBLE) AS ts",
+        )
     )
     return reduce(DataFrame.unionByName, (reads, commits, assigned, acked, logged)).where("tp IS NOT NULL")
 
@@ -158,10 +203,7 @@ def detail(row: Any) -> str:
     if row.c == _GAP:
         return f"{who} read offset {row.offset} right after offset {row.prev}, skipping {skipped}"
     if row.c == _FIRST:
-        return (
-            f"{who} first read offset {row.offset}, above its resume offset {row.lo}, "
-            f"skipping {skipped}"
-        )
+        return f"{who} first read offset {row.offset}, above its resume offset {row.lo}, skipping {skipped}"
     if row.c == _NONMONO:
         return f"{who} read offset {row.offset} right after offset {row.prev}, not above it"
     if row.c == _REGRESSION:
