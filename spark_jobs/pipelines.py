@@ -33,11 +33,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from harness.history import OUTCOME_ACKED, PIPELINE_KINDS, TXN_ABORTED, TXN_COMMITTED, HistoryError
-from spark_jobs import plan
+from spark_jobs import pipeline_sweep, plan
 from spark_jobs.transactions import TxnFindings, homed_findings
 
 DUPLICATE, LOST, ORPHAN = PIPELINE_KINDS
-_K = {k: i for i, k in enumerate(PIPELINE_KINDS)}
 
 
 def has_pipeline_data(history: str | os.PathLike[str]) -> bool:
@@ -91,119 +90,75 @@ def _outputs(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFram
     )
 
 
-# The columns every finding row carries, whatever its kind.
-_ROW = (
-    "kind",
-    "src_tp AS home",
-    "src_pos AS at",
-    "o",
-    "weight",
-    "grp",
-    "P",
-    "S",
-    "message_id",
-    "producer_id",
-    "ack_ts",
-    "k",
-    "first_out",
-    "holder",
-    "held",
-    "source_message_id",
-    "committed",
-)
-
-
-def _visible_findings(
-    outputs: DataFrame, tables: Mapping[str, DataFrame], topics: Sequence[str]
-) -> DataFrame:
-    """``pipeline_duplicate`` (the second visible output of a source, weighing the source's
-    extra outputs) and ``pipeline_orphan`` (a visible output whose source position holds
-    no record, one not readable under read_committed, or another message)."""
-    held = tables["final_log"].selectExpr(
-        f"{plan.pack(plan.tp_of(topics), 'offset')} AS src_pos",
-        f"{plan.RECORD_ID} AS holder",
-        "id_producer AS h_producer",
-        "id_seq AS h_seq",
-        "read_committed IS NOT FALSE AS h_rc",
-    )
-    source = "PARTITION BY grp, src_pos"
-    visible = (
-        outputs.where("visible")
-        .join(held, "src_pos", "left")
-        .selectExpr(
-            "*",
-            f"row_number() OVER ({source} ORDER BY producer_id, S) AS nth",
-            f"count(1) OVER ({source}) AS k",
-            f"first_value(message_id) OVER ({source} ORDER BY producer_id, S) AS first_out",
-            "CASE WHEN h_rc IS NULL THEN 'nothing' WHEN NOT h_rc THEN 'unreadable' "
-            "WHEN source_id_producer IS NULL OR h_producer IS NULL "
-            "OR NOT (h_producer = source_id_producer AND h_seq <=> source_id_seq) THEN 'another' END AS held",
-            "CAST(NULL AS BIGINT) AS committed",
-        )
-    )
-    duplicates = visible.where("nth = 2").selectExpr(f"{_K[DUPLICATE]} AS kind", "k - 1 AS weight", "*")
-    orphans = visible.where("held IS NOT NULL").selectExpr(f"{_K[ORPHAN]} AS kind", "1L AS weight", "*")
-    return duplicates.selectExpr(*_ROW).unionByName(orphans.selectExpr(*_ROW))
-
-
-def _lost(outputs: DataFrame, tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
-    """``pipeline_lost``: input records readable under read_committed below a pipeline
-    group's final offset with no visible or promised output of that group. A pipeline
+def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
+    """Everything the sweep reads (``pipeline_sweep.INPUT``): the outputs at their source
+    positions, the final log's records and the pipeline groups' final offsets. A pipeline
     group is one some output names; other groups' final offsets are not its business."""
-    groups = outputs.selectExpr("grp AS group").distinct()
-    final = (
+    schema = pipeline_sweep.INPUT
+    outputs = plan.shaped(
+        _outputs(tables, topics),
+        schema,
+        src=str(pipeline_sweep.OUTPUT_ROW),
+        tp="src_tp",
+        pos="src_pos",
+        o="o",
+        grp="grp",
+        P="P",
+        S="S",
+        producer_id="producer_id",
+        message_id="message_id",
+        ack_ts="ack_ts",
+        source_message_id="source_message_id",
+        id_hash=_hash("source_id_producer"),
+        id_seq="source_id_seq",
+        promised="promised",
+        visible="visible",
+    )
+    tp = plan.tp_of(topics)
+    log = plan.shaped(
+        tables["final_log"],
+        schema,
+        src=str(pipeline_sweep.LOG),
+        tp=tp,
+        pos=plan.pack(tp, "offset"),
+        o="offset",
+        producer_id="id_producer",
+        id_hash=_hash("id_producer"),
+        id_seq="id_seq",
+        rc="read_committed IS NOT FALSE",
+    )
+    groups = plan.sends_as_sent(tables).where("source_offset IS NOT NULL").selectExpr("source_group AS group")
+    final = plan.shaped(
         tables["final_offsets"]
         .where("offset IS NOT NULL")
-        .join(F.broadcast(groups), "group", "left_semi")
-        .selectExpr("group AS grp", f"{plan.tp_of(topics)} AS src_tp", "offset AS committed")
+        .join(F.broadcast(groups.distinct()), "group", "left_semi"),
+        schema,
+        src=str(pipeline_sweep.FINAL),
+        tp=tp,
+        o="offset",
+        grp="`group`",
     )
-    covered = (
-        tables["final_log"]
-        .where("read_committed IS NOT FALSE")
-        .selectExpr(
-            f"{plan.tp_of(topics)} AS src_tp",
-            "offset AS o",
-            f"{plan.pack(plan.tp_of(topics), 'offset')} AS src_pos",
-            f"{plan.RECORD_ID} AS message_id",
-            "CASE WHEN id_seq IS NULL THEN NULL ELSE id_producer END AS producer_id",
-        )
-        .join(F.broadcast(final), "src_tp")
-        .where("o < committed")
-    )
-    answered = outputs.where("visible OR promised").select("grp", "src_pos").distinct()
-    return covered.join(answered, ["grp", "src_pos"], "left_anti").selectExpr(
-        f"{_K[LOST]} AS kind",
-        "src_tp AS home",
-        "src_pos AS at",
-        "o",
-        "1L AS weight",
-        "grp",
-        "xxhash64(grp) AS P",
-        "o AS S",
-        "message_id",
-        "producer_id",
-        "CAST(NULL AS DOUBLE) AS ack_ts",
-        "CAST(NULL AS BIGINT) AS k",
-        "CAST(NULL AS STRING) AS first_out",
-        "message_id AS holder",
-        "CAST(NULL AS STRING) AS held",
-        "CAST(NULL AS STRING) AS source_message_id",
-        "committed",
-    )
+    return outputs.unionByName(log).unionByName(final)
 
 
-def findings(tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int) -> DataFrame:
-    """The pipeline findings ranked: one row per finding among the first ``examples`` by
-    source offset of its source partition and kind, with the kind's count there
-    (``total``). ``tables`` holds sends (or ``plan.SENDS_AS_SENT``), final_log,
-    final_offsets and, with transaction data, transactions."""
-    outputs = _outputs(tables, topics)
-    found = _visible_findings(outputs, tables, topics).unionByName(_lost(outputs, tables, topics))
-    return found.selectExpr(
-        "*",
-        "row_number() OVER (PARTITION BY home, kind ORDER BY o, grp, P, S) AS rank",
-        "sum(weight) OVER (PARTITION BY home, kind) AS total",
-    ).where(f"rank <= {int(examples)}")
+def _hash(column: str) -> str:
+    """The 64-bit hash of a producer id as the main pass keys it; null for null (Spark's
+    xxhash64 of a null is its seed, which would match every other null)."""
+    return f"CASE WHEN {column} IS NULL THEN NULL ELSE xxhash64({column}) END"
+
+
+def findings(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+) -> DataFrame:
+    """The pipeline findings ranked (``pipeline_sweep.OUTPUT``): one row per finding among
+    the first ``examples`` by source offset of its source partition and kind, with the
+    kind's count there (``total``). ``tables`` holds sends (or ``plan.SENDS_AS_SENT``),
+    final_log, final_offsets and, with transaction data, transactions."""
+    return (
+        _stream(tables, topics)
+        .repartition(partitions, "tp")
+        .mapInArrow(pipeline_sweep.judge_batches(examples), pipeline_sweep.OUTPUT_DDL)
+    )
 
 
 # ------------------------------------------------------------------------------ results
@@ -230,11 +185,13 @@ def detail(kind: str, row: Any) -> str:
     return f"a visible output of {group}; at its source offset {row.o} the final log holds {what}"
 
 
-def judge(tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int) -> TxnFindings:
+def judge(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+) -> TxnFindings:
     """Judge the pipeline kinds of a history with pipeline outputs: one action, whose
     output is at most ``examples`` rows per partition and kind. Each example sits at the
     source position and is counted in the source's partition."""
-    rows = findings(tables, topics, examples).collect()
+    rows = findings(tables, topics, examples, partitions).collect()
     if any(row.home is None for row in rows):
         raise HistoryError("a pipeline output names a source topic no send, poll or final-log record has")
     return homed_findings(rows, PIPELINE_KINDS, topics, detail)

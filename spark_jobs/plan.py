@@ -42,6 +42,7 @@ import os
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
@@ -91,6 +92,21 @@ def spark_schema(table: str) -> T.StructType:
     sampling; selecting columns afterwards prunes the Parquet read to what is used."""
     return T.StructType(
         [T.StructField(f.name, _SPARK_TYPES[str(f.type)], f.nullable) for f in SCHEMAS[table]]
+    )
+
+
+def shaped(df: DataFrame, schema: pa.Schema, **given: str) -> DataFrame:
+    """``df`` as rows of ``schema`` (an Arrow sweep's input): each column the SQL
+    expression ``given`` for it, or a typed null. Streams of unlike facts become one union
+    this way, each naming only the columns it has."""
+    unknown = set(given) - set(schema.names)
+    if unknown:
+        raise ValueError(f"not columns of the sweep's input: {sorted(unknown)}")
+    return df.selectExpr(
+        *(
+            f"CAST({given.get(f.name, 'NULL')} AS {_SPARK_TYPES[str(f.type)].simpleString()}) AS `{f.name}`"
+            for f in schema
+        )
     )
 
 

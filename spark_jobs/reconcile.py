@@ -478,7 +478,7 @@ def reconcile(
     piped = None
     if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
         offsets = {"final_offsets": plan.read(spark, history, "final_offsets")}
-        piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples)
+        piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples, n)
     t5 = time.perf_counter()
     findings = _assemble(
         spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns, piped
