@@ -14,7 +14,8 @@ sort and a binary search.
 Input (``INPUT``), one row per fact, ``src`` saying which:
 
 * ``OUTPUT``: a pipeline output at its source position ``pos`` (offset ``o``) of
-  partition ``tp``: its group, key (P, S), ids, acknowledgement time, the source record's
+  partition ``tp``: its group, key (P, S), producer id (its message id is
+  ``<producer_id>-<S>``, built for the few shown), acknowledgement time, the source record's
   id as its producer's hash ``id_hash`` and seq ``id_seq``, and ``promised`` / ``visible``;
 * ``LOG``: a final-log record of ``tp`` at ``pos`` (offset ``o``): its id as stored, split
   (``producer_id`` the id_producer, ``id_seq``; ``id_hash`` the producer's hash, to
@@ -50,7 +51,6 @@ INPUT = pa.schema(
         ("P", pa.int64()),
         ("S", pa.int64()),
         ("producer_id", pa.string()),
-        ("message_id", pa.string()),
         ("ack_ts", pa.float64()),
         ("source_message_id", pa.string()),
         ("id_hash", pa.int64()),
@@ -101,6 +101,13 @@ def _null_long(n: int) -> pa.Array:
     return pa.nulls(n, pa.int64())
 
 
+def _send_ids(outputs: pa.Table, take: pa.Array) -> pa.Array:
+    """The message ids of the outputs at ``take``: a send's id is ``<producer_id>-<seq>``
+    by the schema, so only the few shown are built, not shipped for every output."""
+    producer = outputs.column("producer_id").take(take)
+    return pc.binary_join_element_wise(producer, pc.cast(outputs.column("S").take(take), pa.string()), "-")
+
+
 def _record_ids(logs: pa.Table, take: pa.Array) -> tuple[pa.Array, pa.Array]:
     """(message_id, producer_id) of the final-log records at ``take``, from their split
     id as plan.RECORD_ID rebuilds it: ``<id_producer>-<id_seq>``, or the id kept whole in
@@ -139,7 +146,6 @@ def _visible_findings(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray) ->
         pc.sort_indices(
             vis,
             [("grp", "ascending"), ("pos", "ascending"), ("producer_id", "ascending"), ("S", "ascending")],
-            null_placement="at_start",
         )
     )
     n = vis.num_rows
@@ -154,7 +160,7 @@ def _visible_findings(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray) ->
     firsts = np.flatnonzero(start)
     k = np.diff(np.append(firsts, n))[run] if n else np.zeros(0, np.int64)
     nth = np.arange(n) - firsts[run] + 1 if n else np.zeros(0, np.int64)
-    first_out = vis.column("message_id").take(pa.array(firsts[run] if n else np.zeros(0, np.int64)))
+    first = firsts[run] if n else np.zeros(0, np.int64)
 
     # What the final log holds at each visible output's source position.
     i = np.searchsorted(log_pos, pos)
@@ -186,11 +192,11 @@ def _visible_findings(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray) ->
                 "grp": vis.column("grp").take(take),
                 "P": vis.column("P").take(take),
                 "S": vis.column("S").take(take),
-                "message_id": vis.column("message_id").take(take),
+                "message_id": _send_ids(vis, take),
                 "producer_id": vis.column("producer_id").take(take),
                 "ack_ts": vis.column("ack_ts").take(take),
                 "k": pa.array(k[which].astype(np.int64)),
-                "first_out": first_out.take(take),
+                "first_out": _send_ids(vis, pa.array(first[which])),
                 "holder": holder.take(take),
                 "held": pa.array(held[which], mask=held[which] == ""),
                 "source_message_id": vis.column("source_message_id").take(take),
@@ -214,7 +220,7 @@ def _lost(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray, finals: pa.Tab
     encoded = pc.dictionary_encode(answered.column("grp").combine_chunks())
     codes = _np(encoded.indices, -1).astype(np.int64)
     answered_pos = _np(answered.column("pos"), -1).astype(np.int64)
-    by_group = {g: np.unique(answered_pos[codes == i]) for i, g in enumerate(encoded.dictionary.to_pylist())}
+    by_group = {g: np.sort(answered_pos[codes == i]) for i, g in enumerate(encoded.dictionary.to_pylist())}
     log_tp = log_pos >> np.int64(OFFSET_BITS)
     log_o = _np(logs.column("o"), -1).astype(np.int64)
     log_rc = _np(logs.column("rc"), True).astype(bool)
@@ -230,7 +236,7 @@ def _lost(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray, finals: pa.Tab
         lo, hi = np.searchsorted(log_tp, [tp, tp + 1])
         rows = np.arange(lo, hi)
         rows = rows[log_rc[rows] & (log_o[rows] < committed)]
-        rows = rows[~np.isin(log_pos[rows], by_group.get(grp, np.zeros(0, np.int64)))]
+        rows = rows[~_sorted_contains(by_group.get(grp, np.zeros(0, np.int64)), log_pos[rows])]
         take, m = pa.array(rows), len(rows)
         message_id, producer_id = _record_ids(logs, take)
         parts.append(
@@ -260,6 +266,15 @@ def _lost(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray, finals: pa.Tab
     return pa.concat_tables(parts) if parts else FINDING.empty_table()
 
 
+def _sorted_contains(sorted_values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Whether each of ``wanted`` is in ``sorted_values``: a binary search each (np.isin
+    hashes both sides, several times slower on millions of positions)."""
+    if not len(sorted_values):
+        return np.zeros(len(wanted), dtype=bool)
+    i = np.minimum(np.searchsorted(sorted_values, wanted), len(sorted_values) - 1)
+    return sorted_values[i] == wanted
+
+
 def _ranked(found: pa.Table, examples: int) -> pa.RecordBatch:
     """Per (home, kind): the total weight, and the first ``examples`` findings by (source
     offset, group, key)."""
@@ -271,7 +286,12 @@ def _ranked(found: pa.Table, examples: int) -> pa.RecordBatch:
         ("P", "ascending"),
         ("S", "ascending"),
     ]
-    found = found.take(pc.sort_indices(found, keys, null_placement="at_start"))
+    # Spark's ascending order puts a null group first; a present flag ahead of the group
+    # does the same on any pyarrow (per-key null placement is recent). P is null only on
+    # lost records, whose (group, offset) is already unique.
+    found = found.append_column("has_grp", pc.is_valid(found.column("grp")))
+    keys.insert(3, ("has_grp", "ascending"))
+    found = found.take(pc.sort_indices(found, keys)).drop_columns(["has_grp"])
     n = found.num_rows
     home = _np(found.column("home"), -1).astype(np.int64)
     kind = _np(found.column("kind"), -1).astype(np.int64)

@@ -49,7 +49,7 @@ def has_pipeline_data(history: str | os.PathLike[str]) -> bool:
 
 def _outputs(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
     """One row per pipeline output: its group and source (packed position, the source
-    record's split id), its own key (P, S) and id, whether it was promised (judged
+    record's split id), its own key (P, S) and producer, whether it was promised (judged
     outcome acked) and whether its transaction was aborted, and whether it is visible:
     not aborted, with a record on the final log readable under read_committed."""
     sends = plan.sends_as_sent(tables).where("source_offset IS NOT NULL")
@@ -70,7 +70,6 @@ def _outputs(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFram
         "xxhash64(producer_id) AS P",
         "seq AS S",
         "producer_id",
-        "message_id",
         "ack_ts",
         f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND (transaction_id IS NULL "
         f"OR coalesce({t_outcome}, '') = {plan.sql_string(TXN_COMMITTED)}) AS promised",
@@ -106,7 +105,6 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
         P="P",
         S="S",
         producer_id="producer_id",
-        message_id="message_id",
         ack_ts="ack_ts",
         source_message_id="source_message_id",
         id_hash=_hash("source_id_producer"),
