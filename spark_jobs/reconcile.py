@@ -473,7 +473,7 @@ def reconcile(
         extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
         grouped = groups.judge({**tables, **extra}, prelude.topics, examples, n)
     t3 = time.perf_counter()
-    txns = transactions.judge(tables, prelude.topics, examples) if transactional else None
+    txns = transactions.judge(tables, prelude.topics, examples, n) if transactional else None
     t4 = time.perf_counter()
     piped = None
     if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
