@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_jobs import spans
+from spark_jobs.sweep_kit import ddl, numpy_of, per_task, run_starts
 
 READ, COMMIT, ASSIGNED, ACKED, LOGGED = 0, 1, 2, 3, 4
 # Candidate codes, as groups.py names them in its details.
@@ -73,21 +74,14 @@ OUTPUT = pa.schema(
         ("total", pa.int64()),
     ]
 )
-OUTPUT_DDL = (
-    "c int, kind string, grp string, consumer_id string, assignment bigint, tp int, "
-    "offset bigint, prev bigint, lo bigint, first bigint, n bigint, at bigint, rank bigint, "
-    "total bigint"
-)
+OUTPUT_DDL = ddl(OUTPUT)
 
 _LOWEST = np.iinfo(np.int64).min  # a null sorts first, as Spark's ascending order puts it
 _NONE = -1  # "no value" in prev / lo / first: offsets are never negative
 
 
 def _ints(table: pa.Table, name: str, null: int) -> np.ndarray:
-    col = table.column(name)
-    if col.null_count:
-        col = col.fill_null(null)
-    return np.asarray(col.to_numpy(zero_copy_only=False)).astype(np.int64)
+    return numpy_of(table.column(name), null).astype(np.int64)
 
 
 def _codes(table: pa.Table, name: str) -> tuple[np.ndarray, pa.Array]:
@@ -95,18 +89,6 @@ def _codes(table: pa.Table, name: str) -> tuple[np.ndarray, pa.Array]:
     turn codes back into strings: sorting codes is what sorting the strings' groups needs."""
     encoded = pc.dictionary_encode(table.column(name).combine_chunks(), null_encoding="encode")
     return np.asarray(encoded.indices.to_numpy(zero_copy_only=False)).astype(np.int64), encoded.dictionary
-
-
-def _segment_starts(*keys: np.ndarray) -> np.ndarray:
-    """True where a row of arrays sorted by ``keys`` starts a new run of equal keys."""
-    n = len(keys[0])
-    start = np.ones(n, dtype=bool)
-    if n > 1:
-        same = np.ones(n - 1, dtype=bool)
-        for k in keys:
-            same &= k[1:] == k[:-1]
-        start[1:] = ~same
-    return start
 
 
 def _previous(offset: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -144,7 +126,7 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     # A member's reads of a partition in one assignment, in the order it received them.
     r = np.flatnonzero(src == READ)
     r = r[np.lexsort((offset[r], ts[r], poll_seq[r], assignment[r], consumer[r], tp[r], grp[r]))]
-    start = _segment_starts(grp[r], tp[r], consumer[r], assignment[r])
+    start = run_starts(grp[r], tp[r], consumer[r], assignment[r])
     prev = _previous(offset[r], start)
     has_prev = prev != _NONE
     nonmono = has_prev & (offset[r] <= prev)
@@ -159,12 +141,12 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     # read at or before each (a read at the same time counts: it came first).
     both = np.flatnonzero((src == READ) | (src == COMMIT))
     both = both[np.lexsort((offset[both], src[both], ts[both], tp[both], grp[both]))]
-    run = _segment_starts(grp[both], tp[both])
+    run = run_starts(grp[both], tp[both])
     highest = _running_max(np.where(src[both] == READ, offset[both], -1), run)
     is_commit = src[both] == COMMIT
     c = both[is_commit]
     m = highest[is_commit]
-    c_start = _segment_starts(grp[c], tp[c])
+    c_start = run_starts(grp[c], tp[c])
     c_prev = _previous(offset[c], c_start)
     regression = (c_prev != _NONE) & (offset[c] < c_prev)
     found.append(_rows(REGRESSION, c[regression], c_prev[regression], None, offset[c][regression]))
@@ -254,7 +236,7 @@ def _ranked(
     row = out["row"]
     kind = np.where(np.isin(out["c"], (GAP, FIRST)), GAP, out["c"])  # poll_skip's two codes
     order = np.lexsort((offset[row], assignment[row], consumer[row], grp[row], out["at"], kind, tp[row]))
-    start = _segment_starts(tp[row][order], kind[order])
+    start = run_starts(tp[row][order], kind[order])
     run = np.cumsum(start) - 1
     rank = np.arange(len(order)) - np.flatnonzero(start)[run] + 1 if len(order) else np.zeros(0, np.int64)
     totals = np.add.reduceat(out["n"][order], np.flatnonzero(start)) if len(order) else np.zeros(0, np.int64)
@@ -286,11 +268,4 @@ def _ranked(
 
 def judge_batches(examples: int) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``mapInArrow``'s function: a task's rows, whole partitions of them, in any order."""
-
-    def judge(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        given = list(batches)  # Spark marks some columns not null: its schema, not INPUT
-        table = pa.Table.from_batches(given) if given else INPUT.empty_table()
-        if table.num_rows:
-            yield judge_table(table, examples)
-
-    return judge
+    return per_task(judge_table, examples)

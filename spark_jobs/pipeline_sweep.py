@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from harness.history import PIPELINE_KINDS
 from spark_jobs.sweep import OFFSET_BITS
+from spark_jobs.sweep_kit import ddl, numpy_of, per_task, run_starts
 
 OUTPUT_ROW, LOG, FINAL = 0, 1, 2
 DUPLICATE, LOST, ORPHAN = range(len(PIPELINE_KINDS))
@@ -83,18 +84,7 @@ FINDING = pa.schema(
     ]
 )
 OUTPUT = FINDING.append(pa.field("rank", pa.int64())).append(pa.field("total", pa.int64()))
-OUTPUT_DDL = (
-    "kind int, home int, at bigint, o bigint, weight bigint, grp string, P bigint, S bigint, "
-    "message_id string, producer_id string, ack_ts double, k bigint, first_out string, "
-    "holder string, held string, source_message_id string, committed bigint, rank bigint, "
-    "total bigint"
-)
-
-
-def _np(column: pa.ChunkedArray | pa.Array, null: object) -> np.ndarray:
-    if column.null_count:
-        column = column.fill_null(null)
-    return np.asarray(column.to_numpy(zero_copy_only=False))
+OUTPUT_DDL = ddl(OUTPUT)
 
 
 def _null_long(n: int) -> pa.Array:
@@ -125,13 +115,13 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     """The ranked pipeline findings of whole source partitions' rows (any order): per
     (source partition, kind) the first ``examples`` by (source offset, group, key), each
     carrying the kind's total weight there."""
-    src = _np(table.column("src"), -1)
+    src = numpy_of(table.column("src"), -1)
     outputs = table.filter(pa.array(src == OUTPUT_ROW))
     logs = table.filter(pa.array(src == LOG))
     finals = table.filter(pa.array(src == FINAL))
     # The final log by position (one record per position: sorted, searched by binary search).
     logs = logs.take(pc.sort_indices(logs, [("pos", "ascending")]))
-    log_pos = _np(logs.column("pos"), -1).astype(np.int64)
+    log_pos = numpy_of(logs.column("pos"), -1).astype(np.int64)
     found = [_visible_findings(outputs, logs, log_pos), _lost(outputs, logs, log_pos, finals)]
     return _ranked(pa.concat_tables(found), examples)
 
@@ -149,13 +139,11 @@ def _visible_findings(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray) ->
         )
     )
     n = vis.num_rows
-    grp_codes = _np(
+    grp_codes = numpy_of(
         pc.dictionary_encode(vis.column("grp").combine_chunks(), null_encoding="encode").indices, -1
     )
-    pos = _np(vis.column("pos"), -1).astype(np.int64)
-    start = np.ones(n, dtype=bool)
-    if n > 1:
-        start[1:] = (grp_codes[1:] != grp_codes[:-1]) | (pos[1:] != pos[:-1])
+    pos = numpy_of(vis.column("pos"), -1).astype(np.int64)
+    start = run_starts(grp_codes, pos)
     run = np.cumsum(start) - 1
     firsts = np.flatnonzero(start)
     k = np.diff(np.append(firsts, n))[run] if n else np.zeros(0, np.int64)
@@ -166,13 +154,13 @@ def _visible_findings(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray) ->
     i = np.searchsorted(log_pos, pos)
     i_ok = np.minimum(i, max(len(log_pos) - 1, 0))
     there = (i < len(log_pos)) & (log_pos[i_ok] == pos) if len(log_pos) else np.zeros(n, dtype=bool)
-    rc = _np(logs.column("rc"), True).astype(bool)[i_ok] if len(log_pos) else np.zeros(n, dtype=bool)
+    rc = numpy_of(logs.column("rc"), True).astype(bool)[i_ok] if len(log_pos) else np.zeros(n, dtype=bool)
     h_hash = logs.column("id_hash").take(pa.array(i_ok)) if len(log_pos) else pa.nulls(n, pa.int64())
     h_seq = logs.column("id_seq").take(pa.array(i_ok)) if len(log_pos) else pa.nulls(n, pa.int64())
     s_hash, s_seq = vis.column("id_hash"), vis.column("id_seq")
-    same_producer = _np(pc.fill_null(pc.equal(h_hash, s_hash), False), False).astype(bool)
-    both_null = _np(pc.and_(pc.is_null(h_seq), pc.is_null(s_seq)), False).astype(bool)
-    same_seq = _np(pc.fill_null(pc.equal(h_seq, s_seq), False), False).astype(bool) | both_null
+    same_producer = numpy_of(pc.fill_null(pc.equal(h_hash, s_hash), False), False).astype(bool)
+    both_null = numpy_of(pc.and_(pc.is_null(h_seq), pc.is_null(s_seq)), False).astype(bool)
+    same_seq = numpy_of(pc.fill_null(pc.equal(h_seq, s_seq), False), False).astype(bool) | both_null
     held = np.where(
         ~there, "nothing", np.where(~rc, "unreadable", np.where(same_producer & same_seq, "", "another"))
     )
@@ -218,12 +206,12 @@ def _lost(outputs: pa.Table, logs: pa.Table, log_pos: np.ndarray, finals: pa.Tab
         )
     )
     encoded = pc.dictionary_encode(answered.column("grp").combine_chunks())
-    codes = _np(encoded.indices, -1).astype(np.int64)
-    answered_pos = _np(answered.column("pos"), -1).astype(np.int64)
+    codes = numpy_of(encoded.indices, -1).astype(np.int64)
+    answered_pos = numpy_of(answered.column("pos"), -1).astype(np.int64)
     by_group = {g: np.sort(answered_pos[codes == i]) for i, g in enumerate(encoded.dictionary.to_pylist())}
     log_tp = log_pos >> np.int64(OFFSET_BITS)
-    log_o = _np(logs.column("o"), -1).astype(np.int64)
-    log_rc = _np(logs.column("rc"), True).astype(bool)
+    log_o = numpy_of(logs.column("o"), -1).astype(np.int64)
+    log_rc = numpy_of(logs.column("rc"), True).astype(bool)
     parts: list[pa.Table] = []
     for grp, tp, committed in zip(
         finals.column("grp").to_pylist(),
@@ -293,15 +281,13 @@ def _ranked(found: pa.Table, examples: int) -> pa.RecordBatch:
     keys.insert(3, ("has_grp", "ascending"))
     found = found.take(pc.sort_indices(found, keys)).drop_columns(["has_grp"])
     n = found.num_rows
-    home = _np(found.column("home"), -1).astype(np.int64)
-    kind = _np(found.column("kind"), -1).astype(np.int64)
-    start = np.ones(n, dtype=bool)
-    if n > 1:
-        start[1:] = (home[1:] != home[:-1]) | (kind[1:] != kind[:-1])
+    home = numpy_of(found.column("home"), -1).astype(np.int64)
+    kind = numpy_of(found.column("kind"), -1).astype(np.int64)
+    start = run_starts(home, kind)
     run = np.cumsum(start) - 1
     firsts = np.flatnonzero(start)
     rank = np.arange(n) - firsts[run] + 1 if n else np.zeros(0, np.int64)
-    weight = _np(found.column("weight"), 0).astype(np.int64)
+    weight = numpy_of(found.column("weight"), 0).astype(np.int64)
     totals = np.add.reduceat(weight, firsts)[run] if n else np.zeros(0, np.int64)
     keep = pa.array(np.flatnonzero(rank <= examples))
     out = found.take(keep)
@@ -312,12 +298,4 @@ def _ranked(found: pa.Table, examples: int) -> pa.RecordBatch:
 
 def judge_batches(examples: int) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``mapInArrow``'s function: a task's rows, whole source partitions of them, in any order."""
-
-    def judge(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        given = list(batches)  # Spark marks some columns not null: its schema, not INPUT
-        if given:
-            table = pa.Table.from_batches(given)
-            if table.num_rows:
-                yield judge_table(table, examples)
-
-    return judge
+    return per_task(judge_table, examples)

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from harness.history import READ_COMMITTED, TXN_KINDS
 from spark_jobs.sweep import OFFSET_BITS
+from spark_jobs.sweep_kit import ddl, numpy_of, per_task, run_starts
 
 MESSAGE, LOG, POLL = 0, 1, 2
 ABORTED_READ, UNCOMMITTED_READ, LOST, PARTIAL = range(len(TXN_KINDS))
@@ -86,30 +87,7 @@ OUTPUT = pa.schema(
         ("total", pa.int64()),
     ]
 )
-OUTPUT_DDL = (
-    "kind int, home int, at bigint, o bigint, P bigint, S bigint, tid string, message_id string, "
-    "producer_id string, ack_ts double, end_req double, n bigint, k bigint, reader string, "
-    "reader_iso string, drain_gave boolean, early_reader string, early_ts double, task bigint, "
-    "total bigint"
-)
-
-
-def _np(column: pa.ChunkedArray | pa.Array, null: object) -> np.ndarray:
-    if column.null_count:
-        column = column.fill_null(null)
-    return np.asarray(column.to_numpy(zero_copy_only=False))
-
-
-def _starts(*keys: np.ndarray) -> np.ndarray:
-    """True where a row of arrays sorted by ``keys`` starts a new run of equal keys."""
-    n = len(keys[0])
-    start = np.ones(n, dtype=bool)
-    if n > 1:
-        same = np.ones(n - 1, dtype=bool)
-        for k in keys:
-            same &= k[1:] == k[:-1]
-        start[1:] = ~same
-    return start
+OUTPUT_DDL = ddl(OUTPUT)
 
 
 def _first_of_each(table: pa.Table, group: np.ndarray, keys: list[str], groups: int) -> np.ndarray:
@@ -119,9 +97,9 @@ def _first_of_each(table: pa.Table, group: np.ndarray, keys: list[str], groups: 
     if not table.num_rows:
         return out
     keyed = table.select(keys).append_column("_g", pa.array(group))
-    order = _np(pc.sort_indices(keyed, [("_g", "ascending"), *((k, "ascending") for k in keys)]), 0)
+    order = numpy_of(pc.sort_indices(keyed, [("_g", "ascending"), *((k, "ascending") for k in keys)]), 0)
     g = group[order]
-    first = _starts(g)
+    first = run_starts(g)
     out[g[first]] = order[first]
     return out
 
@@ -129,7 +107,7 @@ def _first_of_each(table: pa.Table, group: np.ndarray, keys: list[str], groups: 
 def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     """The findings of whole producers' rows (any order): per (home, kind) this task's first
     ``examples`` by (offset, nulls last; P; S), each with this task's count there."""
-    src = _np(table.column("src"), -1)
+    src = numpy_of(table.column("src"), -1)
     msgs = table.filter(pa.array(src == MESSAGE))
     recs = table.filter(pa.array(src != MESSAGE))
     m, r = msgs.num_rows, recs.num_rows
@@ -137,20 +115,20 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
         return _empty()
 
     # Each message and record gets the id of its key (P, S): one sort of both.
-    p = np.concatenate([_np(msgs.column("P"), 0), _np(recs.column("P"), 0)]).astype(np.int64)
-    s = np.concatenate([_np(msgs.column("S"), 0), _np(recs.column("S"), 0)]).astype(np.int64)
+    p = np.concatenate([numpy_of(msgs.column("P"), 0), numpy_of(recs.column("P"), 0)]).astype(np.int64)
+    s = np.concatenate([numpy_of(msgs.column("S"), 0), numpy_of(recs.column("S"), 0)]).astype(np.int64)
     order = np.lexsort((s, p))
     key = np.empty(m + r, dtype=np.int64)
-    key[order] = np.cumsum(_starts(p[order], s[order])) - 1
+    key[order] = np.cumsum(run_starts(p[order], s[order])) - 1
     keys = int(key.max()) + 1
     m_key, r_key = key[:m], key[m:]
 
     # What the records say of each key (docs/HISTORY.md, transactions.py's _FACTS).
-    r_src = _np(recs.column("src"), -1)
-    r_pos = _np(recs.column("pos"), 0).astype(np.int64)
+    r_src = numpy_of(recs.column("src"), -1)
+    r_pos = numpy_of(recs.column("pos"), 0).astype(np.int64)
     rc = recs.column("rc")
-    rc_true = _np(rc, False).astype(bool)
-    rc_not_false = _np(rc, True).astype(bool)
+    rc_true = numpy_of(rc, False).astype(bool)
+    rc_not_false = numpy_of(rc, True).astype(bool)
     is_log, is_poll = r_src == LOG, r_src == POLL
     log_first = np.full(keys, _NO_POS)
     np.minimum.at(log_first, r_key[is_log], r_pos[is_log])
@@ -163,7 +141,7 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     first_poll = np.where(first_poll >= 0, polls[np.maximum(first_poll, 0)] if len(polls) else -1, -1)
     iso = recs.column("iso")
     rc_polls = np.flatnonzero(
-        is_poll & _np(pc.fill_null(pc.equal(iso, READ_COMMITTED), False), False).astype(bool)
+        is_poll & numpy_of(pc.fill_null(pc.equal(iso, READ_COMMITTED), False), False).astype(bool)
     )
     rc_poll = _first_of_each(recs.take(pa.array(rc_polls)), r_key[rc_polls], ["ts", "pos", "who"], keys)
     rc_poll = np.where(rc_poll >= 0, rc_polls[np.maximum(rc_poll, 0)] if len(rc_polls) else -1, -1)
@@ -173,8 +151,8 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     fp, rp = first_poll[m_key], rc_poll[m_key]
     m_log_first, m_rc_first, m_readable = log_first[m_key], rc_first[m_key], readable[m_key]
     fp_pos = np.where(fp >= 0, r_pos[np.maximum(fp, 0)] if r else 0, _NO_POS)
-    send_tp = _np(msgs.column("send_tp"), -1).astype(np.int64)
-    aimless = _np(msgs.column("aimless"), False).astype(bool)
+    send_tp = numpy_of(msgs.column("send_tp"), -1).astype(np.int64)
+    aimless = numpy_of(msgs.column("aimless"), False).astype(bool)
     home = np.where(
         ~aimless | ((m_log_first == _NO_POS) & (fp_pos == _NO_POS)),
         send_tp,
@@ -184,25 +162,25 @@ def judge_table(table: pa.Table, examples: int) -> pa.RecordBatch:
     # A transaction's facts: how many messages, how many readable, its first message and
     # its first unreadable one, by (S, P).
     tid = pc.dictionary_encode(msgs.column("tid").combine_chunks(), null_encoding="encode")
-    t = _np(tid.indices, -1).astype(np.int64)
+    t = numpy_of(tid.indices, -1).astype(np.int64)
     txns = len(tid.dictionary)
     n = np.bincount(t, minlength=txns)[t]
     k = np.bincount(t, weights=m_readable, minlength=txns).astype(np.int64)[t]
     m_p, m_s = p[:m], s[:m]
     by_txn = np.lexsort((m_p, m_s, t))
     first = np.full(txns, -1, dtype=np.int64)
-    starts = _starts(t[by_txn])
+    starts = run_starts(t[by_txn])
     first[t[by_txn][starts]] = by_txn[starts]
     unread_rows = by_txn[~m_readable[by_txn]]
     unread = np.full(txns, -1, dtype=np.int64)
-    u_starts = _starts(t[unread_rows]) if len(unread_rows) else np.zeros(0, dtype=bool)
+    u_starts = run_starts(t[unread_rows]) if len(unread_rows) else np.zeros(0, dtype=bool)
     unread[t[unread_rows][u_starts]] = unread_rows[u_starts]
     me = np.arange(m)
 
-    committed = _np(msgs.column("committed"), False).astype(bool)
-    end_req = _np(msgs.column("end_req"), np.nan).astype(np.float64)
-    rc_ts = np.where(rp >= 0, _np(recs.column("ts"), np.nan)[np.maximum(rp, 0)] if r else np.nan, np.nan)
-    ack_pos = _np(msgs.column("ack_pos"), 0).astype(np.int64)
+    committed = numpy_of(msgs.column("committed"), False).astype(bool)
+    end_req = numpy_of(msgs.column("end_req"), np.nan).astype(np.float64)
+    rc_ts = np.where(rp >= 0, numpy_of(recs.column("ts"), np.nan)[np.maximum(rp, 0)] if r else np.nan, np.nan)
+    ack_pos = numpy_of(msgs.column("ack_pos"), 0).astype(np.int64)
     acked_at = np.where((ack_pos & _MASK) != 0, ack_pos, home << OFFSET_BITS)
     with np.errstate(invalid="ignore"):
         early = committed & (rc_ts < end_req)
@@ -243,10 +221,10 @@ def _ranked(
     home = np.concatenate([h[w] for _, w, h, _ in found]).astype(np.int64)
     at = np.concatenate([a[w] for _, w, _, a in found]).astype(np.int64)
     off = at & _MASK
-    p = _np(msgs.column("P"), 0).astype(np.int64)[rows]
-    s = _np(msgs.column("S"), 0).astype(np.int64)[rows]
+    p = numpy_of(msgs.column("P"), 0).astype(np.int64)[rows]
+    s = numpy_of(msgs.column("S"), 0).astype(np.int64)[rows]
     order = np.lexsort((s, p, np.where(off == 0, _NO_POS, off), kind, home))
-    start = _starts(home[order], kind[order])
+    start = run_starts(home[order], kind[order])
     run = np.cumsum(start) - 1
     firsts = np.flatnonzero(start)
     rank = np.arange(len(order)) - firsts[run] + 1 if len(order) else np.zeros(0, np.int64)
@@ -298,12 +276,4 @@ def _at_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
 
 def judge_batches(examples: int) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``mapInArrow``'s function: a task's rows, whole producers of them, in any order."""
-
-    def judge(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        given = list(batches)  # Spark marks some columns not null: its schema, not INPUT
-        if given:
-            table = pa.Table.from_batches(given)
-            if table.num_rows:
-                yield judge_table(table, examples)
-
-    return judge
+    return per_task(judge_table, examples)
