@@ -71,78 +71,49 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
     """Everything the group kinds read, as ``group_sweep.INPUT`` rows: ``tp`` is the topic
     index and partition packed as the main pass packs them, null for a topic the history
     does not know (dropped: no finding can be shown there)."""
-    tp = f"CAST({plan.tp_of(topics)} AS INT) AS tp"
-    null_long, null_string = "CAST(NULL AS BIGINT)", "CAST(NULL AS STRING)"
-    reads = (
-        tables["polls"]
-        .where("`group` IS NOT NULL")
-        .selectExpr(
-            f"{group_sweep.READ} AS src",
-            "`group` AS grp",
-            "consumer_id",
-            "CAST(assignment AS BIGINT) AS assignment",
-            tp,
-            "offset",
-            "poll_seq",
-            "poll_ts AS ts",
-        )
+    schema, tp = group_sweep.INPUT, plan.tp_of(topics)
+    member = {"grp": "`group`", "consumer_id": "consumer_id", "assignment": "assignment", "tp": tp}
+    reads = plan.shaped(
+        tables["polls"].where("`group` IS NOT NULL"),
+        schema,
+        src=str(group_sweep.READ),
+        **member,
+        offset="offset",
+        poll_seq="poll_seq",
+        ts="poll_ts",
     )
-    commits = (
-        tables["commits"]
-        .where(f"outcome = {plan.sql_string(COMMIT_COMMITTED)}")
-        .selectExpr(
-            f"{group_sweep.COMMIT} AS src",
-            "`group` AS grp",
-            "consumer_id",
-            "CAST(assignment AS BIGINT) AS assignment",
-            tp,
-            "offset",
-            f"{null_long} AS poll_seq",
-            "ts",
-        )
+    commits = plan.shaped(
+        tables["commits"].where(f"outcome = {plan.sql_string(COMMIT_COMMITTED)}"),
+        schema,
+        src=str(group_sweep.COMMIT),
+        **member,
+        offset="offset",
+        ts="ts",
     )
-    assigned = (
-        tables["rebalances"]
-        .where(f"event = {plan.sql_string(REBALANCE_ASSIGNED)}")
-        .selectExpr(
-            f"{group_sweep.ASSIGNED} AS src",
-            "`group` AS grp",
-            "consumer_id",
-            "CAST(assignment AS BIGINT) AS assignment",
-            tp,
-            "coalesce(resume_offset, 0L) AS offset",
-            f"{null_long} AS poll_seq",
-            "CAST(NULL AS DOUBLE) AS ts",
-        )
+    assigned = plan.shaped(
+        tables["rebalances"].where(f"event = {plan.sql_string(REBALANCE_ASSIGNED)}"),
+        schema,
+        src=str(group_sweep.ASSIGNED),
+        **member,
+        offset="coalesce(resume_offset, 0L)",
     )
     # Offsets that held a record: acknowledged ones (the sends' *judged* outcome,
     # ``tables["sends"]``, so an aborted or in-doubt transaction's are not) and the final
     # log's, but for records the read_committed drain was not given (an aborted
     # transaction's), which commit_beyond_read counts as holding nothing.
-    held = f"{null_string} AS grp, {null_string} AS consumer_id, {null_long} AS assignment"
-    acked = (
-        tables["sends"]
-        .where(f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL")
-        .selectExpr(
-            f"{group_sweep.ACKED} AS src",
-            *held.split(", "),
-            tp,
-            "offset",
-            f"{null_long} AS poll_seq",
-            "CAST(NULL AS DOUBLE) AS ts",
-        )
+    acked = plan.shaped(
+        tables["sends"].where(f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL"),
+        schema,
+        src=str(group_sweep.ACKED),
+        tp=tp,
+        offset="offset",
     )
-    logged = (
-        tables["final_log"]
-        .where("read_committed IS NOT FALSE")
-        .selectExpr(
-            f"{group_sweep.LOGGED} AS src",
-            *held.split(", "),
-            tp,
-            "offset",
-            f"{null_long} AS poll_seq",
-            "CAST(NULL AS DOUBLE) AS ts",
-        )
+    logged = plan.shaped(
+        tables["final_log"].where("read_committed IS NOT FALSE"),
+        schema,
+        src=str(group_sweep.LOGGED),
+        tp=tp,
+        offset="offset",
     )
     return reduce(DataFrame.unionByName, (reads, commits, assigned, acked, logged)).where("tp IS NOT NULL")
 
