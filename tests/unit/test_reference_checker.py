@@ -547,6 +547,18 @@ def _pipeline_lost(s: Story) -> None:
     # offset 6: not covered
 
 
+def _pipeline_lost_without_outputs(s: Story) -> None:
+    """Group g made outputs of partition 0's records only, yet committed offset 2 in
+    partition 2 as well: the two records below it there are lost. A partition a pipeline
+    group committed in is its source even when no output names it."""
+    in0 = s.clean("in", 0, 0, 0)
+    for seq in (1, 2, 3):
+        s.clean("in", seq, 2, seq - 1)  # offset 2, at the final offset: not covered
+    s.final_offset("g", 0, 1)
+    s.final_offset("g", 2, 2)
+    s.output("a", 0, 0, ("g", 0, in0))
+
+
 def _pipeline_orphans(s: Story) -> None:
     """Outputs whose source position holds nothing, an aborted record, another record,
     or the record read there; and two outputs that are not visible."""
@@ -583,6 +595,15 @@ PIPELINE_CASES = [
             ("pipeline_lost", 0, "in-2", 0, 2, "in-2"),
             ("pipeline_lost", 0, "in-3", 0, 3, "in-3"),
             ("lost", 1, "a-1", 1, 9, None),
+        ],
+    ),
+    Case(
+        "a partition a pipeline group committed in but made no output of still loses its records",
+        _pipeline_lost_without_outputs,
+        {("pipeline_lost", 2): 2},
+        [
+            ("pipeline_lost", 2, "in-1", 2, 0, "in-1"),
+            ("pipeline_lost", 2, "in-2", 2, 1, "in-2"),
         ],
     ),
     Case(
