@@ -16,10 +16,9 @@ transaction data, which the judge skips the transaction pass and the judged-outc
 for); the run fails loudly if the counts found differ from the counts planted, so a fast
 but wrong plan cannot look good. Printed per size: wall time with and without Spark
 session start-up (start-up is paid once per process), records per second (sends + polls +
-final log + commits + rebalances + transactions), the best run's shares (the overview,
-the one action of every pass, the look-up of the examples), and peak resident memory
-of this process tree (driver JVM + Python), sampled from /proc so no extra dependency is
-needed. The reduce side runs in the
+final log + commits + rebalances + transactions), the group, transaction and pipeline
+passes' shares of the best run, and peak resident memory of this process tree (driver JVM + Python),
+sampled from /proc so no extra dependency is needed. The reduce side runs in the
 executors' Python workers (spark_jobs/sweep.py through mapInArrow), children of the
 driver JVM, so they are counted too; with a Spark Connect master the server is another
 process tree and only the client is measured.
@@ -130,7 +129,7 @@ def main() -> int:
     shutil.rmtree(warm, ignore_errors=True)
     print(
         f"{'sends':>12} {'records':>12} {'gen s':>7} {'job s':>7} {'+startup s':>10} "
-        f"{'records/s':>12} {'peak RSS':>9} {'prelude s':>9} {'passes s':>8} {'examples s':>10}"
+        f"{'records/s':>12} {'peak RSS':>9} {'groups s':>8} {'txn s':>6} {'pipes s':>7}"
     )
     try:
         for n in sizes:
@@ -157,8 +156,8 @@ def main() -> int:
                         raise SystemExit(f"WRONG counts at {n}: {found.counts()} != {want}")
             print(
                 f"{n:>12,} {records:>12,} {gen:>7.1f} {best:>7.1f} {best + startup:>10.1f} "
-                f"{records / best:>12,.0f} {rss.peak / 2**30:>7.2f}Gi {timings['prelude_s']:>9.1f} "
-                f"{timings['passes_s']:>8.1f} {timings['examples_s']:>10.1f}",
+                f"{records / best:>12,.0f} {rss.peak / 2**30:>7.2f}Gi {timings.get('groups_s', 0.0):>8.1f} "
+                f"{timings.get('transactions_s', 0.0):>6.1f} {timings.get('pipelines_s', 0.0):>7.1f}",
                 flush=True,
             )
             if not args.keep:

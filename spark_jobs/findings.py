@@ -104,9 +104,6 @@ class Findings:
     partition_availability: dict[tuple[str, int], list[Bucket]]
     totals: dict[str, int]
     timings: dict[str, float] = field(default_factory=dict)
-    # the passes the judgement ran: "main", and "groups", "transactions", "pipelines" where
-    # the history has their data
-    passes: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Total per anomaly kind over all partitions."""
@@ -137,7 +134,6 @@ class Findings:
                 ],
             },
             "timings": dict(self.timings),
-            "passes": list(self.passes),
         }
 
 

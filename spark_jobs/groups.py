@@ -33,11 +33,10 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from harness.history import COMMIT_COMMITTED, OUTCOME_ACKED, REBALANCE_ASSIGNED
-from spark_jobs import group_sweep, plan, together
+from spark_jobs import group_sweep, plan
 
 # The sweep's finding codes: FIRST is a member's first read of a partition in an
 # assignment above its resume offset, GAP a forward jump between two of its reads.
@@ -190,12 +189,16 @@ def detail(row: Any) -> str:
     )
 
 
-def read(table: pa.Table, topics: Sequence[str]) -> GroupFindings:
-    """The group findings of a history from ``findings``' rows, fetched (at most
-    ``examples`` per partition and kind)."""
+def judge(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+) -> GroupFindings:
+    """Judge the group kinds of a history with group data (``tables`` holds sends,
+    final_log, polls, commits and rebalances): one action, whose output is at most
+    ``examples`` rows per partition and kind."""
+    rows = findings(tables, topics, examples, partitions).collect()
     counts: dict[tuple[str, int], dict[str, int]] = {}
     shown: list[GroupExample] = []
-    for row in sorted(together.rows(table), key=lambda r: (r.tp, r.kind, r.rank)):
+    for row in sorted(rows, key=lambda r: (r.tp, r.kind, r.rank)):
         tp = _decode(row.tp, topics)
         counts.setdefault(tp, {})[row.kind] = int(row.total)
         shown.append(GroupExample(row.kind, *tp, int(row.at), row.consumer_id, detail(row)))

@@ -29,12 +29,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from harness.history import OUTCOME_ACKED, PIPELINE_KINDS, TXN_ABORTED, TXN_COMMITTED, HistoryError
-from spark_jobs import pipeline_sweep, plan, together
+from spark_jobs import pipeline_sweep, plan
 from spark_jobs.transactions import TxnFindings, homed_findings
 
 DUPLICATE, LOST, ORPHAN = PIPELINE_KINDS
@@ -191,11 +190,13 @@ def detail(kind: str, row: Any) -> str:
     return f"a visible output of {group}; at its source offset {row.o} the final log holds {what}"
 
 
-def read(table: pa.Table, topics: Sequence[str]) -> TxnFindings:
-    """The pipeline findings of a history from ``findings``' rows, fetched (at most
-    ``examples`` per partition and kind). Each example sits at the source position and is
-    counted in the source's partition."""
-    rows = together.rows(table)
+def judge(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+) -> TxnFindings:
+    """Judge the pipeline kinds of a history with pipeline outputs: one action, whose
+    output is at most ``examples`` rows per partition and kind. Each example sits at the
+    source position and is counted in the source's partition."""
+    rows = findings(tables, topics, examples, partitions).collect()
     if any(row.home is None for row in rows):
         raise HistoryError("a pipeline output names a source topic no send, poll or final-log record has")
     return homed_findings(rows, PIPELINE_KINDS, topics, detail)

@@ -7,17 +7,15 @@ server), or call ``reconcile(spark, history_dir)`` with a session from
 Every anomaly kind and the verdict JSON are defined in docs/HISTORY.md; the Spark plan
 and why it is shaped that way is in ``plan.py``.
 
-The job runs in three Spark actions: an overview (topics, each final-log partition's
-offset range, send outcomes per time bucket: one aggregation); the passes, fetched
-together by one action (``together.py``): the main pass (one shuffle and a vectorised
-sweep whose tasks hand back only a summary: counts, their first examples, the blocks'
-end messages) and, for a history with their data, the group kinds' (``groups.py``), the
-transaction kinds' (``transactions.py``, the sends then carrying their judged outcomes
-into every pass, ``plan.tables``) and the pipeline kinds' (``pipelines.py``); and a
-bounded look-up of the records behind the examples. The driver merges the summaries and
-finishes the reorders that straddle two blocks. Whether a history has group, transaction
-or pipeline data is read from Parquet footers, so one without them pays nothing for
-those passes.
+The job runs in three Spark jobs: an overview (topics, each final-log partition's offset
+range, send outcomes per time bucket: one aggregation), the main pass (one shuffle and a
+vectorised sweep whose tasks hand back only a summary: counts, their first examples, the
+blocks' end messages), and a bounded look-up of the records behind the examples. The
+driver merges the summaries and finishes the reorders that straddle two blocks. A history
+with consumer-group data gets one more job for the group kinds (``groups.py``), and one
+with transaction data one more for the transaction kinds (``transactions.py``), its sends
+then carrying their judged outcomes into every pass (``plan.tables``); a history without
+them pays only a read of Parquet footers to learn that.
 """
 
 from __future__ import annotations
@@ -48,7 +46,7 @@ from harness.history import (
     split_message_id,
     validate_history,
 )
-from spark_jobs import groups, pipelines, plan, sweep, together, transactions
+from spark_jobs import groups, pipelines, plan, sweep, transactions
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 from spark_jobs.session import build_session, parallelism
@@ -64,9 +62,6 @@ BYTES_PER_SHUFFLE_PARTITION = 24 * 1024 * 1024
 ARROW_BATCH_ROWS = 1 << 18
 ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 KIND = {k: i for i, k in enumerate(ANOMALY_KINDS)}
-# The passes, as ``Findings.passes`` names those a judgement ran: the main one always, the
-# others where the history has their data.
-MAIN, GROUPS, TRANSACTIONS, PIPELINES = "main", "groups", "transactions", "pipelines"
 
 
 @contextlib.contextmanager
@@ -469,31 +464,34 @@ def reconcile(
         )
         for r in prelude.range_rows
     }
-    frames = {MAIN: plan.summarised(plan.events(tables, prelude.topics), n, ranges, examples)}
+    summarised = plan.summarised(plan.events(tables, prelude.topics), n, ranges, examples)
+    with _arrow_batches(spark, ARROW_BATCH_ROWS):
+        summary = summarised.toArrow()
+    t2 = time.perf_counter()
+    grouped = None
     if groups.has_group_data(history):  # footers only: a history without groups pays nothing
         extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
-        frames[GROUPS] = groups.findings({**tables, **extra}, prelude.topics, examples, n)
-    if transactional:
-        frames[TRANSACTIONS] = transactions.findings(tables, prelude.topics, examples, n)
+        grouped = groups.judge({**tables, **extra}, prelude.topics, examples, n)
+    t3 = time.perf_counter()
+    txns = transactions.judge(tables, prelude.topics, examples, n) if transactional else None
+    t4 = time.perf_counter()
+    piped = None
     if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
         offsets = {"final_offsets": plan.read(spark, history, "final_offsets")}
-        frames[PIPELINES] = pipelines.findings({**tables, **offsets}, prelude.topics, examples, n)
-    with _arrow_batches(spark, ARROW_BATCH_ROWS):
-        out = together.fetched(frames)
-    grouped = groups.read(out[GROUPS], prelude.topics) if GROUPS in out else None
-    txns = transactions.read(out[TRANSACTIONS], prelude.topics, examples) if TRANSACTIONS in out else None
-    piped = pipelines.read(out[PIPELINES], prelude.topics) if PIPELINES in out else None
-    t2 = time.perf_counter()
+        piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples, n)
+    t5 = time.perf_counter()
     findings = _assemble(
-        spark, tables, history, manifest, prelude, out[MAIN], bucket_seconds, examples, grouped, txns, piped
+        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns, piped
     )
-    t3 = time.perf_counter()
-    findings.passes = list(frames)
+    t6 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),
-        "passes_s": round(t2 - t1, 3),
-        "examples_s": round(t3 - t2, 3),
-        "total_s": round(t3 - t0, 3),
+        "main_pass_s": round(t2 - t1, 3),
+        "groups_s": round(t3 - t2, 3) if grouped else 0.0,
+        "transactions_s": round(t4 - t3, 3) if txns else 0.0,
+        "pipelines_s": round(t5 - t4, 3) if piped else 0.0,
+        "examples_s": round(t6 - t5, 3),
+        "total_s": round(t6 - t0, 3),
         "shuffle_partitions": n,
     }
     return findings

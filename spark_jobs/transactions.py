@@ -39,12 +39,11 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from harness.history import OUTCOME_ACKED, READ_COMMITTED, TXN_ABORTED, TXN_COMMITTED, TXN_KINDS
-from spark_jobs import plan, together, txn_sweep
+from spark_jobs import plan, txn_sweep
 
 ABORTED_READ, UNCOMMITTED_READ, LOST, PARTIAL = TXN_KINDS
 _LOG, _POLL = txn_sweep.LOG, txn_sweep.POLL  # the source of a record row
@@ -196,7 +195,7 @@ def merged(rows: Sequence[Any], examples: int) -> list[SimpleNamespace]:
         total = sum({row.task: row.total for row in place}.values())
         first = sorted(place, key=lambda r: (r.o is None, r.o or 0, r.P, r.S))[:examples]
         for rank, row in enumerate(first, start=1):
-            out.append(SimpleNamespace(**{**vars(row), "rank": rank, "total": total}))
+            out.append(SimpleNamespace(**{**row.asDict(), "rank": rank, "total": total}))
     return out
 
 
@@ -257,10 +256,13 @@ def detail(kind: str, row: Any) -> str:
     )
 
 
-def read(table: pa.Table, topics: Sequence[str], examples: int) -> TxnFindings:
-    """The transaction findings of a history from ``findings``' rows, fetched (at most
-    ``examples`` per task, partition and kind)."""
-    return homed_findings(merged(together.rows(table), examples), TXN_KINDS, topics, detail)
+def judge(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+) -> TxnFindings:
+    """Judge the transaction kinds of a history with transaction data: one action, whose
+    output is at most ``examples`` rows per task, partition and kind."""
+    rows = merged(findings(tables, topics, examples, partitions).collect(), examples)
+    return homed_findings(rows, TXN_KINDS, topics, detail)
 
 
 def homed_findings(

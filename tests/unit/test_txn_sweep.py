@@ -92,7 +92,7 @@ def test_a_transaction_counts_once_however_many_of_its_messages_are_missing() ->
 def test_the_driver_sums_the_tasks_counts_and_keeps_the_first_examples() -> None:
     def row(task: int, o: int | None, s: int, total: int) -> SimpleNamespace:
         fields = {"home": TP, "kind": ts.LOST, "task": task, "total": total, "o": o, "P": P, "S": s}
-        return SimpleNamespace(**fields)
+        return SimpleNamespace(asDict=lambda f=fields: dict(f), **fields)
 
     rows = [row(1, 5, 0, 2), row(1, None, 1, 2), row(2, 3, 2, 3), row(2, 9, 3, 3), row(2, 4, 4, 3)]
     got = merged(rows, examples=3)
