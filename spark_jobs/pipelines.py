@@ -91,9 +91,8 @@ def _outputs(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFram
 
 def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
     """Everything the sweep reads (``pipeline_sweep.INPUT``): the outputs at their source
-    positions, the final log's records of the source partitions and the pipeline groups'
-    final offsets. A pipeline group is one some output names; other groups' final offsets
-    are not its business."""
+    positions, the final log's records and the pipeline groups' final offsets. A pipeline
+    group is one some output names; other groups' final offsets are not its business."""
     schema = pipeline_sweep.INPUT
     outputs = plan.shaped(
         _outputs(tables, topics),
@@ -114,34 +113,28 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
         visible="visible",
     )
     tp = plan.tp_of(topics)
-    named = plan.sends_as_sent(tables).where("source_offset IS NOT NULL")
-    groups = named.selectExpr("source_group AS group")
-    finals = (
-        tables["final_offsets"]
-        .where("offset IS NOT NULL")
-        .join(F.broadcast(groups.distinct()), "group", "left_semi")
-        .selectExpr("*", f"{tp} AS tp")
-    )
-    final = plan.shaped(finals, schema, src=str(pipeline_sweep.FINAL), tp="tp", o="offset", grp="`group`")
-    # Only a source partition's records are judged: one an output names (orphans) or one a
-    # pipeline group committed in (lost records). The outputs' own topics, most of the log
-    # in a pipeline run, are left out of the shuffle.
-    sources = (
-        named.selectExpr(f"{plan.tp_of(topics, topic='source_topic', partition='source_partition')} AS tp")
-        .unionByName(finals.select("tp"))
-        .distinct()
-    )
     log = plan.shaped(
-        tables["final_log"].selectExpr("*", f"{tp} AS tp").join(F.broadcast(sources), "tp", "left_semi"),
+        tables["final_log"],
         schema,
         src=str(pipeline_sweep.LOG),
-        tp="tp",
-        pos=plan.pack("tp", "offset"),
+        tp=tp,
+        pos=plan.pack(tp, "offset"),
         o="offset",
         producer_id="id_producer",
         id_hash=_hash("id_producer"),
         id_seq="id_seq",
         rc="read_committed IS NOT FALSE",
+    )
+    groups = plan.sends_as_sent(tables).where("source_offset IS NOT NULL").selectExpr("source_group AS group")
+    final = plan.shaped(
+        tables["final_offsets"]
+        .where("offset IS NOT NULL")
+        .join(F.broadcast(groups.distinct()), "group", "left_semi"),
+        schema,
+        src=str(pipeline_sweep.FINAL),
+        tp=tp,
+        o="offset",
+        grp="`group`",
     )
     return outputs.unionByName(log).unionByName(final)
 
