@@ -4,8 +4,9 @@ started and warmed while the cluster and the workload run.
 A Spark session takes seconds to start and its first job seconds more (class loading,
 code generation, the Python workers); a single scenario-file run would otherwise pay all
 of it between the final drain and the verdict. :meth:`Judge.warm_up` starts the session
-in the background and judges a tiny synthetic history once, so the scenario's own
-judgement runs on a warm session.
+in the background and judges tiny synthetic histories, so the scenario's own judgement
+runs on a warm session. A verdict asked for before the warm-up is done interrupts the
+warm-up's Spark jobs and starts at once on a session warmed that far.
 """
 
 from __future__ import annotations
@@ -22,11 +23,18 @@ from harness.errors import describe_error
 if TYPE_CHECKING:
     from spark_jobs.findings import Verdict
 
-# A history this small is judged in well under a second once warm, and exercises every
-# stage of the job (both sweeps, the final log, every anomaly kind's plan) and every pass
-# a scenario may need: a consumer group's, transactions', a pipeline's. A pass never run
-# before costs its own class loading and code generation at the scenario's judgement.
+# A history this small is judged in well under a second once warm. The warm-up judges two:
+# a plain one first (the overview, the main pass and the look-up of examples: what every
+# verdict runs), then one with a consumer group, transactions and a pipeline (the passes
+# some scenarios need). A pass never run before costs its own class loading and code
+# generation, seconds on a machine busy with a cluster; a verdict asked for while the
+# warm-up runs interrupts it and takes the session as warm as it got.
 WARM_UP_SENDS = 200
+# How often a waiting verdict interrupts the warm-up's jobs again: one started after the
+# last interrupt would otherwise run to its end.
+INTERRUPT_EVERY_S = 0.2
+WARM_UP_STAGES = ({"anomalies": {"lost": 1, "duplicate": 1, "unexpected": 1}},
+                  {"groups": True, "transactions": True, "pipelines": True})  # fmt: skip
 
 
 class Judge:
@@ -37,8 +45,14 @@ class Judge:
         self._spark: Any = None
         self._lock = threading.Lock()
         self._warming: threading.Thread | None = None
+        self._wanted = threading.Event()  # a verdict is waiting: the warm-up stops
+        # Whether the warm-up is judging, changed and read under ``_state`` only: a verdict
+        # interrupts the session's operations only while they are the warm-up's.
+        self._state = threading.Lock()
+        self._warm_judging = False
         self.warm_up_error: str | None = None
         self.warm_up_s: float | None = None
+        self.warm_up_stages = 0  # of WARM_UP_STAGES, judged
 
     def _session(self) -> Any:
         """The session, started on first use; callers hold the lock."""
@@ -49,9 +63,10 @@ class Judge:
         return self._spark
 
     def warm_up(self) -> None:
-        """Start the session and judge a tiny history in the background; a later
-        :meth:`verdict` waits for it. A warm-up that fails is only slower: the verdict
-        starts the session itself (and meets the same error, with its own text)."""
+        """Start the session and judge tiny histories in the background; a later
+        :meth:`verdict` waits for the session and interrupts the judging. A warm-up that
+        fails is only slower: the verdict starts the session itself (and meets the same
+        error, with its own text)."""
         if self._warming is not None or self._spark is not None:
             return
         self._warming = threading.Thread(target=self._warm, name="judge-warm-up", daemon=True)
@@ -63,19 +78,39 @@ class Judge:
 
         started = time.monotonic()
         try:
-            with self._lock, tempfile.TemporaryDirectory(prefix="kafka-chaos-warm-") as folder:
-                generate(SynthSpec(sends=WARM_UP_SENDS, partitions=2, producers=2, consumers=1, groups=True,
-                                   transactions=True, pipelines=True), folder)
-                reconcile(self._session(), Path(folder))
-            self.warm_up_s = time.monotonic() - started
+            for stage in WARM_UP_STAGES:
+                with self._lock:
+                    if self._wanted.is_set():
+                        break
+                    with tempfile.TemporaryDirectory(prefix="kafka-chaos-warm-") as folder:
+                        spec = SynthSpec(sends=WARM_UP_SENDS, partitions=2, producers=2, consumers=1, **stage)
+                        generate(spec, folder)
+                        spark = self._session()
+                        with self._state:
+                            self._warm_judging = True
+                        try:
+                            reconcile(spark, Path(folder))
+                        finally:
+                            with self._state:
+                                self._warm_judging = False
+                    self.warm_up_stages += 1
         except Exception as err:  # recorded; the real judgement reports its own failure
-            self.warm_up_error = describe_error(err)
+            if not self._wanted.is_set():  # else: interrupted by the verdict, as meant
+                self.warm_up_error = describe_error(err)
+        self.warm_up_s = time.monotonic() - started
 
     def verdict(self, history_dir: Path) -> Verdict:
         from spark_jobs.reconcile import reconcile
 
-        with self._lock:
+        self._wanted.set()
+        while not self._lock.acquire(timeout=INTERRUPT_EVERY_S):
+            with self._state:  # the warm-up is judging: stop it (only its jobs run now)
+                if self._warm_judging and self._spark is not None:
+                    self._spark.interruptAll()
+        try:
             findings = reconcile(self._session(), history_dir)
+        finally:
+            self._lock.release()
         manifest = hist.read_manifest(history_dir)
         return findings.judge(manifest.expectations)
 

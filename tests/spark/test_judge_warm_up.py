@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compose.judge import Judge
+from harness.compose.judge import WARM_UP_STAGES, Judge
 from spark_jobs.synthetic import SynthSpec, generate
 
 pytestmark = pytest.mark.spark
@@ -32,3 +32,39 @@ def test_a_warmed_judge_gives_the_same_exact_verdict_on_a_warm_session(tmp_path:
     assert {k: counts[k] for k in planted} == planted
     print(f"\nwarm-up {judge.warm_up_s:.1f} s; a 5k-send history judged warm in {warm_s:.2f} s")
     assert warm_s < judge.warm_up_s, "the judgement after the warm-up paid the start-up again"
+
+
+def test_a_verdict_asked_for_during_the_warm_up_interrupts_it(tmp_path: Path) -> None:
+    """Once the session is up the warm-up judges for seconds (the first judgement of a
+    session); a verdict asked for then interrupts it instead of waiting for it, and is
+    exact on the session as warm as it got."""
+    planted = {"lost": 1, "unseen": 2}
+    generate(SynthSpec(sends=1_000, anomalies=planted, partitions=2), tmp_path / "h")
+    judge = Judge("local[2]")
+    try:
+        judge.warm_up()
+        deadline = time.monotonic() + 120
+        while judge._spark is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert judge._spark is not None, "the warm-up never started its session"
+        verdict = judge.verdict(tmp_path / "h")
+        assert judge._warming is not None
+        judge._warming.join(300)
+    finally:
+        judge.close()
+    counts = verdict.findings.counts()
+    assert {k: counts[k] for k in planted} == planted
+    assert judge.warm_up_error is None  # an interrupt is not a failure
+    assert judge.warm_up_stages == 0  # the first judgement was cut short, not waited for
+
+
+def test_a_warm_up_left_alone_judges_every_stage(tmp_path: Path) -> None:
+    judge = Judge("local[2]")
+    try:
+        judge.warm_up()
+        assert judge._warming is not None
+        judge._warming.join(300)
+    finally:
+        judge.close()
+    assert judge.warm_up_error is None
+    assert judge.warm_up_stages == len(WARM_UP_STAGES)
