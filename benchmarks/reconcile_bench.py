@@ -2,7 +2,7 @@
 
     python benchmarks/reconcile_bench.py                    # 1M and 10M
     python benchmarks/reconcile_bench.py --sizes 1M --runs 3
-    python benchmarks/reconcile_bench.py --with-100m        # needs ~4 GB disk, minutes
+    python benchmarks/reconcile_bench.py --with-100m        # ~8 GB disk, ~20 GB memory, ~35 min
     python benchmarks/reconcile_bench.py --master 'local-cluster[2,1,2048]'
     python benchmarks/reconcile_bench.py --sizes 100k --master sc://127.0.0.1:15002  # Spark Connect
 
