@@ -99,14 +99,20 @@ class Judge:
                 self.warm_up_error = describe_error(err)
         self.warm_up_s = time.monotonic() - started
 
+    def _acquire(self) -> None:
+        """Take the session's lock, stopping the warm-up first: it skips its stages to
+        come, and its Spark jobs under way are interrupted (only while they are the
+        warm-up's: ``_state`` keeps that so until the interrupt is sent)."""
+        self._wanted.set()
+        while not self._lock.acquire(timeout=INTERRUPT_EVERY_S):
+            with self._state:
+                if self._warm_judging and self._spark is not None:
+                    self._spark.interruptAll()
+
     def verdict(self, history_dir: Path) -> Verdict:
         from spark_jobs.reconcile import reconcile
 
-        self._wanted.set()
-        while not self._lock.acquire(timeout=INTERRUPT_EVERY_S):
-            with self._state:  # the warm-up is judging: stop it (only its jobs run now)
-                if self._warm_judging and self._spark is not None:
-                    self._spark.interruptAll()
+        self._acquire()
         try:
             findings = reconcile(self._session(), history_dir)
         finally:
@@ -115,9 +121,14 @@ class Judge:
         return findings.judge(manifest.expectations)
 
     def close(self) -> None:
-        if self._warming is not None:
-            self._warming.join()
-        with self._lock:
+        """Stop the session; a warm-up under way is interrupted, not waited for (a run
+        ended early or by Ctrl-C must not wait for it)."""
+        self._acquire()
+        try:
             if self._spark is not None:
                 self._spark.stop()
                 self._spark = None
+        finally:
+            self._lock.release()
+        if self._warming is not None:
+            self._warming.join()

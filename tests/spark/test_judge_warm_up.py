@@ -68,3 +68,19 @@ def test_a_warm_up_left_alone_judges_every_stage(tmp_path: Path) -> None:
         judge.close()
     assert judge.warm_up_error is None
     assert judge.warm_up_stages == len(WARM_UP_STAGES)
+
+
+def test_closing_the_judge_interrupts_its_warm_up() -> None:
+    """A run that ends before any verdict (a failure, Ctrl-C) closes the judge while the
+    warm-up judges: the warm-up is stopped, not waited for."""
+    judge = Judge("local[2]")
+    judge.warm_up()
+    deadline = time.monotonic() + 120
+    while judge._spark is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert judge._spark is not None, "the warm-up never started its session"
+    judge.close()
+    assert judge._warming is not None and not judge._warming.is_alive()
+    assert judge.warm_up_error is None
+    assert judge.warm_up_stages == 0
+    assert judge._spark is None
