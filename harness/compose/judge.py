@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 # generation, seconds on a machine busy with a cluster; a verdict asked for while the
 # warm-up runs interrupts it and takes the session as warm as it got.
 WARM_UP_SENDS = 200
-# How often a waiting verdict interrupts the warm-up's jobs again: one started after the
-# last interrupt would otherwise run to its end.
-INTERRUPT_EVERY_S = 0.2
 WARM_UP_STAGES = ({"anomalies": {"lost": 1, "duplicate": 1, "unexpected": 1}},
                   {"groups": True, "transactions": True, "pipelines": True})  # fmt: skip
+# How often a waiting verdict (or close) interrupts the warm-up's jobs again: one started
+# after the last interrupt would otherwise run to its end.
+INTERRUPT_EVERY_S = 0.2
 
 
 class Judge:
@@ -45,7 +45,7 @@ class Judge:
         self._spark: Any = None
         self._lock = threading.Lock()
         self._warming: threading.Thread | None = None
-        self._wanted = threading.Event()  # a verdict is waiting: the warm-up stops
+        self._wanted = threading.Event()  # a verdict or close is waiting: the warm-up stops
         # Whether the warm-up is judging, changed and read under ``_state`` only: a verdict
         # interrupts the session's operations only while they are the warm-up's.
         self._state = threading.Lock()
@@ -95,7 +95,7 @@ class Judge:
                                 self._warm_judging = False
                     self.warm_up_stages += 1
         except Exception as err:  # recorded; the real judgement reports its own failure
-            if not self._wanted.is_set():  # else: interrupted by the verdict, as meant
+            if not self._wanted.is_set():  # else: interrupted by a verdict or close, as meant
                 self.warm_up_error = describe_error(err)
         self.warm_up_s = time.monotonic() - started
 
