@@ -10,17 +10,21 @@ Why it looks the way it does:
 
 * It only runs when some send names a source (``has_pipeline_data``, from Parquet
   footers), so a history without pipelines costs nothing more.
-* The outputs are few beside the final log, so everything is keyed on them: the final-log
-  records that could be outputs are cut down by a broadcast semi-join on the output
-  producers' hashes before they are aggregated per message; the covered input records
-  are found by a broadcast join with the pipeline groups' final offsets (a row per group
-  and partition); only the orphan test joins the outputs to the final log by position.
-* The duplicates' facts (how many visible outputs a source has, which came first) are a
-  window partitioned by (group, source), so no per-source table is joined back.
-* Findings are ranked per (source partition, kind) by a window and only the first
-  ``examples`` of each reach the driver, carrying the kind's count there: one action.
+* Whether an output is visible needs its own record, found by message key (P, S) in
+  whichever partition holds it: the final-log records that could be outputs are cut down
+  by a broadcast semi-join on the output producers' hashes before they are aggregated per
+  message and joined to the outputs.
+* Everything else is positional in the source partition, so the outputs (at their source
+  positions), the final log and the pipeline groups' final offsets (cut by a broadcast
+  semi-join on the groups some output names) are shuffled once by source partition and
+  judged by a numpy sweep (``pipeline_sweep.py``), which hands back only each
+  partition's first ``examples`` findings per kind with the kind's count there: one
+  action. Windows by (group, source), a positional join and an anti-join did the same in
+  14 s at 1M sends.
+* The whole final log is shuffled, not only the source partitions': cutting it costs one
+  more stage, which paid only from about 1M sends (docs/notes-judge-speed.md).
 
-Public DataFrame API only (SQL text, windows, joins), so it runs through Spark Connect too.
+Public PySpark API only (SQL text, joins, ``mapInArrow``), so it runs through Spark Connect too.
 """
 
 from __future__ import annotations
