@@ -58,8 +58,8 @@ def _outputs(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFram
     not aborted, with a record on the final log readable under read_committed."""
     sends = plan.sends_as_sent(tables).where("source_offset IS NOT NULL")
     t_outcome = "CAST(NULL AS STRING)"
-    if "transactions" in tables:
-        outcomes = plan.transaction_outcomes(tables["transactions"]).select("transaction_id", "t_outcome")
+    if plan.OUTCOMES in tables:
+        outcomes = tables[plan.OUTCOMES].select("transaction_id", "t_outcome")
         sends = sends.join(F.broadcast(outcomes), "transaction_id", "left")
         t_outcome = "t_outcome"
     src_tp = plan.tp_of(topics, topic="source_topic", partition="source_partition")
@@ -155,7 +155,7 @@ def findings(
     """The pipeline findings ranked (``pipeline_sweep.OUTPUT``): one row per finding among
     the first ``examples`` by source offset of its source partition and kind, with the
     kind's count there (``total``). ``tables`` holds sends (or ``plan.SENDS_AS_SENT``),
-    final_log, final_offsets and, with transaction data, transactions."""
+    final_log, final_offsets and, with transaction data, ``plan.OUTCOMES``."""
     return (
         _stream(tables, topics)
         .repartition(partitions, "tp")

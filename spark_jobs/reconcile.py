@@ -455,34 +455,40 @@ def reconcile(
     # Footers only: a history without transactions pays no join and no transaction pass.
     transactional = transactions.has_transaction_data(history)
     tables = plan.tables(spark, history, transactions=transactional)
-    prelude = _prelude(tables, bucket_seconds)
-    t1 = time.perf_counter()
-    ranges = {
-        prelude.topics.index(r.topic) * (1 << plan.PARTITION_BITS) + r.partition + 1: (
-            r.log_start,
-            r.log_end,
+    try:
+        prelude = _prelude(tables, bucket_seconds)
+        t1 = time.perf_counter()
+        ranges = {
+            prelude.topics.index(r.topic) * (1 << plan.PARTITION_BITS) + r.partition + 1: (
+                r.log_start,
+                r.log_end,
+            )
+            for r in prelude.range_rows
+        }
+        summarised = plan.summarised(plan.events(tables, prelude.topics), n, ranges, examples)
+        with _arrow_batches(spark, ARROW_BATCH_ROWS):
+            summary = summarised.toArrow()
+        t2 = time.perf_counter()
+        grouped = None
+        if groups.has_group_data(history):  # footers only: a history without groups pays nothing
+            extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
+            grouped = groups.judge({**tables, **extra}, prelude.topics, examples, n)
+        t3 = time.perf_counter()
+        txns = transactions.judge(tables, prelude.topics, examples, n) if transactional else None
+        t4 = time.perf_counter()
+        piped = None
+        if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
+            offsets = {"final_offsets": plan.read(spark, history, "final_offsets")}
+            piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples, n)
+        t5 = time.perf_counter()
+        findings = _assemble(
+            spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns, piped
         )
-        for r in prelude.range_rows
-    }
-    summarised = plan.summarised(plan.events(tables, prelude.topics), n, ranges, examples)
-    with _arrow_batches(spark, ARROW_BATCH_ROWS):
-        summary = summarised.toArrow()
-    t2 = time.perf_counter()
-    grouped = None
-    if groups.has_group_data(history):  # footers only: a history without groups pays nothing
-        extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
-        grouped = groups.judge({**tables, **extra}, prelude.topics, examples, n)
-    t3 = time.perf_counter()
-    txns = transactions.judge(tables, prelude.topics, examples, n) if transactional else None
-    t4 = time.perf_counter()
-    piped = None
-    if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
-        offsets = {"final_offsets": plan.read(spark, history, "final_offsets")}
-        piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples, n)
-    t5 = time.perf_counter()
-    findings = _assemble(
-        spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns, piped
-    )
+    except BaseException:
+        with contextlib.suppress(Exception):  # the judgement's own error is the one to tell
+            plan.release(tables)
+        raise
+    plan.release(tables)
     t6 = time.perf_counter()
     findings.timings = {
         "prelude_s": round(t1 - t0, 3),

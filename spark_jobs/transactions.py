@@ -71,7 +71,7 @@ def _messages(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFra
     acknowledged), and what its examples show of it. The sends' own outcomes: a message
     of a committed transaction is judged by its own anyway."""
     tp = plan.tp_of(topics)
-    judged = plan.transaction_outcomes(tables["transactions"]).where(
+    judged = tables[plan.OUTCOMES].where(
         f"t_outcome IN ({plan.sql_string(TXN_COMMITTED)}, {plan.sql_string(TXN_ABORTED)})"
     )
     acked_offset = f"CASE WHEN outcome = {plan.sql_string(OUTCOME_ACKED)} THEN offset END"
@@ -175,7 +175,7 @@ def findings(
     """Each task's first ``examples`` transaction findings per (home partition, kind) by
     offset (nulls last), with the task's count there (``txn_sweep.OUTPUT``; ``merged``
     makes them the history's). ``tables`` holds sends (or ``plan.SENDS_AS_SENT``),
-    final_log, polls and transactions. Shuffled by producer: a transaction is one
+    final_log, polls and ``plan.OUTCOMES``. Shuffled by producer: a transaction is one
     producer's, so each task holds whole transactions and all their records."""
     return (
         _stream(tables, topics)
