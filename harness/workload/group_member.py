@@ -105,6 +105,7 @@ class GroupMember(threading.Thread):
         self._finish = threading.Event()
         self._targets: dict[int, int] = {}
         self._deadline = 0.0
+        self._closing = False  # inside ``_close``: an assignment delivered now is not read
 
     # ------------------------------------------------------------------ the workload's side
 
@@ -130,7 +131,7 @@ class GroupMember(threading.Thread):
             self._rejoin_at = self._next_restart()
             while not self._done():
                 if self._restart_due():
-                    consumer.close()  # leaves the group: the others rebalance at once
+                    self._close(consumer)  # leaves the group: the others rebalance at once
                     consumer = self._join()
                     self._rejoin_at = self._next_restart()
                 self._read_batch(consumer)
@@ -139,7 +140,7 @@ class GroupMember(threading.Thread):
         finally:
             if consumer is not None:
                 with contextlib.suppress(RuntimeError):  # closed by a restart that failed to rejoin
-                    consumer.close()
+                    self._close(consumer)
 
     def _restart_due(self) -> bool:
         """Time to leave and rejoin; never once the workload is finishing, so the group
@@ -148,6 +149,18 @@ class GroupMember(threading.Thread):
 
     def _next_restart(self) -> float:
         return float("inf") if self.restart_every_s is None else time.monotonic() + self.restart_every_s
+
+    def _close(self, consumer: Consumer) -> None:
+        """Leave the group. librdkafka can deliver one more assignment from inside
+        ``close()``: the member reads nothing under it, and the handle being destroyed
+        answers a look-up of committed offsets only with ``_DESTROY``, which then raised out
+        of ``close()`` and ended the member's thread. So ``_on_assign`` leaves alone what a
+        close delivers."""
+        self._closing = True
+        try:
+            consumer.close()
+        finally:
+            self._closing = False
 
     def _join(self) -> Consumer:
         settings = {**self.settings, **member_settings(self.group, self.commit_mode, self.settings),
@@ -229,6 +242,8 @@ class GroupMember(threading.Thread):
     # ------------------------------------------------------------------------ rebalances
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if self._closing:  # delivered by close(): nothing is read under it (``_close``)
+            return
         self.assignment += 1
         resume = self._committed(consumer, partitions)
         self._record_rebalance(hist.REBALANCE_ASSIGNED, partitions, resume)

@@ -225,9 +225,9 @@ class PipelineMember(GroupMember):
                 self._abandon()
                 return True
             if result == "rejoin":
-                consumer.close()
+                self._close(consumer)
                 consumer = self._join()
-        consumer.close()
+        self._close(consumer)
         producer.flush(END_CALL_TIMEOUT_S)
         if len(producer) == 0:  # closed, so its threads do not outlive the cluster
             producer.close()

@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaError, TopicPartition
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 import harness.history as hist
+from harness.workload import group_member
 from harness.workload.group_member import GroupMember, GroupProgress, member_settings
 
 
@@ -121,3 +123,30 @@ def test_the_workload_knows_which_groups_have_yet_to_commit() -> None:
     assert workload.groups_yet_to_commit() == ["g-pipe"]
     workload.recorder.row("commits", {"group": "g-pipe", "outcome": "committed"})
     assert workload.groups_yet_to_commit() == []
+
+
+class Closing:
+    """A consumer whose close() delivers one more assignment, as librdkafka can, and whose
+    handle, being destroyed, answers a look-up of committed offsets only with _DESTROY."""
+
+    def __init__(self, member: GroupMember) -> None:
+        self.member = member
+        self.closed = False
+
+    def committed(self, partitions: list[TopicPartition], timeout: float) -> list[TopicPartition]:
+        raise KafkaException(KafkaError(KafkaError._DESTROY))
+
+    def close(self) -> None:
+        self.member._on_assign(self, [TopicPartition("t", 0)])  # type: ignore[arg-type]
+        self.closed = True
+
+
+def test_an_assignment_delivered_by_close_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(group_member, "RESUME_LOOKUP_TIMEOUT_S", 0.0)  # a look-up gives up at once
+    rows = Rows()
+    member = _member("sync", rows)
+    consumer = Closing(member)
+    member._close(consumer)  # type: ignore[arg-type]
+    assert consumer.closed and rows.of("rebalances") == [] and member.assignment == -1
+    member._on_assign(Committed({0: 7}), [TopicPartition("t", 0)])  # type: ignore[arg-type]
+    assert [r["resume_offset"] for r in rows.of("rebalances")] == [7]  # open again after the close
