@@ -28,7 +28,7 @@ Public PySpark API only (SQL text, ``mapInArrow``), so it runs through Spark Con
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -51,6 +51,9 @@ _NONMONO, _REGRESSION, _GAP, _FIRST, _EARLY = (
 
 # ------------------------------------------------------------------ is there group data?
 
+TABLES = ("commits", "rebalances")
+"""The history's tables only the group kinds read (with sends, final_log and polls)."""
+
 
 def has_group_data(history: str | os.PathLike[str]) -> bool:
     """Whether the history holds anything the group kinds judge, from Parquet footers
@@ -67,10 +70,16 @@ def has_group_data(history: str | os.PathLike[str]) -> bool:
 # ------------------------------------------------------------------------------ the pass
 
 
-def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
+def _stream(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], group_topics: Collection[str] | None = None
+) -> DataFrame:
     """Everything the group kinds read, as ``group_sweep.INPUT`` rows: ``tp`` is the topic
     index and partition packed as the main pass packs them, null for a topic the history
-    does not know (dropped: no finding can be shown there)."""
+    does not know (dropped: no finding can be shown there). With ``group_topics`` (the
+    topics a group read or committed in: the overview's), the acknowledged
+    and logged offsets of other topics are left out in the scan: every finding is about
+    a group's reads or commits of a partition, so no other topic's offsets are asked about."""
+    of_group_topics = "true" if group_topics is None else plan.topic_in(group_topics)
     schema, tp = group_sweep.INPUT, plan.tp_of(topics)
     member = {"grp": "`group`", "consumer_id": "consumer_id", "assignment": "assignment", "tp": tp}
     reads = plan.shaped(
@@ -102,14 +111,16 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
     # log's, but for records the read_committed drain was not given (an aborted
     # transaction's), which commit_beyond_read counts as holding nothing.
     acked = plan.shaped(
-        tables["sends"].where(f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL"),
+        tables["sends"].where(
+            f"outcome = {plan.sql_string(OUTCOME_ACKED)} AND offset IS NOT NULL AND {of_group_topics}"
+        ),
         schema,
         src=str(group_sweep.ACKED),
         tp=tp,
         offset="offset",
     )
     logged = plan.shaped(
-        tables["final_log"].where("read_committed IS NOT FALSE"),
+        tables["final_log"].where(f"read_committed IS NOT FALSE AND {of_group_topics}"),
         schema,
         src=str(group_sweep.LOGGED),
         tp=tp,
@@ -119,7 +130,11 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
 
 
 def findings(
-    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+    tables: Mapping[str, DataFrame],
+    topics: Sequence[str],
+    examples: int,
+    partitions: int,
+    group_topics: Collection[str] | None = None,
 ) -> DataFrame:
     """The group findings ranked (``group_sweep.OUTPUT``): one row per finding among the
     first ``examples`` by offset of its partition and kind, carrying the kind's total
@@ -128,7 +143,7 @@ def findings(
     offsets in lo..hi-1 and is shown at the first of them (none: no finding); an early
     commit counts 1, at its offset, if some offset in lo..hi-1 held a record."""
     return (
-        _stream(tables, topics)
+        _stream(tables, topics, group_topics)
         .repartition(partitions, "tp")
         .mapInArrow(group_sweep.judge_batches(examples), group_sweep.OUTPUT_DDL)
     )
@@ -190,12 +205,16 @@ def detail(row: Any) -> str:
 
 
 def judge(
-    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+    tables: Mapping[str, DataFrame],
+    topics: Sequence[str],
+    examples: int,
+    partitions: int,
+    group_topics: Collection[str] | None = None,
 ) -> GroupFindings:
     """Judge the group kinds of a history with group data (``tables`` holds sends,
     final_log, polls, commits and rebalances): one action, whose output is at most
     ``examples`` rows per partition and kind."""
-    rows = findings(tables, topics, examples, partitions).collect()
+    rows = findings(tables, topics, examples, partitions, group_topics).collect()
     counts: dict[tuple[str, int], dict[str, int]] = {}
     shown: list[GroupExample] = []
     for row in sorted(rows, key=lambda r: (r.tp, r.kind, r.rank)):

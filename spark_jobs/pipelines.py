@@ -30,7 +30,7 @@ Public PySpark API only (SQL text, joins, ``mapInArrow``), so it runs through Sp
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -93,10 +93,14 @@ def _outputs(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFram
     )
 
 
-def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame:
+def _stream(
+    tables: Mapping[str, DataFrame], topics: Sequence[str], sources: Collection[str] | None = None
+) -> DataFrame:
     """Everything the sweep reads (``pipeline_sweep.INPUT``): the outputs at their source
     positions, the final log's records and the pipeline groups' final offsets. A pipeline
-    group is one some output names; other groups' final offsets are not its business."""
+    group is one some output names; other groups' final offsets are not its business.
+    With ``sources`` (the topics outputs name as their source: the overview's), the final
+    log of other topics is left out in the scan, where no finding can be."""
     schema = pipeline_sweep.INPUT
     outputs = plan.shaped(
         _outputs(tables, topics),
@@ -118,7 +122,7 @@ def _stream(tables: Mapping[str, DataFrame], topics: Sequence[str]) -> DataFrame
     )
     tp = plan.tp_of(topics)
     log = plan.shaped(
-        tables["final_log"],
+        tables["final_log"].where("true" if sources is None else plan.topic_in(sources)),
         schema,
         src=str(pipeline_sweep.LOG),
         tp=tp,
@@ -150,14 +154,18 @@ def _hash(column: str) -> str:
 
 
 def findings(
-    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+    tables: Mapping[str, DataFrame],
+    topics: Sequence[str],
+    examples: int,
+    partitions: int,
+    sources: Collection[str] | None = None,
 ) -> DataFrame:
     """The pipeline findings ranked (``pipeline_sweep.OUTPUT``): one row per finding among
     the first ``examples`` by source offset of its source partition and kind, with the
     kind's count there (``total``). ``tables`` holds sends (or ``plan.SENDS_AS_SENT``),
     final_log, final_offsets and, with transaction data, ``plan.OUTCOMES``."""
     return (
-        _stream(tables, topics)
+        _stream(tables, topics, sources)
         .repartition(partitions, "tp")
         .mapInArrow(pipeline_sweep.judge_batches(examples), pipeline_sweep.OUTPUT_DDL)
     )
@@ -188,12 +196,16 @@ def detail(kind: str, row: Any) -> str:
 
 
 def judge(
-    tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
+    tables: Mapping[str, DataFrame],
+    topics: Sequence[str],
+    examples: int,
+    partitions: int,
+    sources: Collection[str] | None = None,
 ) -> TxnFindings:
     """Judge the pipeline kinds of a history with pipeline outputs: one action, whose
     output is at most ``examples`` rows per partition and kind. Each example sits at the
     source position and is counted in the source's partition."""
-    rows = findings(tables, topics, examples, partitions).collect()
+    rows = findings(tables, topics, examples, partitions, sources).collect()
     if any(row.home is None for row in rows):
         raise HistoryError("a pipeline output names a source topic no send, poll or final-log record has")
     return homed_findings(rows, PIPELINE_KINDS, topics, detail)

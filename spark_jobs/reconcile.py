@@ -152,11 +152,14 @@ class _Prelude:
     topics: list[str]
     range_rows: list[Any]  # topic, partition, log_start, log_end, log_records
     availability_rows: list[Any]  # topic, partition, bucket, acked, failed, unknown
+    group_topics: frozenset[str]  # topics a group read or committed in
+    pipeline_sources: frozenset[str]  # topics a pipeline output names as its source
 
 
 def _prelude(tables: Mapping[str, DataFrame], bucket_seconds: float) -> _Prelude:
     rows = plan.overview(tables, bucket_seconds).collect()
-    topics = sorted({r.topic for r in rows})
+    named = (plan.OVERVIEW_LOG, plan.OVERVIEW_SENDS, plan.OVERVIEW_POLLS)
+    topics = sorted({r.topic for r in rows if r.source in named})
     ranges = [r for r in rows if r.log_records is not None]
     if len(topics) >= plan.MAX_TOPICS:
         raise HistoryError(f"history has {len(topics)} topics; at most {plan.MAX_TOPICS - 1}")
@@ -167,7 +170,13 @@ def _prelude(tables: Mapping[str, DataFrame], bucket_seconds: float) -> _Prelude
                 f"partitions up to {plan.MAX_PARTITION} and offsets up to {plan.MAX_OFFSET} "
                 "are supported"
             )
-    return _Prelude(topics, ranges, [r for r in rows if r.bucket is not None])
+    grouped = frozenset(
+        r.topic
+        for r in rows
+        if (r.source == plan.OVERVIEW_POLLS and r.grouped) or r.source == plan.OVERVIEW_GROUP
+    )
+    sources = frozenset(r.topic for r in rows if r.source == plan.OVERVIEW_PIPELINE_SOURCE)
+    return _Prelude(topics, ranges, [r for r in rows if r.bucket is not None], grouped, sources)
 
 
 def _decode_tp(tp: int | None, topics: Sequence[str]) -> tuple[str, int]:
@@ -455,6 +464,8 @@ def reconcile(
     # Footers only: a history without transactions pays no join and no transaction pass.
     transactional = transactions.has_transaction_data(history)
     tables = plan.tables(spark, history, transactions=transactional)
+    if groups.has_group_data(history):  # footers only: a history without groups pays nothing
+        tables.update({t: plan.read(spark, history, t) for t in groups.TABLES})
     try:
         prelude = _prelude(tables, bucket_seconds)
         t1 = time.perf_counter()
@@ -470,16 +481,16 @@ def reconcile(
             summary = summarised.toArrow()
         t2 = time.perf_counter()
         grouped = None
-        if groups.has_group_data(history):  # footers only: a history without groups pays nothing
-            extra = {t: plan.read(spark, history, t) for t in ("commits", "rebalances")}
-            grouped = groups.judge({**tables, **extra}, prelude.topics, examples, n)
+        if groups.TABLES[0] in tables:
+            grouped = groups.judge(tables, prelude.topics, examples, n, prelude.group_topics)
         t3 = time.perf_counter()
         txns = transactions.judge(tables, prelude.topics, examples, n) if transactional else None
         t4 = time.perf_counter()
         piped = None
         if pipelines.has_pipeline_data(history):  # footers only: a history without pipelines pays nothing
             offsets = {"final_offsets": plan.read(spark, history, "final_offsets")}
-            piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples, n)
+            sources = prelude.pipeline_sources
+            piped = pipelines.judge({**tables, **offsets}, prelude.topics, examples, n, sources)
         t5 = time.perf_counter()
         findings = _assemble(
             spark, tables, history, manifest, prelude, summary, bucket_seconds, examples, grouped, txns, piped

@@ -146,6 +146,14 @@ CASES = (
         at={"commit_beyond_read": [4]},
     ),
     Case(
+        "committed_unread",  # a commit in a partition the group never read: offsets 0-2 held records
+        acked=(0, 1, 2, 3),
+        log=(0, 1, 2, 3),
+        commits=((3, 1.0, "committed"),),
+        counts={"commit_beyond_read": 1},
+        at={"commit_beyond_read": [3]},
+    ),
+    Case(
         "not_a_member",  # reads with no group are not judged by the group kinds
         acked=(0, 1, 2, 3),
         log=(0, 1, 2, 3),
