@@ -21,8 +21,9 @@ Why it looks the way it does:
   partition's first ``examples`` findings per kind with the kind's count there: one
   action. Windows by (group, source), a positional join and an anti-join did the same in
   14 s at 1M sends.
-* The whole final log is shuffled, not only the source partitions': cutting it costs one
-  more stage, which paid only from about 1M sends (docs/notes-judge-speed.md).
+* The final log of the source topics is shuffled (the overview names them; other topics
+  are cut in the scan), not only the source partitions': cutting those costs one more
+  stage, which paid only from about 1M sends (docs/notes-judge-speed.md).
 
 Public PySpark API only (SQL text, joins, ``mapInArrow``), so it runs through Spark Connect too.
 """

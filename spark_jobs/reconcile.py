@@ -8,7 +8,8 @@ Every anomaly kind and the verdict JSON are defined in docs/HISTORY.md; the Spar
 and why it is shaped that way is in ``plan.py``.
 
 The job runs in three Spark jobs: an overview (topics, each final-log partition's offset
-range, send outcomes per time bucket: one aggregation), the main pass (one shuffle and a
+range, send outcomes per time bucket, the topics the group and pipeline passes judge: one
+aggregation), the main pass (one shuffle and a
 vectorised sweep whose tasks hand back only a summary: counts, their first examples, the
 blocks' end messages), and a bounded look-up of the records behind the examples. The
 driver merges the summaries and finishes the reorders that straddle two blocks. A history
