@@ -16,7 +16,9 @@ import pytest
 pytest.importorskip("pyspark")
 
 import pyspark
+from pyspark.sql import SparkSession
 
+from spark_jobs.session import build_session
 from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
 
 # local-cluster starts real worker and executor JVMs through $SPARK_HOME/bin/spark-class;
@@ -37,6 +39,14 @@ ALL_KINDS = {
     "commit_regression": 2,
     "commit_beyond_read": 2,
 }
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    """A small classic session per module (a module may define its own instead)."""
+    session = build_session("local[2]", {"spark.driver.memory": "1g"})
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ a test session, and each judgement would otherwise keep its outcomes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,10 @@ from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
 from spark_jobs import plan, reconcile, transactions
-from spark_jobs.session import build_session
 from spark_jobs.synthetic import SynthSpec, generate
 
 pytestmark = pytest.mark.spark
 NOT_CACHED = StorageLevel(False, False, False, False)
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = build_session("local[2]", {"spark.driver.memory": "1g"})
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

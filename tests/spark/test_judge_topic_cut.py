@@ -6,8 +6,6 @@ every kind (tests/unit/test_reconcile_properties.py) show that nothing is lost b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from harness.history import ANOMALY_KINDS
@@ -17,17 +15,9 @@ pytest.importorskip("pyspark")
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_jobs import groups, pipeline_sweep, pipelines, plan, reconcile
-from spark_jobs.session import build_session
 from spark_jobs.synthetic import SynthSpec, generate
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = build_session("local[2]", {"spark.driver.memory": "1g"})
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

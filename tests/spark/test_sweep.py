@@ -14,7 +14,6 @@ import pytest
 from pyspark.sql import Row, SparkSession
 
 from spark_jobs import plan, sweep
-from spark_jobs.session import build_session
 
 TP = 1  # topic 0, partition 0
 CLEAN = sweep.SEND | sweep.ACKED
@@ -29,13 +28,6 @@ def message(pb: int, seq: int, offset: int, tp: int = TP) -> list[Event]:
     """A message sent and acknowledged at ``offset``, on the final log there and polled."""
     where = at(offset, tp)
     return [(pb, seq, where, CLEAN), (pb, seq, where, sweep.LOG), (pb, seq, where, sweep.POLL)]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = build_session("local[2]", {"spark.driver.memory": "1g"})
-    yield session
-    session.stop()
 
 
 def judge(spark: SparkSession, rows: list[Event]) -> list[Row]:

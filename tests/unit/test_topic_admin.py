@@ -82,23 +82,18 @@ def admin(monkeypatch: pytest.MonkeyPatch) -> TopicAdmin:
     return TopicAdmin(TOPOLOGY, "run-1", Observation())  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "second",
+    ["created", "exists"],  # "exists": the unanswered request created it after all
+)
 def test_a_client_that_answers_nothing_is_replaced_and_the_topic_created(
-    admin: TopicAdmin, monkeypatch: pytest.MonkeyPatch
+    admin: TopicAdmin, monkeypatch: pytest.MonkeyPatch, second: str
 ) -> None:
-    clients = Clients(["silent", "created"])
+    clients = Clients(["silent", second])
     monkeypatch.setattr(topics, "AdminClient", clients)
     admin.create_topic("t", partitions=2, replication_factor=3, timeout_s=0.2)
     assert [c.requests for c in clients.built] == [1, 1]
     assert admin.client is clients.built[1]  # the fresh client is kept for the next topic
-
-
-def test_a_topic_the_unanswered_request_created_is_taken_as_created(
-    admin: TopicAdmin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    clients = Clients(["silent", "exists"])
-    monkeypatch.setattr(topics, "AdminClient", clients)
-    admin.create_topic("t", partitions=2, replication_factor=3, timeout_s=0.2)
-    assert [c.requests for c in clients.built] == [1, 1]
 
 
 def test_a_topic_that_exists_before_any_request_is_still_an_error(
