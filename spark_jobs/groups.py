@@ -79,7 +79,7 @@ def _stream(
     topics a group read or committed in: the overview's), the acknowledged
     and logged offsets of other topics are left out in the scan: every finding is about
     a group's reads or commits of a partition, so no other topic's offsets are asked about."""
-    of_group_topics = "true" if group_topics is None else plan.topic_in(group_topics)
+    of_group_topics = plan.topic_in(group_topics)
     schema, tp = group_sweep.INPUT, plan.tp_of(topics)
     member = {"grp": "`group`", "consumer_id": "consumer_id", "assignment": "assignment", "tp": tp}
     reads = plan.shaped(

@@ -123,7 +123,7 @@ def _stream(
     )
     tp = plan.tp_of(topics)
     log = plan.shaped(
-        tables["final_log"].where("true" if sources is None else plan.topic_in(sources)),
+        tables["final_log"].where(plan.topic_in(sources)),
         schema,
         src=str(pipeline_sweep.LOG),
         tp=tp,

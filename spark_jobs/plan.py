@@ -442,8 +442,11 @@ def overview(tables: Mapping[str, DataFrame], bucket_seconds: float) -> DataFram
     )
 
 
-def topic_in(topics: Iterable[str]) -> str:
-    """The SQL condition that a row's ``topic`` is one of ``topics`` (false for none)."""
+def topic_in(topics: Iterable[str] | None) -> str:
+    """The SQL condition that a row's ``topic`` is one of ``topics`` (false for none; true
+    for ``None``, no cut)."""
+    if topics is None:
+        return "true"
     names = sorted(set(topics))
     return f"topic IN ({', '.join(sql_string(t) for t in names)})" if names else "false"
 

@@ -8,15 +8,15 @@ Every anomaly kind and the verdict JSON are defined in docs/HISTORY.md; the Spar
 and why it is shaped that way is in ``plan.py``.
 
 The job runs in three Spark jobs: an overview (topics, each final-log partition's offset
-range, send outcomes per time bucket, the topics the group and pipeline passes judge: one
-aggregation), the main pass (one shuffle and a
-vectorised sweep whose tasks hand back only a summary: counts, their first examples, the
-blocks' end messages), and a bounded look-up of the records behind the examples. The
-driver merges the summaries and finishes the reorders that straddle two blocks. A history
-with consumer-group data gets one more job for the group kinds (``groups.py``), and one
-with transaction data one more for the transaction kinds (``transactions.py``), its sends
-then carrying their judged outcomes into every pass (``plan.tables``); a history without
-them pays only a read of Parquet footers to learn that.
+range, send outcomes per time bucket, the topics the group and pipeline passes judge:
+one aggregation), the main pass (one shuffle and a vectorised sweep whose tasks hand
+back only a summary: counts, their first examples, the blocks' end messages), and a
+bounded look-up of the records behind the examples. The driver merges the summaries and
+finishes the reorders that straddle two blocks. A history with consumer-group data gets
+one more job for the group kinds (``groups.py``), and one with transaction data one more
+for the transaction kinds (``transactions.py``), its sends then carrying their judged
+outcomes into every pass (``plan.tables``); a history without them pays only a read of
+Parquet footers to learn that.
 """
 
 from __future__ import annotations
@@ -465,7 +465,8 @@ def reconcile(
     # Footers only: a history without transactions pays no join and no transaction pass.
     transactional = transactions.has_transaction_data(history)
     tables = plan.tables(spark, history, transactions=transactional)
-    if groups.has_group_data(history):  # footers only: a history without groups pays nothing
+    grouped_history = groups.has_group_data(history)  # footers only: without groups, nothing more
+    if grouped_history:
         tables.update({t: plan.read(spark, history, t) for t in groups.TABLES})
     try:
         prelude = _prelude(tables, bucket_seconds)
@@ -482,7 +483,7 @@ def reconcile(
             summary = summarised.toArrow()
         t2 = time.perf_counter()
         grouped = None
-        if groups.TABLES[0] in tables:
+        if grouped_history:
             grouped = groups.judge(tables, prelude.topics, examples, n, prelude.group_topics)
         t3 = time.perf_counter()
         txns = transactions.judge(tables, prelude.topics, examples, n) if transactional else None
