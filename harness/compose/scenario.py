@@ -131,7 +131,7 @@ class ScenarioSpec:
     # with the topic written as "$topic": its real name is only known when the run makes it.
     schedule: tuple[Mapping[str, Any], ...] = ()
     # What must happen beyond the verdict's rules: predicates over the cluster-state
-    # timeline, the schedule's moments and the sends (harness/compose/checks.py).
+    # timeline, the schedule's moments and the sends (harness/compose/checks/).
     checks: tuple[DeclaredCheck, ...] = ()
     # Looks at what one broker believes, at moments of the schedule, for probe checks
     # (harness/compose/probes.py).
