@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from harness.compose.checks.evidence import Anchor, CheckResult, CheckSpecError, Evidence
+from harness.compose.expectations import longest_gap
 
 
 class Check(ABC):
@@ -191,3 +192,16 @@ def with_window(out: dict[str, Any], start: Anchor | None, until: Anchor | None,
 
 def evaluate_checks(checks: Sequence[Check], evidence: Evidence) -> list[CheckResult]:
     return [check.evaluate(evidence) for check in checks]
+
+
+def longest_quiet(evidence: Evidence, start: Anchor | None, until: Anchor | None, seconds: SecondsRange,
+                  moments: Iterable[float]) -> tuple[bool, str]:
+    """Whether the longest stretch of the window without one of ``moments`` lies in
+    ``seconds``, the window's ends counting as boundaries: the verdict of the checks that
+    bound how long something stopped (commits, transactions), whatever they count."""
+    window = evidence.window(start, until)
+    if isinstance(window, str):
+        return False, window
+    begin, end = window[0].ts, window[1].ts
+    gap = longest_gap(sorted(moments), begin, end)
+    return seconds.holds(gap), f"{gap:.2f} s (window {end - begin:.1f} s)"

@@ -12,6 +12,7 @@ from harness.compose.checks.base import (
     Check,
     SecondsRange,
     check_for_s,
+    longest_quiet,
     partition_listing,
     span_words,
     tally_outcomes,
@@ -20,7 +21,7 @@ from harness.compose.checks.base import (
     with_window,
 )
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
-from harness.compose.expectations import CountRange, longest_gap
+from harness.compose.expectations import CountRange
 
 
 @dataclass(frozen=True)
@@ -149,15 +150,10 @@ class CommitGap(Check):
                 f"{window_words(self.start, self.until)}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        window = evidence.window(self.start, self.until)
-        if isinstance(window, str):
-            return False, window
-        begin, end = window[0].ts, window[1].ts
-        times = sorted(float(row["ts"]) for row in evidence.commits
-                       if row["outcome"] == hist.COMMIT_COMMITTED
-                       and (self.consumers is None or row["consumer_id"] in self.consumers))
-        gap = longest_gap(times, begin, end)
-        return self.seconds.holds(gap), f"{gap:.2f} s (window {end - begin:.1f} s)"
+        commits = (float(row["ts"]) for row in evidence.commits
+                   if row["outcome"] == hist.COMMIT_COMMITTED
+                   and (self.consumers is None or row["consumer_id"] in self.consumers))
+        return longest_quiet(evidence, self.start, self.until, self.seconds, commits)
 
     def spec(self) -> dict[str, Any]:
         out: dict[str, Any] = {"commit_gap_s": self.seconds.to_dict()}

@@ -12,6 +12,7 @@ from harness.compose.checks.base import (
     Check,
     SecondsRange,
     check_for_s,
+    longest_quiet,
     span_words,
     tally_outcomes,
     wall_bounds,
@@ -19,7 +20,7 @@ from harness.compose.checks.base import (
     with_window,
 )
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
-from harness.compose.expectations import CountRange, longest_gap
+from harness.compose.expectations import CountRange
 
 TRANSACTION_OUTCOMES = {"committed": (hist.TXN_COMMITTED,), "aborted": (hist.TXN_ABORTED,),
                         "unknown": (hist.TXN_UNKNOWN,), "any": hist.TXN_OUTCOMES}
@@ -113,15 +114,10 @@ class TransactionGap(Check):
                 f"{window_words(self.start, self.until)}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        window = evidence.window(self.start, self.until)
-        if isinstance(window, str):
-            return False, window
-        begin, end = window[0].ts, window[1].ts
-        times = sorted(float(row["end_ts"]) for row in evidence.transactions
-                       if row["outcome"] == hist.TXN_COMMITTED and row.get("end_ts") is not None
-                       and (self.producers is None or row["producer_id"] in self.producers))
-        gap = longest_gap(times, begin, end)
-        return self.seconds.holds(gap), f"{gap:.2f} s (window {end - begin:.1f} s)"
+        commits = (float(row["end_ts"]) for row in evidence.transactions
+                   if row["outcome"] == hist.TXN_COMMITTED and row.get("end_ts") is not None
+                   and (self.producers is None or row["producer_id"] in self.producers))
+        return longest_quiet(evidence, self.start, self.until, self.seconds, commits)
 
     def spec(self) -> dict[str, Any]:
         out: dict[str, Any] = {"transaction_gap_s": self.seconds.to_dict()}
