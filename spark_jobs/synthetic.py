@@ -60,7 +60,15 @@ from harness.history import (
 )
 from spark_jobs import synthetic_pipeline
 from spark_jobs.synthetic_group import ConsumerGroup
-from spark_jobs.synthetic_kit import ZONES, Truth, message_ids, offsets_in_send_order, rank_within, strings
+from spark_jobs.synthetic_kit import (
+    ZONES,
+    Picker,
+    Truth,
+    message_ids,
+    offsets_in_send_order,
+    rank_within,
+    strings,
+)
 from spark_jobs.synthetic_txn import Transactions
 
 GHOST = "ghost"
@@ -198,22 +206,6 @@ def planted_totals(anomalies: Mapping[str, int], edges: Mapping[str, int]) -> di
         for kind, count in EDGE_CASES[edge].items():
             totals[kind] += count * int(times)
     return totals
-
-
-class _Picker:
-    """Draws disjoint random subsets of candidate indices, so that kinds never overlap."""
-
-    def __init__(self, rng: np.random.Generator, n: int) -> None:
-        self.rng = rng
-        self.used = np.zeros(n, dtype=bool)
-
-    def take(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
-        free = candidates[~self.used[candidates]]
-        if k > len(free):
-            raise ValueError(f"cannot plant {k} {what}: only {len(free)} candidates")
-        chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
-        self.used[chosen] = True
-        return chosen
 
 
 def _take_pairs(starts: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -423,7 +415,7 @@ class ChunkBuilder:
             self.judged = self.txn.judged(self.outcome)
         self.send_part = self.part.copy()  # the partition its send row names (-1: unknown)
         self.log_part = self.part.copy()  # the partition of its own copy on the final log
-        self.pick = _Picker(rng, n)
+        self.pick = Picker(rng, n)
         if self.txn is not None:  # no other plant touches a transaction's message
             self.pick.used[self.txn.sends] = True
         self.acked = np.flatnonzero(self.outcome == 0)

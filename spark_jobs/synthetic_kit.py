@@ -17,6 +17,22 @@ from harness.history import ANOMALY_KINDS
 ZONES = ("a", "b", "c")
 
 
+class Picker:
+    """Draws disjoint random subsets of candidate indices, so that kinds never overlap."""
+
+    def __init__(self, rng: np.random.Generator, n: int) -> None:
+        self.rng = rng
+        self.used = np.zeros(n, dtype=bool)
+
+    def take(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
+        free = candidates[~self.used[candidates]]
+        if k > len(free):
+            raise ValueError(f"cannot plant {k} {what}: only {len(free)} candidates")
+        chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
+        self.used[chosen] = True
+        return chosen
+
+
 class Truth:
     """The counts and ids planted in one chunk, per kind and partition."""
 

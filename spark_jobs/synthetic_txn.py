@@ -41,7 +41,7 @@ from harness.history import (
     TXN_UNKNOWN,
     HistoryWriter,
 )
-from spark_jobs.synthetic_kit import ZONES, Truth, message_ids, offsets_in_send_order, strings
+from spark_jobs.synthetic_kit import ZONES, Picker, Truth, message_ids, offsets_in_send_order, strings
 
 if TYPE_CHECKING:
     from spark_jobs.synthetic import ChunkBuilder
@@ -110,7 +110,7 @@ class Transactions:
         self.by_txn = self.sends[np.argsort(self.txn_of[self.sends], kind="stable")]
         self.size = np.bincount(self.txn_of[self.sends], minlength=count)
         self.start = np.r_[0, np.cumsum(self.size)]
-        self.send_used = np.zeros(b.n, bool)  # transaction plants never share a message
+        self.send_pick = Picker(self.rng, b.n)  # transaction plants never share a message
         self.txn_used = np.zeros(count, bool)  # nor a transaction
 
     def messages(self, t: int) -> np.ndarray:
@@ -144,8 +144,8 @@ class Transactions:
         self.doubled = self._take_txns(committed, edges["txn_doubled_row"], "doubled rows")
         self.kind[self.doubled] = DOUBLED
         aborted = self.sends[(self.kind[self.txn_of[self.sends]] == ABORTED)]
-        gone = self._take_sends(aborted, edges["txn_aborted_gone"], "aborted records gone")
-        self.failed = self._take_sends(aborted, edges["txn_failed_logged"], "failed sends on the log")
+        gone = self.send_pick.take(aborted, edges["txn_aborted_gone"], "aborted records gone")
+        self.failed = self.send_pick.take(aborted, edges["txn_failed_logged"], "failed sends on the log")
         b.outcome[self.failed] = 1
         self.logged_anyway = np.zeros(b.n, bool)
         self.logged_anyway[self.failed] = True
@@ -257,14 +257,6 @@ class Transactions:
 
     # ---- plants -------------------------------------------------------------------------
 
-    def _take_sends(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
-        free = candidates[~self.send_used[candidates]]
-        if k > len(free):
-            raise ValueError(f"cannot plant {k} {what}: only {len(free)} candidates")
-        chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
-        self.send_used[chosen] = True
-        return chosen
-
     def _take_txns(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
         free = candidates[~self.txn_used[candidates]]
         if k > len(free):
@@ -272,7 +264,7 @@ class Transactions:
         chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
         self.txn_used[chosen] = True
         for t in chosen.tolist():
-            self.send_used[self.messages(t)] = True
+            self.send_pick.used[self.messages(t)] = True
         return chosen
 
     def plant(self) -> None:
@@ -284,14 +276,14 @@ class Transactions:
         kind = self.kind[self.txn_of[written]]
         # read by someone, given to the read_committed drain, or both: one count each
         aborted = written[(kind == ABORTED) & ~self.logged_anyway[written]]
-        self.aborted_read = self._take_sends(aborted, want["txn_aborted_read"], "aborted reads")
+        self.aborted_read = self.send_pick.take(aborted, want["txn_aborted_read"], "aborted reads")
         how = rng.integers(0, 3, len(self.aborted_read))
         self.rc_false[self.aborted_read[how >= 1]] = False
         for m in self.aborted_read[how != 1].tolist():
             self.reads.append((m, int(rng.integers(0, 3)), float(b.send_ts[m]) + 0.2 * dt))
         # before the commit was asked for, by a read_committed consumer, once or twice
         committed = written[kind == COMMITTED]
-        self.uncommitted = self._take_sends(committed, want["txn_uncommitted_read"], "uncommitted reads")
+        self.uncommitted = self.send_pick.take(committed, want["txn_uncommitted_read"], "uncommitted reads")
         for m in self.uncommitted.tolist():
             asked = float(self.asked[self.txn_of[m]])
             for _ in range(int(rng.integers(1, 3))):
@@ -310,11 +302,11 @@ class Transactions:
             self.rc_false[hit] = True
             self.partial_first[i] = hit.min()
         # edge cases: reads that must not count
-        for m in self._take_sends(committed, edges["txn_early_reads"], "early reads").tolist():
+        for m in self.send_pick.take(committed, edges["txn_early_reads"], "early reads").tolist():
             asked = float(self.asked[self.txn_of[m]])
             self.reads += [(m, DIRTY, asked - 0.3 * dt), (m, PLAIN, asked - 0.2 * dt), (m, ASSIGNER, asked)]
         settled_aborted = written[(kind == UNKNOWN) & self.rc_false[written]]
-        for m in self._take_sends(settled_aborted, edges["txn_unknown_read"], "unknown reads").tolist():
+        for m in self.send_pick.take(settled_aborted, edges["txn_unknown_read"], "unknown reads").tolist():
             sent = float(b.send_ts[m])
             self.reads += [(m, DIRTY, sent + 0.2 * dt), (m, ASSIGNER, sent + 0.3 * dt)]
         for t in self.doubled.tolist():
