@@ -61,7 +61,7 @@ from harness.cluster.node_config import format_value
 from harness.compose.checks import Check, CheckSpecError, Seen, check_anchors, parse_check
 from harness.compose.expectations import Bounds, BoundsError
 from harness.compose.probes import Probe
-from harness.compose.scenario import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute
+from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute
 from harness.errors import ChaosError, TopologyError
 from harness.history import Expectations, HistoryError
 from harness.workload.driver import ConsumerSpec, ProducerSpec

@@ -501,7 +501,7 @@ def _settings(raw: Any, what: str) -> list[Setting]:
 
 
 def _effective(data: Any) -> EffectiveConfig:
-    """config.json's effective_config (harness.compose.scenario ScenarioRun._effective_config)."""
+    """config.json's effective_config (harness.compose.run_config.effective_config)."""
     raw = _obj(data, "effective_config")
     # "topics" (every topic, the scenario's own first); runs before pipelines wrote "topic".
     listed = raw.get("topics", [] if raw.get("topic") is None else [raw["topic"]])

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.compose.scenario import layered_settings
+from harness.compose.run_config import layered_settings
 from harness.history import ANOMALY_KINDS, Expectations, HistoryWriter
 from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings

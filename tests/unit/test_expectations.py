@@ -35,6 +35,8 @@ from harness.compose.expectations import (
     send_outcomes,
 )
 from harness.compose.judge import Judge
+from harness.compose.measured import IsrPoll
+from harness.compose.run_config import effective_config, layered_settings, shown
 from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import (
     NamedTopic,
@@ -42,9 +44,6 @@ from harness.compose.scenario import (
     ScenarioRun,
     ScenarioSpec,
     TopicSpec,
-    _IsrPoll,
-    layered_settings,
-    shown,
 )
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
@@ -444,7 +443,7 @@ def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Pa
     ):
         renamed = _rename(state, run.topic)
         run.sampler.sample(_snapshot_of(renamed), now=_clock_at(ts))
-    isr = _IsrPoll(120.0, {0: (0, 1, 2), 1: (0, 1, 2)}, 125.0, [])
+    isr = IsrPoll(120.0, {0: (0, 1, 2), 1: (0, 1, 2)}, 125.0, [])
     run.writer.close(hist.STATUS_COMPLETE)
     run._check_bounds(isr)
     checks = {c.name: (c.passed, c.detail) for c in run.checks}
@@ -546,7 +545,7 @@ def test_effective_config_marks_defaults_scenario_values_and_harness_values(tmp_
                         consumers=(ConsumerSpec("cb", "b", settings={"group.id": "mine"}),),
                         broker_settings={"log.flush.interval.messages": 1})
     run = _run(tmp_path, spec, FakeCluster({"log.flush.interval.messages": 1, "min.insync.replicas": 2}))
-    config = run._effective_config()
+    config = effective_config(run.cluster, run.spec, run.run_topics)
     brokers = {r["key"]: (r["value"], r["source"]) for r in config["brokers"]}
     assert brokers == {"log.flush.interval.messages": ("1", "scenario"),
                        "min.insync.replicas": ("2", "topology"),
@@ -572,7 +571,7 @@ def test_effective_config_lists_every_topic_with_its_real_name_and_settings(tmp_
                         topics=(NamedTopic("out", TopicSpec(partitions=2, replication_factor=2,
                                                             config={"min.insync.replicas": 1})),))
     run = _run(tmp_path, spec, FakeCluster({"min.insync.replicas": 2}))
-    topics = run._effective_config()["topics"]
+    topics = effective_config(run.cluster, run.spec, run.run_topics)["topics"]
     assert [(t["name"], t["partitions"], t["replication_factor"]) for t in topics] == [
         (run.topic, 4, 3), (f"{run.topic}-out", 2, 2)]
     assert topics[1]["settings"] == [{"key": "min.insync.replicas", "value": 1, "source": "scenario",
