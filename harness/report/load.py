@@ -21,48 +21,59 @@ import pyarrow.parquet as pq
 
 from harness.errors import ChaosError
 from harness.history import (
-    ANOMALY_KINDS,
-    FAULTS_SCHEMA,
     OUTCOME_ACKED,
     Expectations,
     HistoryError,
     part_files,
     read_manifest,
 )
+from harness.report.fields import (
+    Malformed,
+    as_bool,
+    as_int,
+    as_list,
+    as_num,
+    as_obj,
+    as_one_of,
+    as_opt_int,
+    as_opt_num,
+    as_opt_str,
+    as_str,
+)
+from harness.report.load_faults import (
+    fault_action,
+    fault_rows,
+    fault_windows,
+    planned_faults,
+    schedule_entry,
+    schedule_file,
+)
+from harness.report.load_verdict import parse_verdict
 from harness.report.model import (
     SETTING_SOURCES,
     TEST_OUTCOMES,
     AckBucket,
     Assertions,
-    Bucket,
     Check,
     ClientConfig,
     ClusterEvent,
     CoverageCell,
     EffectiveConfig,
     Escalation,
-    Example,
     Exploration,
     ExploredRound,
-    FaultAction,
-    FaultWindow,
     HistoryInfo,
-    PartitionSummary,
-    RuleResult,
     Run,
     RunInfo,
     Scenario,
     ScenarioConfig,
-    ScheduleEntry,
     SessionTest,
     Setting,
     TopicConfig,
-    Verdict,
     Window,
 )
 
 T = TypeVar("T")
-VERDICT_SCHEMA_VERSION = 1  # the verdict.json version this loader was written against
 _HEADER_KEYS = ("scenario", "kafka_version", "schedule", "effective_config")
 _PHASES = ("setup", "call", "teardown")
 DIAGNOSTICS = "diagnostics"
@@ -70,68 +81,6 @@ DIAGNOSTICS = "diagnostics"
 
 class ReportError(ChaosError):
     """The run directory itself is unusable (absent, not a directory)."""
-
-
-class _Malformed(ValueError):
-    """A field of the wrong type or missing; caught per file and turned into a problem."""
-
-
-# ------------------------------------------------------------------------ field readers
-
-
-def _obj(value: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _Malformed(f"{what} is not an object")
-    return value
-
-
-def _list(value: object, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _Malformed(f"{what} is not a list")
-    return value
-
-
-def _num(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Malformed(f"{what} is not a number: {value!r}")
-    return float(value)
-
-
-def _opt_num(value: object, what: str) -> float | None:
-    return None if value is None else _num(value, what)
-
-
-def _int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _Malformed(f"{what} is not an integer: {value!r}")
-    return value
-
-
-def _opt_int(value: object, what: str) -> int | None:
-    return None if value is None else _int(value, what)
-
-
-def _bool(value: object, what: str) -> bool:
-    # Strictly a JSON boolean: "false" or 0 read as a pass would be the worst misreading.
-    if not isinstance(value, bool):
-        raise _Malformed(f"{what} is not true/false: {value!r}")
-    return value
-
-
-def _opt_str(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _str(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise _Malformed(f"{what} is not a string: {value!r}")
-    return value
-
-
-def _one_of(value: object, allowed: tuple[str, ...], what: str) -> str:
-    if value not in allowed:
-        raise _Malformed(f"{what} is {value!r}, not one of {', '.join(allowed)}")
-    return str(value)
 
 
 def _read_json(path: Path, problems: list[str], required: bool = True) -> Any:
@@ -173,17 +122,17 @@ def page_name(scenario_id: str) -> str | None:
 def _run_info(run_dir: Path, problems: list[str]) -> RunInfo:
     data = _read_json(run_dir / "run.json", problems)
     try:
-        raw = _obj(data, "run.json") if data is not None else {}
-        ids = [str(s) for s in _list(raw.get("scenarios", []), "run.json scenarios")]
+        raw = as_obj(data, "run.json") if data is not None else {}
+        ids = [str(s) for s in as_list(raw.get("scenarios", []), "run.json scenarios")]
         info = RunInfo(
             run_id=str(raw.get("run_id") or run_dir.name),
-            kafka_version=_opt_str(raw.get("kafka_version")),
-            started=_opt_num(raw.get("started"), "run.json started"),
-            finished=_opt_num(raw.get("finished"), "run.json finished"),
+            kafka_version=as_opt_str(raw.get("kafka_version")),
+            started=as_opt_num(raw.get("started"), "run.json started"),
+            finished=as_opt_num(raw.get("finished"), "run.json finished"),
             status=str(raw.get("status") or "unknown"),
             scenario_ids=ids,
         )
-    except _Malformed as exc:
+    except Malformed as exc:
         problems.append(f"run.json is malformed: {exc}")
         info = RunInfo(run_dir.name, None, None, None, "unknown", [])
     if data is None or not info.scenario_ids:
@@ -227,31 +176,32 @@ def _fault_words(entry: Mapping[str, Any]) -> str:
 
 
 def _explored_round(raw: object, root: Path) -> ExploredRound:
-    r = _obj(raw, "round")
+    r = as_obj(raw, "round")
     scenario = str(r.get("scenario", ""))
-    faults = [_fault_words(_obj(e, "schedule entry")) for e in _list(r.get("schedule", []), "schedule")]
-    violated = [str(v) for v in _list(r.get("violated", []), "violated")]
+    faults = [_fault_words(as_obj(e, "schedule entry")) for e in as_list(r.get("schedule", []), "schedule")]
+    violated = [str(v) for v in as_list(r.get("violated", []), "violated")]
     shrunk = f"{scenario}/{scenario}-shrunk.toml"  # where `kafka-chaos shrink` writes by default
     return ExploredRound(scenario, str(r.get("outcome", "")), faults, violated,
                          shrunk if scenario and (root / shrunk).is_file() else None)
 
 
 def _coverage_cell(raw: object) -> CoverageCell:
-    c = _obj(raw, "coverage cell")
-    return CoverageCell(str(c.get("kind", "")), str(c.get("role", "")), _int(c.get("entries"), "entries"),
-                        _num(c.get("seconds"), "seconds"))
+    c = as_obj(raw, "coverage cell")
+    return CoverageCell(str(c.get("kind", "")), str(c.get("role", "")), as_int(c.get("entries"), "entries"),
+                        as_num(c.get("seconds"), "seconds"))
 
 
 def _exploration(raw: object, problems: list[str], root: Path) -> Exploration | None:
     """explore.json (harness.compose.explore.Exploration.to_dict); None, with a problem
     noted, when it cannot be read."""
     try:
-        data = _obj(raw, "explore.json")
-        missing = [str(k) for k in _list(data.get("kinds_not_exercised", []), "kinds_not_exercised")]
-        return Exploration(_int(data.get("seed"), "seed"),
-                           [_explored_round(r, root) for r in _list(data.get("rounds", []), "rounds")],
-                           [_coverage_cell(c) for c in _list(data.get("coverage", []), "coverage")], missing)
-    except _Malformed as exc:
+        data = as_obj(raw, "explore.json")
+        missing = [str(k) for k in as_list(data.get("kinds_not_exercised", []), "kinds_not_exercised")]
+        return Exploration(as_int(data.get("seed"), "seed"),
+                           [_explored_round(r, root) for r in as_list(data.get("rounds", []), "rounds")],
+                           [_coverage_cell(c) for c in as_list(data.get("coverage", []), "coverage")],
+                           missing)
+    except Malformed as exc:
         problems.append(f"explore.json is malformed ({exc}); the exploration is not shown")
         return None
 
@@ -282,25 +232,25 @@ def _session_tests(value: object, problems: list[str]) -> tuple[list[SessionTest
     for index, item in enumerate(entries, start=1):
         try:
             tests.append(_session_test(item))
-        except _Malformed as exc:
+        except Malformed as exc:
             problems.append(f"run.json test {index} is malformed ({exc}); the run cannot pass without it")
             unreadable += 1
     return tests, unreadable
 
 
 def _session_test(item: object) -> SessionTest:
-    t = _obj(item, "test")
+    t = as_obj(item, "test")
     phase = t.get("phase")
     scenario = t.get("scenario")
     error = t.get("error")
     return SessionTest(
-        id=_str(t.get("id"), "id"),
+        id=as_str(t.get("id"), "id"),
         kind=str(t.get("kind") or "test"),
-        outcome=_one_of(t.get("outcome"), TEST_OUTCOMES, "outcome"),
-        phase=None if phase is None else _one_of(phase, _PHASES, "phase"),
-        error="" if error is None else _str(error, "error"),
-        duration_s=_num(t.get("duration_s", 0.0), "duration_s"),
-        scenario=None if scenario is None else _str(scenario, "scenario"),
+        outcome=as_one_of(t.get("outcome"), TEST_OUTCOMES, "outcome"),
+        phase=None if phase is None else as_one_of(phase, _PHASES, "phase"),
+        error="" if error is None else as_str(error, "error"),
+        duration_s=as_num(t.get("duration_s", 0.0), "duration_s"),
+        scenario=None if scenario is None else as_str(scenario, "scenario"),
         diagnostics=_relative_folder(t.get("diagnostics")),
     )
 
@@ -309,9 +259,9 @@ def _relative_folder(value: object) -> str | None:
     """A folder inside the run directory, or None; anything pointing outside is refused."""
     if value is None:
         return None
-    text = _str(value, "diagnostics")
+    text = as_str(value, "diagnostics")
     if text.startswith("/") or ".." in Path(text).parts:
-        raise _Malformed(f"diagnostics folder {text!r} is outside the run")
+        raise Malformed(f"diagnostics folder {text!r} is outside the run")
     return text
 
 
@@ -320,17 +270,17 @@ def _escalations(value: object, problems: list[str]) -> list[Escalation]:
     escalations = []
     for index, item in enumerate(entries, start=1):
         try:
-            e = _obj(item, "escalation")
+            e = as_obj(item, "escalation")
             escalations.append(
                 Escalation(
-                    ts=_num(e.get("ts"), "ts"),
+                    ts=as_num(e.get("ts"), "ts"),
                     after=str(e.get("after") or ""),
-                    problems=[str(x) for x in _list(e.get("problems", []), "problems")],
-                    actions=[str(x) for x in _list(e.get("actions", []), "actions")],
-                    healthy=_bool(e.get("healthy"), "healthy"),
+                    problems=[str(x) for x in as_list(e.get("problems", []), "problems")],
+                    actions=[str(x) for x in as_list(e.get("actions", []), "actions")],
+                    healthy=as_bool(e.get("healthy"), "healthy"),
                 )
             )
-        except _Malformed as exc:
+        except Malformed as exc:
             problems.append(f"run.json escalation {index} is malformed ({exc}); not shown")
     return sorted(escalations, key=lambda e: e.ts)
 
@@ -355,7 +305,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
     verdict = _read_json(sdir / "verdict.json", p, required=False)
     if verdict is None and not (sdir / "verdict.json").exists():
         p.append("verdict.json is missing: the run stopped before reconciliation, so it was not judged")
-    scenario.verdict = _parse(_verdict, verdict, "verdict.json", p)
+    scenario.verdict = _parse(parse_verdict, verdict, "verdict.json", p)
     scenario.assertions = _parse(_assertions, _read_json(sdir / "assertions.json", p), "assertions.json", p)
     events = _read_json(sdir / "cluster_events.json", p)
     scenario.events = _parse(_events, events, "cluster_events.json", p) or []
@@ -375,40 +325,20 @@ def _load_faults(scenario: Scenario, sdir: Path, run_started: float | None) -> N
     scenario.has_schedule_file = (sdir / "schedule.json").is_file()
     saved: list[dict[str, Any]] = []
     if scenario.has_schedule_file:
-        parsed = _parse(_schedule_file, _read_json(sdir / "schedule.json", p), "schedule.json", p)
+        parsed = _parse(schedule_file, _read_json(sdir / "schedule.json", p), "schedule.json", p)
         if parsed is not None:
             scenario.schedule_entries, saved = parsed
-    rows = _fault_rows(sdir / "history", p) if scenario.history else []
+    rows = fault_rows(sdir / "history", p) if scenario.history else []
     source = "history"
     if not rows and saved:
         rows, source = saved, "schedule.json"
     if rows:
-        scenario.fault_actions = [_action(r) for r in rows]
+        scenario.fault_actions = [fault_action(r) for r in rows]
         scenario.fault_actions_source = source
-        scenario.faults = _windows(rows)
+        scenario.faults = fault_windows(rows)
     elif scenario.planned:
         anchor = (scenario.history.started if scenario.history else None) or run_started
-        scenario.faults = _planned_faults(scenario.planned, anchor)
-
-
-def _schedule_file(data: Any, problems: list[str]) -> tuple[list[ScheduleEntry], list[dict[str, Any]]]:
-    """schedule.json (faults/schedule.py ``Schedule.save``): planned entries and, after a
-    run, the inject/heal rows it recorded (the history's faults-table layout)."""
-    raw = _obj(data, "schedule.json")
-    entries = [_schedule_entry(_obj(e, "schedule entry")) for e in _list(raw.get("entries", []), "entries")]
-    rows = []
-    for item in _list(raw.get("recorded", []), "recorded"):
-        r = _obj(item, "recorded event")
-        rows.append(
-            {
-                "ts": _num(r.get("ts"), "recorded ts"),
-                "fault": str(r.get("fault", "?")),
-                "action": str(r.get("action", "?")),
-                "targets": _opt_str(r.get("targets")),
-                "outcome": _opt_str(r.get("outcome")),
-            }
-        )
-    return entries, sorted(rows, key=lambda r: r["ts"])
+        scenario.faults = planned_faults(scenario.planned, anchor)
 
 
 def _diagnostics(sdir: Path) -> list[str]:
@@ -452,28 +382,28 @@ def _parse(parser: Callable[[Any, list[str]], T], data: Any, name: str, problems
         return None
     try:
         return parser(data, problems)
-    except (_Malformed, KeyError) as exc:
+    except (Malformed, KeyError) as exc:
         problems.append(f"{name} is malformed: {exc}")
         return None
 
 
 def _config(data: Any, problems: list[str]) -> ScenarioConfig:
-    raw = _obj(data, "config.json")
-    head = _obj(raw.get("scenario", {}), "scenario")
+    raw = as_obj(data, "config.json")
+    head = as_obj(raw.get("scenario", {}), "scenario")
     schedule = [
-        _schedule_entry(_obj(e, "schedule entry")) for e in _list(raw.get("schedule", []), "schedule")
+        schedule_entry(as_obj(e, "schedule entry")) for e in as_list(raw.get("schedule", []), "schedule")
     ]
     effective = None
     if raw.get("effective_config") is not None:
         try:
             effective = _effective(raw["effective_config"])
-        except (_Malformed, KeyError) as exc:  # the rest of config.json still reads
+        except (Malformed, KeyError) as exc:  # the rest of config.json still reads
             problems.append(f"config.json's effective_config is malformed: {exc}")
     return ScenarioConfig(
         title=str(head.get("title") or ""),
         description=str(head.get("description") or ""),
         expected=str(head.get("expected") or ""),
-        kafka_version=_opt_str(raw.get("kafka_version")),
+        kafka_version=as_opt_str(raw.get("kafka_version")),
         schedule=schedule,
         sections={
             k: _full_rules(v) if k == "expectations" else v for k, v in raw.items() if k not in _HEADER_KEYS
@@ -484,17 +414,17 @@ def _config(data: Any, problems: list[str]) -> ScenarioConfig:
 
 def _settings(raw: Any, what: str) -> list[Setting]:
     rows = []
-    for item in _list(raw, what):
-        r = _obj(item, f"{what} setting")
+    for item in as_list(raw, what):
+        r = as_obj(item, f"{what} setting")
         rows.append(
             Setting(
-                key=_str(r["key"], f"{what} setting key"),
+                key=as_str(r["key"], f"{what} setting key"),
                 value=r.get("value"),
-                source=_one_of(r.get("source"), SETTING_SOURCES, f"{what} setting source"),
+                source=as_one_of(r.get("source"), SETTING_SOURCES, f"{what} setting source"),
                 replaced=r.get("replaced"),
                 replaced_source=None
                 if r.get("replaced_source") is None
-                else _one_of(r.get("replaced_source"), SETTING_SOURCES, f"{what} replaced source"),
+                else as_one_of(r.get("replaced_source"), SETTING_SOURCES, f"{what} replaced source"),
             )
         )
     return rows
@@ -502,23 +432,23 @@ def _settings(raw: Any, what: str) -> list[Setting]:
 
 def _effective(data: Any) -> EffectiveConfig:
     """config.json's effective_config (harness.compose.run_config.effective_config)."""
-    raw = _obj(data, "effective_config")
+    raw = as_obj(data, "effective_config")
     # "topics" (every topic, the scenario's own first); runs before pipelines wrote "topic".
     listed = raw.get("topics", [] if raw.get("topic") is None else [raw["topic"]])
     topics = []
-    for item in _list(listed, "topics"):
-        t = _obj(item, "topic")
+    for item in as_list(listed, "topics"):
+        t = as_obj(item, "topic")
         topics.append(TopicConfig(
             name=str(t.get("name", "")),
-            partitions=_opt_int(t.get("partitions"), "topic partitions"),
-            replication_factor=_opt_int(t.get("replication_factor"), "topic replication_factor"),
+            partitions=as_opt_int(t.get("partitions"), "topic partitions"),
+            replication_factor=as_opt_int(t.get("replication_factor"), "topic replication_factor"),
             settings=_settings(t.get("settings", []), "topic"),
         ))
     clients = []
-    for item in _list(raw.get("clients", []), "clients"):
-        c = _obj(item, "client")
-        role = _one_of(c.get("role"), ("producer", "consumer"), "client role")
-        name = _str(c.get("name"), "client name")
+    for item in as_list(raw.get("clients", []), "clients"):
+        c = as_obj(item, "client")
+        role = as_one_of(c.get("role"), ("producer", "consumer"), "client role")
+        name = as_str(c.get("name"), "client name")
         settings = _settings(c.get("settings", []), name)
         clients.append(ClientConfig(role, name, str(c.get("zone", "")), settings))
     return EffectiveConfig(_settings(raw.get("brokers", []), "brokers"), topics, clients)
@@ -528,141 +458,32 @@ def _full_rules(value: Any) -> Any:
     """Every kind's rule, defaults included: a kind left out means "none allowed", and a
     page that showed only the listed kinds would suggest the others were unchecked."""
     try:
-        return {k: str(v) for k, v in Expectations.from_dict(_obj(value, "expectations")).to_dict().items()}
-    except (HistoryError, _Malformed):
+        return {k: str(v) for k, v in Expectations.from_dict(as_obj(value, "expectations")).to_dict().items()}
+    except (HistoryError, Malformed):
         return value
-
-
-def _schedule_entry(raw: Mapping[str, Any]) -> ScheduleEntry:
-    return ScheduleEntry(
-        start_s=_num(raw.get("start_s"), "schedule start_s"),
-        duration_s=_num(raw.get("duration_s", 0.0), "schedule duration_s"),
-        fault=str(raw.get("fault", "?")),
-        params={k: v for k, v in raw.items() if k not in ("start_s", "duration_s", "fault")},
-    )
-
-
-# ------------------------------------------------------------------------------ verdict
-
-
-def _bucket(raw: Any) -> Bucket:
-    b = _obj(raw, "bucket")
-    return Bucket(
-        start=_num(b["start"], "bucket start"),
-        acked=_int(b.get("acked", 0), "bucket acked"),
-        failed=_int(b.get("failed", 0), "bucket failed"),
-        unknown=_int(b.get("unknown", 0), "bucket unknown"),
-    )
-
-
-def _example(kind: str, raw: Any) -> Example:
-    e = _obj(raw, f"{kind} example")
-    return Example(
-        kind=kind,
-        message_id=_opt_str(e.get("message_id")),
-        producer_id=_opt_str(e.get("producer_id")),
-        topic=str(e.get("topic", "")),
-        partition=_int(e.get("partition", -1), "example partition"),
-        offset=_opt_int(e.get("offset"), "example offset"),
-        ack_ts=_opt_num(e.get("ack_ts"), "example ack_ts"),
-        final_message_id=_opt_str(e.get("final_message_id")),
-        detail=str(e.get("detail", "")),
-    )
-
-
-def _counts(raw: Any, what: str) -> dict[str, int]:
-    return {str(k): _int(v, f"{what} {k}") for k, v in _obj(raw, what).items()}
-
-
-def _verdict(data: Any, problems: list[str]) -> Verdict:
-    raw = _obj(data, "verdict")
-    version = raw.get("schema_version")
-    if version != VERDICT_SCHEMA_VERSION:
-        problems.append(
-            f"verdict.json has schema_version {version!r}; this report reads {VERDICT_SCHEMA_VERSION}"
-        )
-    passed = _bool(raw["passed"], "passed")
-    kinds = [str(k) for k in _list(raw.get("kinds") or list(ANOMALY_KINDS), "kinds")]
-    rules_raw = _obj(raw.get("rules", {}), "rules")
-    rules = []
-    for kind in [*kinds, *(k for k in rules_raw if k not in kinds)]:
-        if kind in rules_raw:
-            r = _obj(rules_raw[kind], f"rule {kind}")
-            rules.append(
-                RuleResult(
-                    kind=kind,
-                    rule=str(r.get("rule")),
-                    count=_int(r.get("count", 0), f"rule {kind} count"),
-                    passed=_bool(r.get("passed"), f"rule {kind} passed"),
-                    reason=str(r.get("reason", "")),
-                )
-            )
-    if passed and any(not r.passed for r in rules):
-        problems.append("verdict.json says passed although a rule failed; shown as failed")
-        passed = False
-    availability = _obj(raw.get("availability", {}), "availability")
-    outages = {
-        (str(p.get("topic")), _int(p.get("partition"), "partition")): [
-            _bucket(b) for b in _list(p.get("buckets", []), "availability partition buckets")
-        ]
-        for p in (
-            _obj(x, "availability partition")
-            for x in _list(availability.get("partitions", []), "availability partitions")
-        )
-    }
-    partitions = []
-    examples: dict[str, list[Example]] = {}
-    for item in _list(raw.get("partitions", []), "partitions"):
-        p = _obj(item, "partition")
-        topic, number = str(p.get("topic", "")), _int(p.get("partition", -1), "partition")
-        for kind, exs in _obj(p.get("examples", {}), "examples").items():
-            examples.setdefault(str(kind), []).extend(_example(str(kind), e) for e in _list(exs, "examples"))
-        partitions.append(
-            PartitionSummary(
-                topic=topic,
-                partition=number,
-                counts=_counts(p.get("counts", {}), "partition counts"),
-                sends=_counts(p.get("sends", {}), "partition sends"),
-                log=dict(_obj(p.get("log", {}), "partition log")),
-                outage=outages.get((topic, number), []),
-            )
-        )
-    return Verdict(
-        passed=passed,
-        kinds=kinds,
-        counts=_counts(raw.get("counts", {}), "counts"),
-        rules=rules,
-        examples={k: examples[k] for k in [*kinds, *examples] if k in examples},
-        totals=_counts(raw.get("totals", {}), "totals"),
-        bucket_seconds=_num(availability.get("bucket_seconds", 1.0), "bucket_seconds") or 1.0,
-        buckets=sorted(
-            (_bucket(b) for b in _list(availability.get("buckets", []), "buckets")), key=lambda b: b.start
-        ),
-        partitions=partitions,
-    )
 
 
 # --------------------------------------------------------------------- assertions, events
 
 
 def _assertions(data: Any, problems: list[str]) -> Assertions:
-    raw = _obj(data, "assertions")
+    raw = as_obj(data, "assertions")
     checks = []
-    for item in _list(raw.get("checks", []), "checks"):
-        c = _obj(item, "check")
+    for item in as_list(raw.get("checks", []), "checks"):
+        c = as_obj(item, "check")
         ok = c.get("passed")
         checks.append(
             Check(
                 str(c.get("name", "?")),
-                None if ok is None else _bool(ok, "check passed"),
+                None if ok is None else as_bool(ok, "check passed"),
                 str(c.get("detail", "")),
             )
         )
     windows = [
-        Window(str(w.get("name", "?")), _opt_num(w.get("seconds"), "window seconds"))
-        for w in (_obj(x, "window") for x in _list(raw.get("windows", []), "windows"))
+        Window(str(w.get("name", "?")), as_opt_num(w.get("seconds"), "window seconds"))
+        for w in (as_obj(x, "window") for x in as_list(raw.get("windows", []), "windows"))
     ]
-    passed = _bool(raw["passed"], "passed")
+    passed = as_bool(raw["passed"], "passed")
     if passed and any(c.passed is False for c in checks):
         problems.append("assertions.json says passed although a check failed; shown as failed")
         passed = False
@@ -672,13 +493,13 @@ def _assertions(data: Any, problems: list[str]) -> Assertions:
 def _events(data: Any, problems: list[str]) -> list[ClusterEvent]:
     events = [
         ClusterEvent(
-            ts=_num(e.get("ts"), "event ts"),
+            ts=as_num(e.get("ts"), "event ts"),
             kind=str(e.get("kind", "?")),
-            topic=_opt_str(e.get("topic")),
-            partition=_opt_int(e.get("partition"), "event partition"),
+            topic=as_opt_str(e.get("topic")),
+            partition=as_opt_int(e.get("partition"), "event partition"),
             detail=str(e.get("detail", "")),
         )
-        for e in (_obj(x, "event") for x in _list(data, "cluster_events.json"))
+        for e in (as_obj(x, "event") for x in as_list(data, "cluster_events.json"))
     ]
     return sorted(events, key=lambda e: e.ts)
 
@@ -706,86 +527,3 @@ def _history(hdir: Path, problems: list[str]) -> HistoryInfo | None:
         if not any(part.startswith(".") for part in Path(dirpath).relative_to(hdir).parts)
     )
     return HistoryInfo(status, started, finished, files)
-
-
-def _fault_rows(hdir: Path, problems: list[str]) -> list[dict[str, Any]]:
-    """The history's inject/heal rows in time order; unreadable is a problem and none."""
-    try:
-        parts = [pq.read_table(p, schema=FAULTS_SCHEMA) for p in part_files(hdir, "faults")]
-    except (OSError, pa.ArrowException) as exc:
-        problems.append(f"the history's faults table cannot be read: {exc}")
-        return []
-    return sorted((r for t in parts for r in t.to_pylist()), key=lambda r: r["ts"])
-
-
-def _action(row: Mapping[str, Any]) -> FaultAction:
-    outcome = row["outcome"]
-    return FaultAction(
-        ts=row["ts"],
-        fault=row["fault"],
-        action=row["action"],
-        targets=_targets(row["targets"]),
-        outcome="(no outcome recorded)" if outcome is None else str(outcome),
-        ok=_ok(outcome),
-    )
-
-
-def _windows(rows: list[dict[str, Any]]) -> list[FaultWindow]:
-    """Fault windows from inject/heal rows, paired first-in first-out per (fault,
-    targets): the same fault may be injected again once healed. A window is ok only if
-    its inject and its heal both were; their error texts travel with it."""
-    open_: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    windows: list[FaultWindow] = []
-    for row in rows:
-        key = (row["fault"], _targets(row["targets"]))
-        if row["action"] == "inject":
-            open_.setdefault(key, []).append(row)
-        elif row["action"] == "heal" and open_.get(key):
-            start = open_[key].pop(0)
-            windows.append(_window(key, start, row))
-    for key, rest in open_.items():
-        windows.extend(_window(key, r, None) for r in rest)
-    return sorted(windows, key=lambda w: w.start)
-
-
-def _window(key: tuple[str, str], inject: Mapping[str, Any], heal: Mapping[str, Any] | None) -> FaultWindow:
-    done = [r for r in (inject, heal) if r is not None]
-    errors = tuple(f"{r['action']}: {r['outcome']}" for r in done if not _ok(r["outcome"]))
-    return FaultWindow(
-        fault=key[0],
-        targets=key[1],
-        start=inject["ts"],
-        end=None if heal is None else heal["ts"],
-        ok=not errors,
-        errors=errors,
-    )
-
-
-def _targets(text: str | None) -> str:
-    try:
-        value = json.loads(text or "[]")
-    except ValueError:
-        return str(text)
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
-def _ok(outcome: str | None) -> bool:
-    return outcome is not None and (outcome == "ok" or outcome.startswith("ok:"))
-
-
-def _planned_faults(schedule: list[ScheduleEntry], anchor: float | None) -> list[FaultWindow]:
-    """Windows from the schedule, placed from the history's start: used only when no
-    inject/heal events were recorded, and marked approximate."""
-    if anchor is None:
-        return []
-    return [
-        FaultWindow(
-            fault=e.fault,
-            targets=", ".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in e.params.items()),
-            start=anchor + e.start_s,
-            end=anchor + e.start_s + e.duration_s,
-            ok=True,
-            approximate=True,
-        )
-        for e in schedule
-    ]
