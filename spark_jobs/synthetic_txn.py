@@ -111,7 +111,7 @@ class Transactions:
         self.size = np.bincount(self.txn_of[self.sends], minlength=count)
         self.start = np.r_[0, np.cumsum(self.size)]
         self.send_pick = Picker(self.rng, b.n)  # transaction plants never share a message
-        self.txn_used = np.zeros(count, bool)  # nor a transaction
+        self.txn_pick = Picker(self.rng, count)  # nor a transaction
 
     def messages(self, t: int) -> np.ndarray:
         """The sends of transaction ``t``, in seq order."""
@@ -258,11 +258,9 @@ class Transactions:
     # ---- plants -------------------------------------------------------------------------
 
     def _take_txns(self, candidates: np.ndarray, k: int, what: str) -> np.ndarray:
-        free = candidates[~self.txn_used[candidates]]
-        if k > len(free):
-            raise ValueError(f"cannot plant {k} {what}: only {len(free)} candidate transactions")
-        chosen = np.sort(self.rng.choice(free, size=k, replace=False)) if k else free[:0]
-        self.txn_used[chosen] = True
+        """``k`` whole transactions among ``candidates``, their messages then taken for the
+        send plants too."""
+        chosen = self.txn_pick.take(candidates, k, f"{what} (transactions)")
         for t in chosen.tolist():
             self.send_pick.used[self.messages(t)] = True
         return chosen
