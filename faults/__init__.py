@@ -7,7 +7,7 @@ built in code or from spec dicts (:mod:`faults.registry`), run on a timeline bes
 workload (:mod:`faults.schedule`), and all undone by one call (:func:`heal_all`).
 """
 
-from faults.base import Fault, active_faults
+from faults.base import Fault, active_faults, struck_kinds
 from faults.config import TopicConfig
 from faults.disk import FillDisk
 from faults.errors import FaultError, FaultSpecError, FaultTimeout, ScheduleError, TargetError
@@ -101,4 +101,5 @@ __all__ = [
     "isolate_zone",
     "parse_links",
     "parse_target",
+    "struck_kinds",
 ]

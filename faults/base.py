@@ -64,6 +64,12 @@ class Fault(ABC):
         """The inject's detail with what resolution left out, if it says anything."""
         return detail
 
+    @property
+    def registry_kind(self) -> str:
+        """The name :data:`faults.registry.FAULTS` knows this kind by; what a test that
+        claims to strike a kind is held to (:func:`struck_kinds`)."""
+        return str(self.to_spec()["fault"])
+
     # -- the template ----------------------------------------------------------------------
     @property
     def active(self) -> bool:
@@ -93,6 +99,7 @@ class Fault(ABC):
                 raise
             self._resolved, self._log = resolved, log
             _ACTIVE.add(cluster.run_id, self)
+            _STRUCK.setdefault(cluster.run_id, []).append(self.registry_kind)
             try:
                 detail = self._noted(self._apply(cluster, resolved))
             except Exception as err:
@@ -150,8 +157,19 @@ class _ActiveFaults:
 
 
 _ACTIVE = _ActiveFaults()
+# Every kind injected per cluster run, in order, healed or not; appended under the fault's
+# own lock, read as a copy (list appends are atomic).
+_STRUCK: dict[str, list[str]] = {}
 
 
 def active_faults(cluster: ClusterControl) -> list[Fault]:
     """Faults injected on ``cluster`` and not healed yet, oldest first."""
     return _ACTIVE.of(cluster.run_id)
+
+
+def struck_kinds(cluster: ClusterControl) -> tuple[str, ...]:
+    """The registry kind of every fault whose targets were resolved on ``cluster`` and
+    whose damage was started, oldest first, healed or not. A test that claims to strike a
+    kind compares the tail it added with its claim, so a fault that never struck cannot
+    pass for one that did."""
+    return tuple(_STRUCK.get(cluster.run_id, ()))

@@ -121,6 +121,11 @@ class Cut(LinkFault):
     def describe(self) -> str:
         return f"cut[{self.mode}] {self.links.describe()}"
 
+    @property
+    def registry_kind(self) -> str:
+        """``isolate`` when the links are a target's whole border, else ``cut``."""
+        return "isolate" if isinstance(self.links, Isolation) else self.kind
+
     def to_spec(self) -> dict[str, Any]:
         return {"fault": self.kind, "links": self.links.to_spec(), "mode": str(self.mode)}
 

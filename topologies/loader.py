@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from topologies.errors import TopologyError
+from topologies.errors import TopologyError, problem_line
 from topologies.model import (
     BrokerNode,
     SettingValue,
@@ -49,6 +49,9 @@ def _read(name_or_path: str | Path, seen: tuple[Path, ...] = ()) -> tuple[str, d
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as err:
         raise TopologyError(f"topology file {path} does not parse: {err}") from err
+    if not data:
+        raise TopologyError(f"{path}: the file declares nothing; a topology needs at least 'zones' "
+                            "or 'extends'")
     return path.stem, _extended(data, path, (*seen, path.resolve()))
 
 
@@ -58,8 +61,12 @@ def _extended(data: dict[str, Any], path: Path, seen: tuple[Path, ...]) -> dict[
     if base_name is None:
         return data
     if not isinstance(base_name, str):
-        raise TopologyError(f"topology file {path}: extends must name a topology, not {base_name!r}")
+        raise TopologyError(f"{path}: {problem_line('extends', base_name, 'must name a topology')}")
     base_path = path.parent / base_name if base_name.endswith(".toml") else BUILTIN_DIR / f"{base_name}.toml"
+    if not base_path.exists():
+        where = f"no file {base_name} beside it" if base_name.endswith(".toml") else "no such topology"
+        why = f"{where}; built-in ones: {', '.join(builtin_topologies())}, or a .toml file beside this one"
+        raise TopologyError(f"{path}: {problem_line('extends', base_name, why)}")
     if base_path.resolve() in seen:
         raise TopologyError(f"topology file {path} extends {base_name!r}, which extends it back")
     _, base = _read(base_path, seen)
@@ -80,38 +87,64 @@ def _extended(data: dict[str, Any], path: Path, seen: tuple[Path, ...]) -> dict[
 def _settings(raw: Any, what: str) -> dict[str, SettingValue]:
     if raw is None:
         return {}
-    if not isinstance(raw, dict) or not all(isinstance(v, str | int | float | bool) for v in raw.values()):
-        raise TopologyError(f"{what} must be a table of plain values")
+    if not isinstance(raw, dict):
+        raise TopologyError(problem_line(what, raw, 'must be a table of "setting" = value'))
+    for name, value in raw.items():
+        if not isinstance(value, str | int | float | bool):
+            why = "must be a string, number or true/false"
+            raise TopologyError(problem_line(f"{what}.{name}", value, why))
     return dict(raw)
 
 
 def _positive_int(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise TopologyError(f"{what} must be a whole number of at least 1, not {value!r}")
+        raise TopologyError(problem_line(what, value, "must be a whole number of at least 1"))
+    return value
+
+
+def _nodes(raw: Any, key: str, needs_id: bool) -> list[dict[str, Any]]:
+    """``[[brokers]]`` / ``[[zookeepers]]``: tables with a ``zone`` (and a broker ``id``)."""
+    if not isinstance(raw, list) or not all(isinstance(n, dict) for n in raw):
+        raise TopologyError(problem_line(key, raw, f"must be a list of tables ([[{key}]])"))
+    for i, node in enumerate(raw, start=1):
+        if not isinstance(node.get("zone"), str):
+            why = "every entry needs a zone name"
+            raise TopologyError(problem_line(f"{key}[{i}].zone", node.get("zone"), why))
+        if needs_id:
+            _whole_id(node.get("id"), f"{key}[{i}].id")
+        elif "name" in node and not isinstance(node["name"], str):
+            raise TopologyError(problem_line(f"{key}[{i}].name", node["name"], "must be a node name"))
+    return raw
+
+
+def _whole_id(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TopologyError(problem_line(what, value, "must be a whole number, 0 or more"))
     return value
 
 
 def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topology:
     """Turn a parsed declaration into a validated :class:`Topology`."""
-    unknown = set(data) - KNOWN_KEYS
+    unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
-        raise TopologyError(f"unknown topology key(s): {', '.join(sorted(unknown))}")
+        known = ", ".join(sorted(KNOWN_KEYS | {"extends"}))
+        why = f"no such topology key; known: {known}"
+        raise TopologyError(problem_line(unknown[0], data[unknown[0]], why))
     zones_raw = data.get("zones")
     if not isinstance(zones_raw, list) or not all(isinstance(z, str) for z in zones_raw):
-        raise TopologyError("topology 'zones' must be a list of zone names")
+        raise TopologyError(problem_line("zones", zones_raw, "must be a list of zone names"))
     zones = tuple(zones_raw)
     if not zones:
         raise TopologyError(f"topology {data.get('name', default_name)!r} declares no zones")
     if "brokers" in data:
-        brokers = tuple(
-            BrokerNode(broker_id=int(b["id"]), zone=str(b["zone"])) for b in data["brokers"]
-        )
+        declared = _nodes(data["brokers"], "brokers", True)
+        brokers = tuple(BrokerNode(broker_id=int(b["id"]), zone=str(b["zone"])) for b in declared)
     else:
         per_zone = _positive_int(data.get("brokers_per_zone", 1), "brokers_per_zone")
         placement = place_round_robin(zones, per_zone * len(zones)) if zones else []
         brokers = tuple(BrokerNode(broker_id=i, zone=z) for i, z in enumerate(placement))
     if "zookeepers" in data:
-        zk_placement = [str(z["zone"]) for z in data["zookeepers"]]
+        zk_placement = [str(z["zone"]) for z in _nodes(data["zookeepers"], "zookeepers", False)]
         zk_names = [str(z.get("name", "")) for z in data["zookeepers"]]
         if not all(zk_names):
             zk_names = zookeeper_names(zones, zk_placement)
@@ -131,8 +164,8 @@ def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topolo
         broker_settings=_settings(data.get("broker_settings"), "broker_settings"),
         topic_defaults=_settings(data.get("topic_defaults"), "topic_defaults"),
         zookeeper_settings=_settings(data.get("zookeeper_settings"), "zookeeper_settings"),
-        broker_heap_mb=int(data.get("broker_heap_mb", 384)),
-        zookeeper_heap_mb=int(data.get("zookeeper_heap_mb", 128)),
+        broker_heap_mb=_positive_int(data.get("broker_heap_mb", 384), "broker_heap_mb"),
+        zookeeper_heap_mb=_positive_int(data.get("zookeeper_heap_mb", 128), "zookeeper_heap_mb"),
         broker_disk_mb=None if "broker_disk_mb" not in data
         else _positive_int(data["broker_disk_mb"], "broker_disk_mb"),
     )
@@ -146,7 +179,8 @@ def load_topology(
     broker_settings: dict[str, SettingValue] | None = None,
     topic_defaults: dict[str, SettingValue] | None = None,
 ) -> Topology:
-    """Load a built-in topology by name (or a TOML file by path) and apply parameters."""
+    """Load a built-in topology by name (or a TOML file by path) and apply parameters.
+    Every problem is one TopologyError naming the file, the key and the value."""
     stem, data = _read(name_or_path)
     if brokers_per_zone is not None:
         data.pop("brokers", None)
@@ -158,4 +192,10 @@ def load_topology(
         data["broker_settings"] = {**data.get("broker_settings", {}), **broker_settings}
     if topic_defaults:
         data["topic_defaults"] = {**data.get("topic_defaults", {}), **topic_defaults}
-    return build_topology(data, default_name=stem)
+    try:
+        return build_topology(data, default_name=stem)
+    except TopologyError as err:
+        path = Path(name_or_path)
+        if path.suffix != ".toml":
+            raise  # a built-in one: its name is in the sentence
+        raise TopologyError(f"{path}: {err}") from err

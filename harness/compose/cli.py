@@ -147,9 +147,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     from harness.compose.scenario import ScenarioRun, ScenarioSpec
     from harness.compose.scenario_file import (
         ScenarioFile,
-        check_against,
-        check_broker_settings,
-        check_targets,
+        check_runnable,
         group_by_broker_settings,
         load_scenario_file,
     )
@@ -158,9 +156,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
     for scenario in scenarios:
-        check_against(scenario, chaos.topology.zones)
-        check_targets(scenario, chaos.topology)
-        check_broker_settings(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
+        check_runnable(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
 
     def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
         def run(cluster: Cluster) -> str | None:
@@ -223,7 +219,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
 
     from faults.heal import heal_all
     from harness.compose.chaos_run import ChaosRun
-    from harness.compose.scenario_file import ScenarioFileError, check_targets, load_scenario_file
+    from harness.compose.scenario_file import ScenarioFileError, check_runnable, load_scenario_file
     from harness.compose.shrink_round import chaos_round_runner, recorded_violations, shrink_round
     from harness.explore.shrink import majority
 
@@ -235,7 +231,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     scenario = load_scenario_file(path)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
                      progress=_progress)
-    check_targets(scenario, chaos.topology)
+    check_runnable(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
     out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
     written: list[Path] = []
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
@@ -350,12 +346,19 @@ def _cmd_versions(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_check_topology(args: argparse.Namespace) -> int:
+def _cmd_check(args: argparse.Namespace) -> int:
+    """Validate declarations with no engine: one line per problem on stderr, exit 2."""
+    from harness.compose.check_files import check_paths
     from topologies import load_topology
 
-    topology = load_topology(Path(args.path) if args.path.endswith(".toml") else args.path)
-    print(f"topology {topology.name}: zones {', '.join(topology.zones)}, "
-          f"{len(topology.brokers)} brokers, {len(topology.zookeepers)} ZooKeeper nodes")
+    topology = load_topology(args.topology)
+    checked = check_paths(args.paths, topology, release(args.kafka_version).extra_broker_settings)
+    for line in checked.problems:
+        print(f"kafka-chaos: {line}", file=sys.stderr)
+    if not checked.ok:
+        return EXIT_USAGE
+    print(f"{len(checked.files)} file(s) checked on topology {topology.name}, Kafka {args.kafka_version}: "
+          "no problem found")
     return 0
 
 
@@ -469,9 +472,16 @@ def build_parser() -> argparse.ArgumentParser:
     versions = sub.add_parser("versions", help="list supported Kafka versions")
     versions.set_defaults(func=_cmd_versions)
 
-    check = sub.add_parser("check-topology", help="validate a topology name or TOML file")
-    check.add_argument("path")
-    check.set_defaults(func=_cmd_check_topology)
+    check = sub.add_parser("check", help="validate scenario files, exploration files and topologies "
+                                         "without a Docker engine (exit 0, or 2 with one line per problem)")
+    check.add_argument("paths", nargs="+", metavar="FILE|DIR",
+                       help="TOML files, or folders searched for them")
+    check.add_argument("--topology", default="three_az",
+                       help="the topology scenario files are checked on (default three_az)")
+    check.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version,
+                       help="the release whose broker settings they are checked against "
+                            f"(default {DEFAULT_VERSION})")
+    check.set_defaults(func=_cmd_check)
     return parser
 
 

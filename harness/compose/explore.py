@@ -174,13 +174,12 @@ def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:
     """The safety configuration: a scenario file's topic, clients and settings (its own
     schedule, checks and expectations are not used), checked against the topology."""
     from harness.cluster.versions import release
-    from harness.compose.scenario_file import check_against, check_broker_settings, load_scenario_file
+    from harness.compose.scenario_file import check_runnable, load_scenario_file
 
     scenario = load_scenario_file(path)
     if not scenario.spec.producers:
         raise ScenarioFileError(f"{path}: an exploration needs at least one producer")
-    check_against(scenario, chaos.topology.zones)
-    check_broker_settings(scenario, chaos.topology, release(chaos.kafka_version).extra_broker_settings)
+    check_runnable(scenario, chaos.topology, release(chaos.kafka_version).extra_broker_settings)
     return scenario.spec
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import docker
 import pytest
 
+from faults import struck_kinds
 from harness.cluster.engine import ensure_engine
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.resources import new_run_id
@@ -39,12 +40,15 @@ from harness.compose.chaos_run import (
 from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
+from harness.compose.tiers import CORE_MARKER_HELP, TIERS, CoreClaim, TierError, selects_core_only, unmet
 from harness.errors import USER_ERRORS, EngineUnavailable
 from harness.report.model import RunStatus
 
 _CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
 _SCENARIO_KEY = pytest.StashKey[ScenarioRun]()
+_TIER_KEY = pytest.StashKey[str]()
+_CALL_PASSED_KEY = pytest.StashKey[bool]()
 CHAOS_MARKERS = ("chaos", "smoke")
 
 
@@ -66,6 +70,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="name of this run (its report goes to reports/<run id>/); default: time-based",
     )
     group.addoption(
+        "--tier",
+        choices=TIERS,
+        default="auto",
+        help="chaos tests to run: 'core' (the tier the README's test command runs), 'all', or "
+        "'auto' (default): core when the command names no paths and no -m or -k, else all",
+    )
+    group.addoption(
         "--keep-cluster",
         action="store_true",
         default=False,
@@ -78,6 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "chaos: runs against a real Kafka cluster in Docker (needs a Docker engine)"
     )
+    config.addinivalue_line("markers", CORE_MARKER_HELP)
     # SIGTERM (a CI runner cancelling the job) must unwind like Ctrl-C, so that fixture
     # finalizers remove the run's containers instead of leaving them behind.
     unwind_on_sigterm()
@@ -111,6 +123,31 @@ def pytest_configure_node(node: Any) -> None:
 
 def _needs_cluster(item: pytest.Item) -> bool:
     return any(item.get_closest_marker(name) for name in CHAOS_MARKERS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep only the core tier's chaos tests when the session asks for the core tier, and
+    refuse a core marker whose claim names no fault kind or family."""
+    try:
+        for item in items:
+            CoreClaim.of(item)
+    except TierError as err:
+        raise pytest.UsageError(str(err)) from err
+    from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if not selects_core_only(config.getoption("--tier"), from_testpaths,
+                             config.option.markexpr, config.option.keyword):
+        return
+    left = [i for i in items if _needs_cluster(i) and CoreClaim.of(i) is None]
+    if left:
+        kept = sum(1 for i in items if _needs_cluster(i)) - len(left)
+        config.hook.pytest_deselected(items=left)
+        items[:] = [i for i in items if i not in set(left)]
+        config.stash[_TIER_KEY] = (f"core tier: {kept} of {kept + len(left)} chaos tests "
+                                   "('pytest -m chaos' or 'kafka-chaos run' runs them all)")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return config.stash.get(_TIER_KEY, None)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -159,10 +196,20 @@ def cluster(chaos_run: ChaosRun, request: pytest.FixtureRequest) -> Iterator[Clu
     A test that leaves damage healing cannot undo errors at teardown, naming what it
     left broken and what recovery did; the next test gets a healthy cluster either way.
     """
-    yield chaos_run.begin(request.node.nodeid)
+    cluster = chaos_run.begin(request.node.nodeid)
+    struck_before = len(struck_kinds(cluster))
+    yield cluster
+    struck = struck_kinds(cluster)[struck_before:]
     escalation = chaos_run.end(request.node.nodeid)
     if escalation is not None:
         pytest.fail(escalation_text(escalation), pytrace=False)
+    claim = CoreClaim.of(request.node)
+    if claim is not None and _call_passed(request.node):
+        run = request.node.stash.get(_SCENARIO_KEY, None)
+        verdict = run.verdict if run is not None else None
+        problems = unmet(claim, struck, verdict.findings.timings if verdict is not None else None)
+        if problems:
+            pytest.fail("core tier claim not met: " + "; ".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -215,6 +262,8 @@ def pytest_runtest_makereport(
     """Record the test's own outcome on its scenario's page, and keep diagnostics of a
     failure while the cluster still shows it (before teardown heals it)."""
     report = yield
+    if report.when == "call":
+        item.stash[_CALL_PASSED_KEY] = report.passed
     run = item.stash.get(_SCENARIO_KEY, None)
     if report.when == "call" and run is not None:
         detail = "" if report.passed else _error_text(report)
@@ -225,6 +274,11 @@ def pytest_runtest_makereport(
             chaos.keep_diagnostics(item.nodeid, chaos.keeper.current(),
                                    run.dir if run is not None else None)
     return report
+
+
+def _call_passed(item: pytest.Item) -> bool:
+    """Whether the test's body passed (a failed one has said what went wrong already)."""
+    return bool(item.stash.get(_CALL_PASSED_KEY, False))
 
 
 def _error_text(report: pytest.TestReport) -> str:

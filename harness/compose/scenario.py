@@ -30,6 +30,7 @@ from harness.compose.probes import PROBE_TOPIC_SUFFIX, Looker, ProbeTaker
 from harness.compose.run_config import RunTopics, write_run_config
 from harness.compose.rundir import RunDirectory, write_json
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
+from harness.compose.spec_check import ScenarioSpecError, topology_problems
 from harness.errors import ChaosError
 from harness.workload.driver import Workload, drain_final_log, record_final_offsets
 from harness.workload.pipeline import EXACTLY_ONCE
@@ -336,8 +337,13 @@ class ScenarioRun:
 
     # -- broker settings -------------------------------------------------------------------
     def _refuse_missing_broker_settings(self) -> None:
-        """A scenario needing broker settings the cluster was not started with would test
-        something else; refuse it before anything is created."""
+        """A scenario the cluster cannot run (more replicas than brokers, a broker or zone it
+        lacks), or needing broker settings it was not started with, which would test
+        something else: refuse it before anything is created."""
+        problems = topology_problems(self.spec, self.cluster.topology)
+        if problems:
+            refused = ScenarioSpecError(problems, f"scenario {self.scenario_id}")
+            raise ScenarioError("\n".join(refused.lines()))
         running = {k: format_value(v) for k, v in self.cluster.broker_settings().items()}
         missing = [f"{k}={format_value(v)} (cluster: {running.get(k, 'unset')})"
                    for k, v in self.spec.broker_settings.items() if running.get(k) != format_value(v)]

@@ -62,6 +62,7 @@ from harness.compose.checks import Check, CheckSpecError, Seen, check_anchors, p
 from harness.compose.expectations import Bounds, BoundsError
 from harness.compose.probes import Probe
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute
+from harness.compose.spec_check import Problem, ScenarioSpecError, topic_problems, topology_problems
 from harness.errors import ChaosError, TopologyError
 from harness.history import Expectations, HistoryError
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -133,9 +134,13 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioFileError(f"scenario file {where} does not parse: {err}") from err
+    if not data:
+        raise ScenarioFileError(f"{where}: the file declares nothing; a scenario file needs at least a "
+                                "title, its clients and a [[schedule]] (docs/SCENARIOS.md, scenario files)")
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
-        raise ScenarioFileError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        raise ScenarioFileError(f"{where}: unknown key(s) {', '.join(unknown)}; known: "
+                                f"{', '.join(sorted(KNOWN_KEYS))}")
     scenario_id = data.get("id", default_id)
     if not isinstance(scenario_id, str) or not scenario_id.replace("-", "").replace("_", "").isalnum():
         raise ScenarioFileError(f"{where}: 'id' must be letters, digits, '-' or '_'")
@@ -152,6 +157,8 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
         expectations = dict(data.get("expectations", {}))
         Expectations.from_dict(expectations)
         bounds = _bounds(data.get("bounds"), topic)
+    except ScenarioSpecError as err:
+        raise _file_error(err, where) from err
     except (TypeError, ValueError, HistoryError) as err:  # BoundsError is a ValueError
         raise ScenarioFileError(f"{where}: {err}") from err
     broker_settings = _broker_settings(data.get("brokers"), where)
@@ -175,8 +182,15 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
                             cooldown_s=_number(data, "cooldown_s", 3, where),
                             min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)),
                             must_fail=_must_fail(data.get("must_fail", []), where))
+    except ScenarioSpecError as err:
+        raise _file_error(err, where) from err
     except ValueError as err:
         raise ScenarioFileError(f"{where}: {err}") from err
+
+
+def _file_error(err: ScenarioSpecError, where: str) -> ScenarioFileError:
+    """Every problem of a spec as one line naming the file."""
+    return ScenarioFileError("\n".join(f"{where}: {problem}" for problem in err.problems))
 
 
 def _must_fail(raw: Any, where: str) -> tuple[str, ...]:
@@ -191,37 +205,48 @@ def _named_topics(raw: Any) -> tuple[NamedTopic, ...]:
     if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
         raise TypeError("'topics' must be a list of tables ([[topics]])")
     named = []
-    for table in raw:
+    for i, table in enumerate(raw, start=1):
         name = table.get("name")
         if not isinstance(name, str):
             raise ValueError("every entry of 'topics' needs a 'name' string")
         rest = {k: v for k, v in table.items() if k != "name"}
-        named.append(NamedTopic(name, _topic(rest, f"[[topics]] {name}")))
+        named.append(NamedTopic(name, _topic(rest, f"topics[{i}]")))
     return tuple(named)
 
 
-def _topic(raw: Any, label: str = "[topic]") -> TopicSpec:
+def _topic(raw: Any, key: str = "topic") -> TopicSpec:
     """``[topic]``: partitions and replication factor, or an ``assignment`` pinning each
     partition's replicas (``{ "0" = [0, 1], "1" = [1, 2] }``), and topic settings."""
     if not isinstance(raw, dict):
-        raise TypeError(f"{label} must be a table")
+        raise ScenarioSpecError([Problem(key, raw, "must be a table")])
     unknown = sorted(set(raw) - TOPIC_KEYS)
     if unknown:
         known = ", ".join(sorted(TOPIC_KEYS))
-        raise ValueError(f"{label} unknown key(s) {', '.join(unknown)}; known: {known}")
+        raise ScenarioSpecError([Problem(f"{key}.{unknown[0]}", raw[unknown[0]],
+                                         f"no such key; known: {known}")])
     assignment = raw.get("assignment")
     if assignment is not None:
         if not isinstance(assignment, dict) or not all(
                 isinstance(k, str) and k.isdigit() and isinstance(v, list)
                 and all(isinstance(b, int) and not isinstance(b, bool) for b in v)
                 for k, v in assignment.items()):
-            raise ValueError(f"{label} assignment must be a table of \"partition\" = [broker ids]")
+            raise ScenarioSpecError([Problem(f"{key}.assignment", assignment,
+                                             'must be a table of "partition" = [broker ids]')])
         assignment = {int(k): tuple(v) for k, v in sorted(assignment.items(), key=lambda kv: int(kv[0]))}
         if sorted(assignment) != list(range(len(assignment))):
-            raise ValueError(f"{label} assignment must name partitions 0, 1, ... without a gap")
-    return TopicSpec(partitions=int(raw.get("partitions", 6 if assignment is None else len(assignment))),
-                     replication_factor=int(raw.get("replication_factor", 3)),
-                     config=dict(raw.get("config", {})), assignment=assignment)
+            shown = {str(p): list(r) for p, r in assignment.items()}
+            raise ScenarioSpecError([Problem(f"{key}.assignment", shown,
+                                             "must name partitions 0, 1, ... without a gap")])
+    config = raw.get("config", {})
+    if not isinstance(config, dict):
+        raise ScenarioSpecError([Problem(f"{key}.config", config, 'must be a table of "setting" = value')])
+    topic = TopicSpec(partitions=raw.get("partitions", 6 if assignment is None else len(assignment)),
+                      replication_factor=raw.get("replication_factor", 3),
+                      config=dict(config), assignment=assignment)
+    problems = topic_problems(topic, key)
+    if problems:
+        raise ScenarioSpecError(problems)
+    return topic
 
 
 def _checks(raw: Any, entries: int, probes: set[str], where: str) -> tuple[Check, ...]:
@@ -335,27 +360,13 @@ def _check_schedule(entries: list[Any], where: str) -> None:
         raise ScenarioFileError(str(err)) from err
 
 
-def check_against(scenario: ScenarioFile, zones: tuple[str, ...]) -> None:
-    """Refuse clients placed in zones the cluster does not have, before anything runs."""
-    placed = [(p.name, p.zone) for p in scenario.spec.producers]
-    placed += [(c.name, c.zone) for c in scenario.spec.consumers]
-    placed += [(p.name, p.zone) for p in scenario.spec.pipelines]
-    for name, zone in placed:
-        if zone not in zones:
-            raise ScenarioFileError(
-                f"{scenario.path}: client {name!r} is in unknown zone {zone!r}; "
-                f"zones are {', '.join(zones)}")
-
-
-def check_targets(scenario: ScenarioFile, topology: Topology) -> None:
-    """Refuse fault targets the topology does not have (a broker id, a zone, a node),
-    before any container starts."""
-    from faults.errors import FaultError
-    from faults.schedule import Schedule
-
-    schedule = Schedule.from_dict({"entries": substitute(list(scenario.spec.schedule), "placeholder-topic")},
-                                  str(scenario.path))
-    try:
-        schedule.check(topology)
-    except FaultError as err:
-        raise ScenarioFileError(f"{scenario.path}: {err}") from err
+def check_runnable(scenario: ScenarioFile, topology: Topology,
+                   release_settings: Mapping[str, str] | None = None) -> None:
+    """Refuse what the cluster cannot run - more replicas than brokers, brokers, zones or
+    fault targets it does not have, broker settings it rejects - before any container
+    starts: every problem one line naming the file, the key and the value."""
+    problems = topology_problems(scenario.spec, topology)
+    if problems:
+        raise _file_error(ScenarioSpecError(problems), str(scenario.path))
+    if release_settings is not None:
+        check_broker_settings(scenario, topology, release_settings)

@@ -18,6 +18,7 @@ from harness.compose.checks import Check as DeclaredCheck
 from harness.compose.checks import parse_check
 from harness.compose.expectations import Bounds
 from harness.compose.probes import Probe
+from harness.compose.spec_check import ScenarioSpecError, spec_problems
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import PipelineSpec
 from topologies.model import SettingValue
@@ -144,15 +145,13 @@ class ScenarioSpec:
             if consumer.topic is not None and consumer.topic not in names:
                 raise ValueError(f"consumer {consumer.name}: topic {consumer.topic!r} is none of the "
                                  f"scenario's topics {names}")
-        clients = [p.name for p in self.producers] + [c.name for c in self.consumers]
         for pipeline in self.pipelines:
             if pipeline.output not in names:
                 raise ValueError(f"pipeline {pipeline.name}: output {pipeline.output!r} is none of the "
                                  f"scenario's topics {names}")
-            if pipeline.name in clients:
-                raise ValueError(f"pipeline {pipeline.name}: a producer or consumer has that name too")
-        if len({p.name for p in self.pipelines}) < len(self.pipelines):
-            raise ValueError(f"scenario {self.id}: two pipeline members share a name")
+        problems = spec_problems(self)
+        if problems:
+            raise ScenarioSpecError(problems, f"scenario {self.id}")
 
     def groups(self) -> tuple[tuple[str, str | None], ...]:
         """Each consumer group of the scenario and the topic name it reads (None: the

@@ -38,6 +38,15 @@ ANOMALY_KINDS = (
 GROUP_KINDS = ANOMALY_KINDS[7:11]
 TXN_KINDS = ANOMALY_KINDS[11:15]
 PIPELINE_KINDS = ANOMALY_KINDS[15:]
+MESSAGE_KINDS = ANOMALY_KINDS[:7]
+# The families, each judged by one pass of the reconciliation (and so timed apart in a
+# verdict's ``timings``), in report order.
+ANOMALY_FAMILIES: dict[str, tuple[str, ...]] = {
+    "messages": MESSAGE_KINDS,
+    "groups": GROUP_KINDS,
+    "transactions": TXN_KINDS,
+    "pipelines": PIPELINE_KINDS,
+}
 
 RuleWord = Literal["any", "at_least_one"]
 Rule = int | RuleWord

@@ -61,6 +61,7 @@ def _wait_for_ready(process: subprocess.Popen[str], timeout_s: float = 180) -> s
 TEARDOWN_S = 180
 
 
+@pytest.mark.core
 def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker.DockerClient) -> None:
     run_id = new_run_id()
     process = _start_up(run_id)
@@ -79,6 +80,7 @@ def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker
         remove_run(docker_engine, run_id)
 
 
+@pytest.mark.core
 def test_ctrl_c_in_a_pytest_session_removes_its_cluster(docker_engine: docker.DockerClient) -> None:
     run_id = new_run_id()
     process = subprocess.Popen(
@@ -102,6 +104,7 @@ def _running_brokers(client: docker.DockerClient, run_id: str) -> int:
     return len(client.containers.list(sparse=True, filters=selector))
 
 
+@pytest.mark.core
 def test_leftovers_of_a_killed_run_are_reaped_at_the_next_start(docker_engine: docker.DockerClient) -> None:
     run_id = new_run_id()
     process = _start_up(run_id)
@@ -113,6 +116,7 @@ def test_leftovers_of_a_killed_run_are_reaped_at_the_next_start(docker_engine: d
     assert _labelled(docker_engine, run_id) == 0
 
 
+@pytest.mark.core
 def test_a_port_already_in_use_is_refused_and_nothing_is_left_running(
     docker_engine: docker.DockerClient,
 ) -> None:

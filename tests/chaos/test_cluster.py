@@ -20,6 +20,7 @@ def _topic(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
+@pytest.mark.core
 @pytest.mark.smoke
 def test_three_az_cluster_comes_up_and_carries_messages_across_zones(cluster: Cluster) -> None:
     state = cluster.state()
@@ -46,6 +47,7 @@ def test_three_az_cluster_comes_up_and_carries_messages_across_zones(cluster: Cl
     assert set(values) == set(tally.acked)
 
 
+@pytest.mark.core
 def test_cutting_one_directed_link_drops_only_that_follower_from_only_that_leaders_isrs(
     cluster: Cluster,
 ) -> None:
@@ -88,6 +90,7 @@ def test_cutting_one_directed_link_drops_only_that_follower_from_only_that_leade
     )
 
 
+@pytest.mark.core
 def test_cutting_a_zones_client_links_fails_only_that_zones_clients(cluster: Cluster) -> None:
     topic = _topic("zoneclients")
     cluster.create_topic(topic, partitions=3, replication_factor=3)

@@ -33,6 +33,7 @@ KINDS = ("kill", "pause", "isolate")
 CLUSTER_RULES = "ZooKeeper's view keeps the cluster's rules"
 
 
+@pytest.mark.core
 def test_explore_runs_a_drawn_round_judges_it_and_records_it(tmp_path: Path,
                                                                docker_engine: docker.DockerClient) -> None:
     run_id, reports = new_run_id(), tmp_path / "reports"

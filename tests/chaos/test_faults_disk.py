@@ -49,6 +49,7 @@ def _read_to_end(cluster: Cluster, topic: str, partitions: int, timeout_s: float
         consumer.close()
 
 
+@pytest.mark.core(strikes=("fill_disk",))
 def test_a_full_disk_stops_its_broker_loses_nothing_acknowledged_and_it_rejoins(
     cluster: Cluster, fault_log: EventLog
 ) -> None:

@@ -46,6 +46,7 @@ def _probe(address: str) -> tuple[str, float]:
     return how, time.monotonic() - started
 
 
+@pytest.mark.core(strikes=("cut",))
 @pytest.mark.parametrize("mode", ["refuse", "blackhole"])
 def test_refuse_resets_at_once_and_blackhole_hangs_until_the_timeout(
     cluster: Cluster, fault_log: EventLog, mode: str
@@ -69,6 +70,7 @@ def test_refuse_resets_at_once_and_blackhole_hangs_until_the_timeout(
     assert healed == "answered"
 
 
+@pytest.mark.core(strikes=("isolate",))
 def test_isolating_a_zone_loses_its_zookeeper_quorum_while_the_others_keep_theirs(
     cluster: Cluster, fault_log: EventLog
 ) -> None:
@@ -92,6 +94,7 @@ def test_isolating_a_zone_loses_its_zookeeper_quorum_while_the_others_keep_their
     )
 
 
+@pytest.mark.core(strikes=("isolate",))
 def test_isolating_the_controller_elects_a_new_one_with_a_higher_epoch(
     cluster: Cluster, fault_log: EventLog
 ) -> None:
@@ -117,6 +120,7 @@ def test_isolating_the_controller_elects_a_new_one_with_a_higher_epoch(
     )
 
 
+@pytest.mark.core(strikes=("latency",))
 def test_latency_of_twice_the_lag_time_on_a_fetch_link_drops_the_follower_until_removed(
     cluster: Cluster, fault_log: EventLog
 ) -> None:

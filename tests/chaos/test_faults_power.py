@@ -86,6 +86,7 @@ def _acknowledged(cluster: Cluster, topic: str) -> int:
     return len(tally.acked)
 
 
+@pytest.mark.core(strikes=("power_loss", "kill"))
 def test_a_power_loss_takes_what_was_never_synced_and_a_kill_takes_nothing(
     cluster: Cluster, fault_log: EventLog
 ) -> None:
@@ -134,6 +135,7 @@ def _synced(journal: list[str], name: str) -> bool:
     return any(name in path and size > 0 for path, size in durable_sizes(journal).items())
 
 
+@pytest.mark.core(strikes=("power_loss",))
 def test_zookeeper_keeps_every_acknowledged_write_through_a_power_loss_of_the_whole_ensemble(
     cluster: Cluster, fault_log: EventLog
 ) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from faults import Bounce, ControlledShutdown, EventLog, FollowerOf, Kill, LeaderOf, Pause
+from faults import Bounce, ControlledShutdown, EventLog, FollowerOf, Kill, LeaderOf, Pause, Restart
 from faults.nodes import broker_id, session_timeout_s
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
@@ -51,6 +51,7 @@ def _moved_off(topic: str, partition: int, broker: int) -> Callable[[ClusterStat
     return moved
 
 
+@pytest.mark.core(strikes=("kill",))
 def test_kill_9_of_a_leader_is_noticed_only_after_the_session_timeout(
     cluster: Cluster, fault_log: EventLog
 ) -> None:
@@ -102,6 +103,7 @@ def test_kill_9_of_a_leader_is_noticed_only_after_the_session_timeout(
     assert [e.action for e in fault_log] == ["inject", "heal"] and all(e.ok for e in fault_log)
 
 
+@pytest.mark.core(strikes=("controlled_shutdown", "kill"))
 def test_controlled_shutdown_moves_leaders_before_exit_far_faster_than_kill_9(
     cluster: Cluster, fault_log: EventLog
 ) -> None:
@@ -157,6 +159,7 @@ def test_controlled_shutdown_moves_leaders_before_exit_far_faster_than_kill_9(
     assert max(clean_gaps.values()) * 2 < min(kill_gaps.values()), "controlled shutdown is not << kill -9"
 
 
+@pytest.mark.core(strikes=("pause",))
 def test_a_follower_paused_past_the_lag_time_leaves_the_isr_and_returns_on_resume(
     cluster: Cluster, fault_log: EventLog
 ) -> None:
@@ -185,6 +188,7 @@ def test_a_follower_paused_past_the_lag_time_leaves_the_isr_and_returns_on_resum
     assert left >= lag_s * 0.6, f"left the ISR after {left:.2f} s, before the lag time could pass"
 
 
+@pytest.mark.core(strikes=("bounce",))
 def test_a_clean_bounce_chases_the_leader(cluster: Cluster, fault_log: EventLog) -> None:
     topic = unique_topic("bounce")
     cluster.create_topic(topic, partitions=1, replication_factor=3)
@@ -197,3 +201,30 @@ def test_a_clean_bounce_chases_the_leader(cluster: Cluster, fault_log: EventLog)
     assert state.leader_epoch >= epoch_before + 2 and set(state.isr) == {0, 1, 2}
     wait_until(lambda: cluster.state().live_brokers == (0, 1, 2), 30, "all brokers registered")
     print(f"\nclean bounce x2 chased the leader: {fault_log.events[-1].outcome}")
+
+
+@pytest.mark.core(strikes=("restart",))
+def test_a_clean_restart_of_a_follower_brings_it_back_with_a_new_session_and_into_the_isr(
+    cluster: Cluster, fault_log: EventLog
+) -> None:
+    topic = unique_topic("restart")
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    node = FollowerOf(topic, 0).resolve(cluster)[0]
+    broker = _broker(cluster, node)
+    session_before = cluster.zk.ephemeral_owner(f"/brokers/ids/{broker}")
+    # Clean: the controlled shutdown closes the old session, so the broker registered after
+    # the inject can only be the new process (a hard stop leaves the old znode until expiry).
+    restart = Restart(FollowerOf(topic, 0), clean=True, downtime_s=2.0)
+    with Trickle(cluster, topic), ZkSampler.for_cluster(cluster, [topic]) as recorder:
+        assert restart.inject(cluster, fault_log) == (node,)
+        back_at = fault_log.events[-1].mono
+        # The inject returns once the broker is registered again: a new process, a new session.
+        session_after = cluster.zk.ephemeral_owner(f"/brokers/ids/{broker}")
+        rejoined = recorder.wait_for(lambda s: broker in s.partitions[(topic, 0)].isr,
+                                     session_timeout_s(cluster) + 60, back_at)
+    restart.heal(cluster, fault_log)
+    print(f"\nclean restart of {node}: {fault_log.events[-2].outcome}; session 0x{session_before or 0:x} -> "
+          f"0x{session_after or 0:x}")
+    assert session_before is not None and session_after is not None
+    assert session_after != session_before, "the broker kept its ZooKeeper session: it never restarted"
+    assert rejoined is not None, f"{node} did not rejoin the ISR after its restart"

@@ -47,7 +47,7 @@ def test_version_never_released_on_maven_central_is_refused() -> None:
 def test_malformed_topology_is_refused(tmp_path: Path, content: str, expected: str) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(content)
-    _one_line_error(_cli("check-topology", str(path)), expected)
+    _one_line_error(_cli("check", str(path)), expected)
     # The same declaration handed to `up` fails before any container exists.
     _one_line_error(_cli("up", "--topology", str(path)), expected)
 

@@ -43,8 +43,10 @@ def test_the_final_drain_looks_up_every_group_on_the_topic_it_read() -> None:
     [
         ({"consumers": (ConsumerSpec("r", "c", topic="nowhere"),)}, "topic 'nowhere' is none of"),
         ({"pipelines": (PipelineSpec("p-a", "a", "etl", "elsewhere"),)}, "output 'elsewhere' is none of"),
-        ({"pipelines": (PipelineSpec("pa", "a", "etl", "out"),)}, "a producer or consumer has that name"),
-        ({"pipelines": (PipelineSpec("p-a", "a", "etl", "out"),) * 2}, "share a name"),
+        ({"pipelines": (PipelineSpec("pa", "a", "etl", "out"),)},
+         r"pipelines\[1\].name = \"pa\": producers\[1\] has that name already"),
+        ({"pipelines": (PipelineSpec("p-a", "a", "etl", "out"),) * 2},
+         r"pipelines\[2\].name = \"p-a\": pipelines\[1\] has that name"),
         ({"topics": (OUT, OUT)}, "given twice"),
     ],
 )

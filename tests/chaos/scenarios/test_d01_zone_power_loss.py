@@ -128,6 +128,7 @@ def test_d1_zone_power_loss_with_the_third_replica_out_of_sync_loses_acknowledge
     assert run.passed, run.failures()
 
 
+@pytest.mark.core(strikes=("power_loss",), judges=("messages",))
 def test_d1_zone_power_loss_with_the_third_replica_in_sync_loses_nothing(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:

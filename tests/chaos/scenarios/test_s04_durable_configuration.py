@@ -47,6 +47,7 @@ def s4_kill_leader_spec(session_timeout_s: float) -> ScenarioSpec:
     )
 
 
+@pytest.mark.core(strikes=("kill",), judges=("messages",))
 def test_s4_killing_the_leader_elects_from_the_isr_and_loses_nothing(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:

@@ -1,0 +1,94 @@
+"""The core tier: the claims a core marker makes, the coverage they add up to, and the
+check of a claim against what a test did. The suite's own coverage is held in
+test_core_coverage.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from faults.registry import fault_kinds
+from harness.compose.tiers import CoreClaim, Coverage, TierError, judged_families, selects_core_only, unmet
+from harness.history import ANOMALY_FAMILIES
+
+
+@dataclass
+class _Marker:
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] | None = None
+
+
+@dataclass
+class _Item:
+    nodeid: str
+    marker: _Marker | None
+
+    def get_closest_marker(self, name: str) -> _Marker | None:
+        return self.marker if name == "core" else None
+
+
+def core(nodeid: str = "t.py::test_x", *args: Any, **kwargs: Any) -> _Item:
+    return _Item(nodeid, _Marker(args, kwargs))
+
+
+def test_an_unmarked_test_claims_nothing_and_a_bare_marker_claims_no_kind() -> None:
+    assert CoreClaim.of(_Item("t.py::test_x", None)) is None
+    assert CoreClaim.of(core()) == CoreClaim()
+
+
+@pytest.mark.parametrize(("kwargs", "args", "says"), [
+    ({"strikes": ("kil",)}, (), "'kil' is no fault kind"),
+    ({"judges": ("group",)}, (), "'group' is no anomaly family"),
+    ({"strikes": "kill"}, (), "must be a tuple of names"),
+    ({"strike": ("kill",)}, (), "unknown keyword 'strike'"),
+    ({}, ("kill",), "takes keywords only"),
+])
+def test_a_claim_naming_nothing_real_is_refused_with_the_test_and_the_value(
+        kwargs: dict[str, Any], args: tuple[Any, ...], says: str) -> None:
+    with pytest.raises(TierError, match=says) as err:
+        CoreClaim.of(core("t.py::test_mine", *args, **kwargs))
+    assert "t.py::test_mine" in str(err.value)
+
+
+def test_coverage_names_every_kind_and_family_no_core_test_claims() -> None:
+    items = [core("a", strikes=("kill", "pause"), judges=("messages",)), _Item("b", None)]
+    coverage = Coverage.of(items)
+    assert coverage.core == ["a"]
+    assert coverage.strikes["kill"] == ["a"]
+    gaps = coverage.gaps()
+    assert "no core test strikes fault kind 'isolate'" in gaps
+    assert "no core test strikes fault kind 'kill'" not in gaps
+    assert "no core test judges anomaly family 'groups'" in gaps
+    assert len(gaps) == len(fault_kinds()) - 2 + len(ANOMALY_FAMILIES) - 1
+
+
+def test_a_claim_is_unmet_when_its_kind_never_struck_or_its_family_was_not_judged() -> None:
+    claim = CoreClaim(strikes=("kill", "pause"), judges=("messages", "groups"))
+    judged_groups = {"groups_s": 0.4, "transactions_s": 0.0}
+    assert unmet(claim, ("pause", "kill", "restart"), judged_groups) == []
+    assert unmet(claim, ("pause",), judged_groups) == [
+        "claims to strike 'kill', but no kill fault was injected"]
+    [groups] = unmet(claim, ("kill", "pause"), {"groups_s": 0.0})
+    assert "groups family" in groups and "judged only ['messages']" in groups
+    assert len(unmet(claim, ("kill", "pause"), None)) == 2  # no verdict: nothing was judged
+
+
+def test_the_message_pass_always_judges_and_the_others_only_with_their_data() -> None:
+    assert judged_families({}) == {"messages"}
+    assert judged_families({"pipelines_s": 1.2, "groups_s": 0.3, "transactions_s": 0.0}) == {
+        "messages", "groups", "pipelines"}
+
+
+@pytest.mark.parametrize(("tier", "from_testpaths", "markexpr", "keyword", "core_only"), [
+    ("auto", True, "", "", True),  # the README's command: no paths, no -m, no -k
+    ("auto", False, "", "", False),  # paths or node ids name their tests
+    ("auto", True, "chaos", "", False),
+    ("auto", True, "", "s05", False),
+    ("all", True, "", "", False),
+    ("core", False, "chaos", "", True),
+])
+def test_the_core_tier_is_the_default_only_when_the_command_names_no_tests(
+        tier: str, from_testpaths: bool, markexpr: str, keyword: str, core_only: bool) -> None:
+    assert selects_core_only(tier, from_testpaths, markexpr, keyword) is core_only
