@@ -11,6 +11,9 @@ a plain predicate), so that each one
   the last look* ("kafka-2 is exited", "/brokers/ids/1 still held by session 0x..."):
   a timeout that only says "not within 30 s" sends the reader to the logs for what a
   probe already knew;
+- says so on the ``kafka_chaos`` logger (:data:`PROGRESS_LOGGER`) once it has waited
+  :data:`LONG_WAIT_S`, with what is still wrong, so a person watching a run sees a long
+  wait as it happens (the console shows that logger live);
 - treats an exception from the probe as "not yet" only when the caller names its type
   as transient. ZooKeeper reads fail while the ensemble elects a leader and Docker calls
   fail while a container restarts, so those callers pass :data:`CLUSTER_SETTLING`; a bug
@@ -26,6 +29,7 @@ faults' own ``FaultTimeout``.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 
@@ -35,6 +39,12 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from harness.errors import ClusterUnhealthy, describe_error
+
+PROGRESS_LOGGER = "kafka_chaos"
+"""The logger the harness's progress goes to (the console shows it live)."""
+LONG_WAIT_S = 10.0
+"""A wait this long is announced while it goes on."""
+_progress = logging.getLogger(PROGRESS_LOGGER)
 
 Problems = Sequence[str] | str | None
 """What a probe still finds wrong: ``None``, ``""`` or an empty sequence means nothing."""
@@ -95,6 +105,7 @@ def wait_until_clear(
     started = time.monotonic()
     last: tuple[str, ...] = ()
     last_error: BaseException | None = None
+    announced = False
     while True:
         try:
             last = _as_problems(probe())
@@ -104,9 +115,14 @@ def wait_until_clear(
         else:
             if not last:
                 return time.monotonic() - started
-        left = timeout_s - (time.monotonic() - started)
+        waited = time.monotonic() - started
+        left = timeout_s - waited
         if left <= 0:
             raise WaitTimeout(what, timeout_s, last, last_error)
+        if not announced and waited >= LONG_WAIT_S:
+            announced = True
+            _progress.info("still waiting for %s after %.0f s (gives up at %.0f s): %s", what, waited,
+                           timeout_s, "; ".join(last[:2]) or "not yet")
         time.sleep(min(interval_s, left))
 
 

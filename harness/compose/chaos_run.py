@@ -49,6 +49,7 @@ class TestRecord:
     duration_s: float = 0.0
     scenario: str | None = None  # the scenario folder it wrote, for a link
     diagnostics: str | None = None  # folder of container logs and znodes, relative to the run
+    anomalies: dict[str, int] | None = None  # its verdict's non-zero counts (None: no verdict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +103,8 @@ class ChaosRun:
         self.progress = progress
         self.keeper = ClusterKeeper(self._new_cluster, healer, progress)
         self.records: dict[str, TestRecord] = {}
+        self.expected: int | None = None  # how many tests the session will run, once known
+        self._ended: set[str] = set()
         self._directory: RunDirectory | None = None
         self._judge: Judge | None = None
 
@@ -226,7 +229,28 @@ class ChaosRun:
         escalation = self.end(test_id)
         if escalation is not None and record.outcome == PASSED:
             record.outcome, record.phase, record.error = ERROR, "teardown", escalation_text(escalation)
+        self.checkpoint(test_id)
         return record
+
+    def checkpoint(self, test_id: str) -> None:
+        """After each test: run.json lists every test so far and how far the run got, and
+        the index and that test's page are written again, so a long run can be read (and
+        copied) while it runs; it says "running" throughout, never passed. Never raises: a
+        page that cannot be drawn yet must not fail a test, and the run's end draws all."""
+        self._ended.add(test_id)
+        if self.worker is not None:
+            return  # a pytest-xdist worker: the controller writes the one report
+        from harness.report import render_progress
+
+        run = self.directory
+        run.header["tests"] = [r.to_dict() for r in self.records.values()]
+        run.header["progress"] = {"done": len(self._ended), "total": self.expected}
+        run.save()
+        record = self.records.get(test_id)
+        try:
+            render_progress(run.path, [record.scenario] if record and record.scenario else [])
+        except Exception as err:
+            self.progress(f"the report could not be rewritten after {test_id}: {err}")
 
     # -- pytest-xdist: one report from several workers -----------------------------------------
     def absorb_workers(self) -> bool:
@@ -269,6 +293,7 @@ class ChaosRun:
         run.header["tests"] = [r.to_dict() for r in self.records.values()]
         run.header["escalations"] = [*run.header.get("escalations", []),
                                      *(e.to_dict() for e in self.keeper.escalations)]
+        run.header.pop("progress", None)
         run.finish(status)
         if self.worker is not None:
             return None  # the controller renders the one report

@@ -1,11 +1,11 @@
 """The ``kafka-chaos`` command line.
 
-Subcommands: ``setup`` (engine and images), ``up`` (a cluster to poke at by hand, removed
-on Ctrl-C), ``run`` (the chaos suite, reports written), ``explore`` (random fault
-schedules against a safety configuration), ``replay`` (a recorded round again),
-``shrink`` (a failing round cut down),
-``clean`` (leftovers), ``versions`` and ``check-topology``. Every user error is one line on stderr and exit
-status 2; nothing is left running.
+Subcommands: ``setup`` (engine and images), ``check`` (validate declarations with no
+engine), ``up`` (a cluster to poke at by hand, removed on Ctrl-C), ``run`` (scenario files,
+or the chaos suite, reports written), ``explore`` (random fault schedules against a
+safety configuration), ``replay`` (a recorded round again), ``shrink`` (a failing round
+cut down), ``report``, ``list``, ``matrix``, ``clean`` (leftovers) and ``versions``. Every
+user error is one line on stderr and exit status 2; nothing is left running.
 """
 
 from __future__ import annotations
@@ -84,8 +84,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     release(args.kafka_version)
     run_id = args.run_id or new_run_id()
     if not args.files:
+        selection = ["-k", args.select] if args.select else []
         command = [sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", args.kafka_version,
-                   "--topology", args.topology, "--run-id", run_id, *args.pytest_args]
+                   "--topology", args.topology, "--run-id", run_id, *selection, *args.pytest_args]
         _progress("running the chaos suite: " + " ".join(command[2:]))
         status = subprocess.call(command)
         _progress(f"report: {reports_root() / run_id / 'index.html'}")
@@ -205,7 +206,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     def work() -> None:
         exploration = explore(chaos, base, options, _progress)
         _progress(f"rounds and coverage: {write_exploration(exploration, chaos.directory.path)}")
-        for line in summary_lines(exploration):
+        for line in summary_lines(exploration, chaos.directory.path):
             _progress(line)
 
     result = _chaos_session(chaos, work)
@@ -362,6 +363,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafka-chaos")
+    except PackageNotFoundError:
+        return "(not installed: run 'bash docker/setup.sh')"
+
+
 def _version(value: str) -> str:
     release(value)  # refuses unknown versions with the supported list
     return value
@@ -377,39 +387,60 @@ def _positive_minutes(value: str) -> float:
     return minutes
 
 
+VERSION_HELP = (f"the Kafka release the cluster runs (default {DEFAULT_VERSION}; 'kafka-chaos versions' "
+                "lists them)")
+TOPOLOGY_HELP = "a built-in topology's name or a topology TOML file (default three_az)"
+
+
+def _command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+             help: str) -> argparse.ArgumentParser:
+    """A subcommand whose one-line help in the list is also its own --help's description."""
+    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
+
+
 def _cluster_options(command: argparse.ArgumentParser) -> None:
     """The options of every command that runs scenarios on a cluster of its own."""
-    command.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
-    command.add_argument("--topology", default="three_az")
+    command.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version, help=VERSION_HELP)
+    command.add_argument("--topology", default="three_az", help=TOPOLOGY_HELP)
     command.add_argument("--run-id", default=None, help="report folder name under reports/")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-chaos", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="kafka-chaos",
+        description="Chaos tests of Apache Kafka's durability and availability promises on real "
+                    "three-zone clusters in Docker, judged by a Spark reconciliation, shown in an HTML "
+                    "report.",
+        epilog="Start with 'kafka-chaos check FILE' (no engine needed), then 'kafka-chaos run FILE'. "
+               "'kafka-chaos COMMAND --help' describes each command.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    setup = sub.add_parser("setup", help="start a Docker engine if needed and build the images")
+    setup = _command(sub, "setup", help="start a Docker engine if needed and build the images")
     setup.add_argument("--kafka-version", action="append", type=_version,
                        help=f"version(s) to build (default {DEFAULT_VERSION})")
     setup.set_defaults(func=_cmd_setup)
 
-    up = sub.add_parser("up", help="start a cluster and keep it until Ctrl-C")
-    up.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version)
-    up.add_argument("--topology", default="three_az")
+    up = _command(sub, "up", help="start a cluster and keep it until Ctrl-C")
+    up.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version, help=VERSION_HELP)
+    up.add_argument("--topology", default="three_az", help=TOPOLOGY_HELP)
     up.add_argument("--port-base", type=int, default=None,
                     help="publish ports on 127.0.0.1 from this port up (default: free ports)")
-    up.add_argument("--run-id", default=None)
+    up.add_argument("--run-id", default=None, help="names the cluster's containers (default: time-based)")
     up.add_argument("--keep", action="store_true", help="leave the cluster running on exit")
     up.set_defaults(func=_cmd_up)
 
-    run = sub.add_parser("run", help="run scenario files, or the whole chaos suite, and write the report")
+    run = _command(sub, "run", help="run scenario files, or the whole chaos suite, and write the report")
     run.add_argument("files", nargs="*", help="scenario files (TOML); none = the whole suite")
+    run.add_argument("-k", dest="select", default=None, metavar="EXPR",
+                     help="with no files: only the suite's tests whose names match this pytest -k "
+                          "expression, e.g. 's04 or s05'")
     _cluster_options(run)
     run.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
                      help="passed on to pytest when running the suite")
     run.set_defaults(func=_cmd_run)
 
-    explore = sub.add_parser("explore", help="run rounds of random fault schedules against a safety "
+    explore = _command(sub, "explore", help="run rounds of random fault schedules against a safety "
                                              "configuration (a scenario file) and judge what it promises")
     explore.add_argument("file", help="scenario file whose topic, clients and settings are explored")
     explore.add_argument("--seed", type=int, default=0, help="names every round's schedule (default 0)")
@@ -424,13 +455,13 @@ def build_parser() -> argparse.ArgumentParser:
     _cluster_options(explore)
     explore.set_defaults(func=_cmd_explore)
 
-    replay = sub.add_parser("replay", help="run a recorded round (or any scenario of a report) again, "
+    replay = _command(sub, "replay", help="run a recorded round (or any scenario of a report) again, "
                                            "exactly as it ran")
     replay.add_argument("round", help="the round's folder (reports/<run>/<round>) or its scenario.toml")
     _cluster_options(replay)
     replay.set_defaults(func=_cmd_replay)
 
-    shrink = sub.add_parser("shrink", help="cut a failing exploration round down to the smallest schedule "
+    shrink = _command(sub, "shrink", help="cut a failing exploration round down to the smallest schedule "
                                            "that still fails, written as a scenario file")
     shrink.add_argument("file", help="the round's scenario.toml (reports/<run>/<round>/scenario.toml)")
     shrink.add_argument("--runs", type=int, default=3, help="runs per candidate, at most (default 3)")
@@ -447,32 +478,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     from harness.report import cli as report_cli
 
-    report = sub.add_parser("report", help=report_cli.HELP)
+    report = _command(sub, "report", help=report_cli.HELP)
     report_cli.add_arguments(report)
     report.set_defaults(func=report_cli.command)
 
-    listing = sub.add_parser("list", help="list the project's scenarios (pytest's chaos tests and "
+    listing = _command(sub, "list", help="list the project's scenarios (pytest's chaos tests and "
                                           "the scenario files registered in pyproject.toml)")
     listing.add_argument("paths", nargs="*", help="where pytest collects (default: its configured testpaths)")
     listing.set_defaults(func=_cmd_list)
 
-    matrix = sub.add_parser("matrix", help="run the suite across Kafka versions; write a summary grid")
+    matrix = _command(sub, "matrix", help="run the suite across Kafka versions; write a summary grid")
     matrix.add_argument("--versions", default=",".join(supported_versions()),
                         help="comma-separated versions (default: every supported one)")
     matrix.add_argument("--scenarios", default=None,
                         help="pytest -k expression choosing scenarios, e.g. 's04 or s05'")
     matrix.add_argument("--matrix-id", default=None, help="summary folder name under reports/")
-    matrix.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[])
+    matrix.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
+                        help="passed on to pytest for every version")
     matrix.set_defaults(func=_cmd_matrix)
 
-    clean = sub.add_parser("clean", help="remove leftovers of killed runs")
+    clean = _command(sub, "clean", help="remove leftovers of killed runs")
     clean.add_argument("--all", action="store_true", help="also remove clusters kept with --keep")
     clean.set_defaults(func=_cmd_clean)
 
-    versions = sub.add_parser("versions", help="list supported Kafka versions")
+    versions = _command(sub, "versions", help="list supported Kafka versions")
     versions.set_defaults(func=_cmd_versions)
 
-    check = sub.add_parser("check", help="validate scenario files, exploration files and topologies "
+    check = _command(sub, "check", help="validate scenario files, exploration files and topologies "
                                          "without a Docker engine (exit 0, or 2 with one line per problem)")
     check.add_argument("paths", nargs="+", metavar="FILE|DIR",
                        help="TOML files, or folders searched for them")
@@ -485,7 +517,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_long_waits() -> None:
+    """The harness's waits past LONG_WAIT_S, on stderr as they happen."""
+    import logging
+
+    from harness.cluster.waiting import PROGRESS_LOGGER
+
+    logger = logging.getLogger(PROGRESS_LOGGER)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("[kafka-chaos] %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _show_long_waits()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

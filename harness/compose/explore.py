@@ -183,6 +183,14 @@ def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:
     return scenario.spec
 
 
+def _relative(folder: Path) -> Path:
+    """``folder`` as the user can type it from here: relative when it is below the cwd."""
+    try:
+        return folder.relative_to(Path.cwd())
+    except ValueError:
+        return folder
+
+
 def write_exploration(exploration: Exploration, folder: Path) -> Path:
     """explore.json in the run's folder: every round's schedule and outcome, and coverage."""
     import json
@@ -192,12 +200,15 @@ def write_exploration(exploration: Exploration, folder: Path) -> Path:
     return path
 
 
-def summary_lines(exploration: Exploration) -> Sequence[str]:
+def summary_lines(exploration: Exploration, folder: Path) -> Sequence[str]:
+    """What an exploration found, with the commands that replay and shrink each violating
+    round of the run folder ``folder``, ready to paste."""
     lines = [f"explored {len(exploration.outcomes)} round(s) from seed {exploration.seed}: "
              f"{len(exploration.violations)} violated, {len(exploration.inconclusive)} could not be judged "
              "as drawn"]
+    shown = _relative(folder)
     lines += [f"  {scenario} broke {', '.join(exploration.violated[scenario])}: kafka-chaos replay "
-              f"reports/<run>/{scenario}; kafka-chaos shrink reports/<run>/{scenario}/scenario.toml"
+              f"{shown / scenario}; kafka-chaos shrink {shown / scenario / 'scenario.toml'}"
               for scenario in exploration.violations]
     cells = coverage(exploration.schedules)
     lines.append("coverage (fault x target named, entries, seconds in force):")

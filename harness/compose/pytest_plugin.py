@@ -37,8 +37,9 @@ from harness.compose.chaos_run import (
     escalation_text,
     unwind_on_sigterm,
 )
+from harness.compose.console import LiveLines, anomaly_phrase, ended_line, opening_line, previous_durations
 from harness.compose.judge import Judge
-from harness.compose.rundir import RunDirectory
+from harness.compose.rundir import RunDirectory, reports_root
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.tiers import CORE_MARKER_HELP, TIERS, CoreClaim, TierError, selects_core_only, unmet
 from harness.errors import USER_ERRORS, EngineUnavailable
@@ -49,6 +50,8 @@ _REPORT_KEY = pytest.StashKey[str]()
 _SCENARIO_KEY = pytest.StashKey[ScenarioRun]()
 _TIER_KEY = pytest.StashKey[str]()
 _CALL_PASSED_KEY = pytest.StashKey[bool]()
+_LIVE_KEY = pytest.StashKey[LiveLines]()
+_ORDER_KEY = pytest.StashKey[dict[str, int]]()
 CHAOS_MARKERS = ("chaos", "smoke")
 
 
@@ -95,6 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
     unwind_on_sigterm()
     from faults.heal import heal_all
 
+    live = LiveLines()  # the terminal as it is now, before pytest captures a test's output
+    config.stash[_LIVE_KEY] = live
+
     # Under pytest-xdist each worker runs its own cluster; all share the controller's run id,
     # so their scenario pages land in one run folder and one report.
     workerinput = getattr(config, "workerinput", None)
@@ -107,12 +113,12 @@ def pytest_configure(config: pytest.Config) -> None:
             config.getoption("--topology"),
             healer=heal_all,
             keep=bool(config.getoption("--keep-cluster")),
-            progress=lambda line: print(f"[kafka-chaos] {line}", flush=True),
+            progress=live,
             worker=workerinput["workerid"] if workerinput else None,
         )
     except USER_ERRORS as err:
         raise pytest.UsageError(str(err)) from err
-    config.pluginmanager.register(_Recorder(config.stash[_CHAOS_RUN_KEY]), "kafka-chaos-recorder")
+    config.pluginmanager.register(_Recorder(config.stash[_CHAOS_RUN_KEY], config), "kafka-chaos-recorder")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -155,6 +161,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     chosen = [item for item in session.items if _needs_cluster(item)]
     if not chosen or session.config.option.collectonly:
         return
+    run = chaos_run_of(session.config)
+    run.expected = len(chosen)
+    session.config.stash[_ORDER_KEY] = {item.nodeid: i for i, item in enumerate(chosen, start=1)}
+    live = session.config.stash[_LIVE_KEY]
+    live.attach()  # long waits shown as they happen
+    live(opening_line([i.nodeid for i in chosen], previous_durations(reports_root(), run.run_id)))
     try:
         ensure_engine()
     except EngineUnavailable as err:
@@ -262,9 +274,12 @@ def pytest_runtest_makereport(
     """Record the test's own outcome on its scenario's page, and keep diagnostics of a
     failure while the cluster still shows it (before teardown heals it)."""
     report = yield
+    run = item.stash.get(_SCENARIO_KEY, None)
     if report.when == "call":
         item.stash[_CALL_PASSED_KEY] = report.passed
-    run = item.stash.get(_SCENARIO_KEY, None)
+        if run is not None and run.verdict is not None:
+            counts = run.verdict.findings.counts()
+            chaos_run_of(item.config).record(item.nodeid).anomalies = {k: n for k, n in counts.items() if n}
     if report.when == "call" and run is not None:
         detail = "" if report.passed else _error_text(report)
         run.record_test_outcome(report.passed, detail)
@@ -287,6 +302,17 @@ def _error_text(report: pytest.TestReport) -> str:
     return str(report.longrepr or "").strip()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_report_teststatus(report: pytest.TestReport,
+                             config: pytest.Config) -> Generator[None, Any, Any]:
+    """No dot for a chaos test: the line :class:`_Recorder` writes when it ends says more."""
+    status = yield
+    if status and config.get_verbosity() <= 0 and any(m in report.keywords for m in CHAOS_MARKERS):
+        category, _, word = status
+        return category, "", word
+    return status
+
+
 class _Recorder:
     """Folds the setup, call and teardown reports of each test into its one record.
 
@@ -294,8 +320,27 @@ class _Recorder:
     that holds the run.
     """
 
-    def __init__(self, run: ChaosRun) -> None:
+    def __init__(self, run: ChaosRun, config: pytest.Config) -> None:
         self.run = run
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        """End the line pytest's terminal is on, so the live lines of the test start on
+        one of their own."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if nodeid in self.config.stash.get(_ORDER_KEY, {}) and reporter is not None:
+            reporter.ensure_newline()
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        order = self.config.stash.get(_ORDER_KEY, {})
+        if nodeid not in order:
+            return  # not a chaos test
+        record = self.run.record(nodeid)
+        self.config.stash[_LIVE_KEY](ended_line(order[nodeid], len(order), nodeid, record.outcome,
+                                               record.duration_s, anomaly_phrase(record.anomalies),
+                                               record.error))
+        self.run.checkpoint(nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record: TestRecord = self.run.record(report.nodeid)
@@ -328,6 +373,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if result is not None:
         index, outcome = result
         session.config.stash[_REPORT_KEY] = f"{index} ({outcome.upper()})"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    live = config.stash.get(_LIVE_KEY, None)
+    if live is not None:
+        live.detach()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -59,15 +59,15 @@ class RunDirectory:
             "finished": None, "status": RunStatus.RUNNING.value, "scenarios": [],
         }
         self.path.mkdir(parents=True, exist_ok=True)
-        self._save()
+        self.save()
 
-    def _save(self) -> None:
+    def save(self) -> None:
         write_json(self.header_path, self.header)
 
     def scenario_dir(self, scenario_id: str) -> Path:
         if scenario_id not in self.header["scenarios"]:
             self.header["scenarios"].append(scenario_id)
-            self._save()
+            self.save()
         path = self.path / scenario_id
         path.mkdir(parents=True, exist_ok=True)
         return path
@@ -75,7 +75,7 @@ class RunDirectory:
     def finish(self, status: RunStatus = RunStatus.COMPLETE) -> None:
         self.header["status"] = status.value
         self.header["finished"] = time.time()
-        self._save()
+        self.save()
 
 
 def worker_headers(run_path: Path) -> list[dict[str, Any]]:

@@ -13,6 +13,6 @@ with examples, configuration, raw files). Modules, one job each:
 """
 
 from harness.report.load import ReportError, load_run
-from harness.report.render import render_run, render_run_with_outcome
+from harness.report.render import render_progress, render_run, render_run_with_outcome
 
-__all__ = ["ReportError", "load_run", "render_run", "render_run_with_outcome"]
+__all__ = ["ReportError", "load_run", "render_progress", "render_run", "render_run_with_outcome"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.report.load import ReportError, is_run_folder
 from harness.report.model import Outcome
 from harness.report.render import render_run_with_outcome
 
@@ -36,6 +37,9 @@ def command(args: argparse.Namespace) -> int:
 def report(run_dir: Path) -> int:
     """The same rendering a run does when it ends (``ChaosRun.finish``), so a report
     rendered again later is the one the run wrote."""
+    if run_dir.is_dir() and not is_run_folder(run_dir):
+        raise ReportError(f"{run_dir} is not a run folder: it holds no run.json and no scenario folder "
+                          "(a run writes reports/<run id>/run.json); nothing was written")
     index, outcome = render_run_with_outcome(run_dir)
     print(f"report: {outcome.upper()}: {index}")
     return EXIT_PASSED if outcome == Outcome.PASSED else EXIT_NOT_PASSED

@@ -131,6 +131,7 @@ def _run_info(run_dir: Path, problems: list[str]) -> RunInfo:
             finished=as_opt_num(raw.get("finished"), "run.json finished"),
             status=str(raw.get("status") or "unknown"),
             scenario_ids=ids,
+            progress=_progress(raw.get("progress")),
         )
     except Malformed as exc:
         problems.append(f"run.json is malformed: {exc}")
@@ -138,8 +139,23 @@ def _run_info(run_dir: Path, problems: list[str]) -> RunInfo:
     if data is None or not info.scenario_ids:
         # Without a usable list, show every scenario directory rather than an empty page.
         found = sorted(p.name for p in run_dir.iterdir() if (p / "config.json").is_file())
-        info = RunInfo(info.run_id, info.kafka_version, info.started, info.finished, info.status, found)
+        info = RunInfo(info.run_id, info.kafka_version, info.started, info.finished, info.status, found,
+                       info.progress)
     return info
+
+
+def _progress(raw: object) -> tuple[int, int | None] | None:
+    """run.json's ``progress`` while the run goes on: tests done, of how many (None: not
+    known); absent or unreadable, None."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("done"), int):
+        return None
+    total = raw.get("total")
+    return int(raw["done"]), (total if isinstance(total, int) else None)
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether ``path`` holds a run: its run.json, or at least one scenario folder."""
+    return (path / "run.json").is_file() or any((p / "config.json").is_file() for p in path.iterdir())
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> Run:

@@ -463,6 +463,15 @@ class RunInfo:
     finished: float | None
     status: str
     scenario_ids: list[str]
+    progress: tuple[int, int | None] | None = None  # (tests done, of how many) while running
+
+    @property
+    def status_text(self) -> str:
+        """The status as the index says it: a run still going says how far it got."""
+        if self.status != RunStatus.RUNNING.value or self.progress is None:
+            return self.status
+        done, total = self.progress
+        return f"running: {done} of {total} tests done" if total else f"running: {done} tests done"
 
     @property
     def complete(self) -> bool:

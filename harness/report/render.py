@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,12 @@ def render_run(run_dir: str | os.PathLike[str]) -> Path:
     return render_run_with_outcome(run_dir)[0]
 
 
+def render_progress(run_dir: str | os.PathLike[str], pages: Collection[str]) -> Path:
+    """The index of a run still going, and the pages of the scenarios named."""
+    root = Path(run_dir)
+    return write_report(root, load_run(root), pages)
+
+
 def render_run_with_outcome(run_dir: str | os.PathLike[str]) -> tuple[Path, str]:
     """Render like :func:`render_run`, and also return the run's headline outcome word
     ("passed", "failed" or "not judged") - the same one the index shows - so a command
@@ -112,12 +119,14 @@ def render_run_with_outcome(run_dir: str | os.PathLike[str]) -> tuple[Path, str]
     return write_report(root, run), run.outcome.value
 
 
-def write_report(root: Path, run: Run) -> Path:
-    """Render an already loaded run into ``root``; returns index.html."""
+def write_report(root: Path, run: Run, pages: Collection[str] | None = None) -> Path:
+    """Render an already loaded run into ``root``; returns index.html. ``pages`` names the
+    scenarios whose pages to write (None: all), so a run in progress rewrites its index
+    and the page of the scenario just finished, not every page after every test."""
     env = environment()
     page = env.get_template("scenario.html.j2")
     for scenario in run.scenarios:
-        if scenario.page is not None:
+        if scenario.page is not None and (pages is None or scenario.id in pages):
             _write(root / scenario.page, page.render(scenario_context(root, run, scenario)))
     index = root / INDEX
     _write(index, env.get_template("index.html.j2").render(run=run, generated=time.time()))

@@ -581,7 +581,7 @@ def test_explore_runs_the_rounds_asked_for_and_counts_violations() -> None:
     assert found.violations == ["explore-9-r2"] and found.inconclusive == ["explore-9-r4"]
     assert "round 2: FAILED (rule lost); violations so far: 1 of 3 round(s)" in lines
     assert lines[-1] == "round 4: FAILED (not judged as drawn); violations so far: 1 of 5 round(s)"
-    assert summary_lines(found)[0] == ("explored 5 round(s) from seed 9: 1 violated, "
+    assert summary_lines(found, Path("/r"))[0] == ("explored 5 round(s) from seed 9: 1 violated, "
                                        "1 could not be judged as drawn")
 
 
@@ -770,9 +770,9 @@ def test_an_exploration_summary_names_violations_and_coverage() -> None:
     assert [(r["outcome"], r["violated"]) for r in data["rounds"]] == [
         ("passed", []), ("passed", []), ("failed", ["rule lost"])]
     assert data["rounds"][0]["schedule"] == _explored(SPACE, 9, 1)[0]
-    lines = summary_lines(found)
-    assert lines[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/<run>/explore-9-r2; "
-                        "kafka-chaos shrink reports/<run>/explore-9-r2/scenario.toml")
+    lines = summary_lines(found, Path.cwd() / "reports" / "r7")
+    assert lines[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/r7/explore-9-r2; "
+                        "kafka-chaos shrink reports/r7/explore-9-r2/scenario.toml")
     assert lines[2].startswith("coverage") and lines[-1].startswith("fault kinds not exercised: ")
 
 

@@ -140,3 +140,23 @@ def test_a_controller_without_workers_writes_nothing(tmp_path: Path, monkeypatch
     monkeypatch.setenv("KAFKA_CHAOS_REPORTS", str(tmp_path))
     controller = ChaosRun("r3", "3.7.2", "three_az", healer=lambda c: None)
     assert not controller.absorb_workers() and not controller.opened
+
+
+def test_after_each_case_the_index_says_how_far_the_run_got_and_never_passed(
+        run: Any, tmp_path: Path) -> None:
+    from harness.report import load_run
+    from harness.report.model import Outcome
+
+    chaos, _, _ = run
+    chaos.expected = 3
+    chaos.run_case("file:a.toml", "scenario-file", lambda cluster: None)
+    mid = load_run(tmp_path / "r1")
+    assert mid.info.status_text == "running: 1 of 3 tests done"
+    assert [t.id for t in mid.tests] == ["file:a.toml"] and mid.outcome is Outcome.NOT_JUDGED
+    index = (tmp_path / "r1" / "index.html").read_text()
+    assert "running: 1 of 3 tests done" in index and "lists no tests" not in index
+    chaos.run_case("file:b.toml", "scenario-file", lambda cluster: None)
+    assert load_run(tmp_path / "r1").info.status_text == "running: 2 of 3 tests done"
+    chaos.finish()
+    done = load_run(tmp_path / "r1")
+    assert done.info.status_text == "complete" and done.outcome is Outcome.PASSED
