@@ -482,11 +482,10 @@ class Not(Condition):
 
 
 @dataclass(frozen=True)
-class AllOf(Condition):
-    """Every one of ``conditions`` holds in the same state (``{ all = [ ..., ... ] }``)."""
+class _Combination(Condition):
+    """Several conditions judged on the same state: what ``all`` and ``any`` share."""
 
     conditions: tuple[Condition, ...]
-    kind: ClassVar[str] = "all"
 
     def check(self, topology: Topology) -> None:
         for condition in self.conditions:
@@ -503,6 +502,16 @@ class AllOf(Condition):
     def all_topics(self) -> bool:
         return any(c.all_topics for c in self.conditions)
 
+    def to_spec(self) -> Any:
+        return {self.kind: [c.to_spec() for c in self.conditions]}
+
+
+@dataclass(frozen=True)
+class AllOf(_Combination):
+    """Every one of ``conditions`` holds in the same state (``{ all = [ ..., ... ] }``)."""
+
+    kind: ClassVar[str] = "all"
+
     def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
         for condition in self.conditions:
             held, why = condition.evaluate(state, baseline)
@@ -513,8 +522,24 @@ class AllOf(Condition):
     def describe(self) -> str:
         return " and ".join(c.describe() for c in self.conditions)
 
-    def to_spec(self) -> Any:
-        return {self.kind: [c.to_spec() for c in self.conditions]}
+
+@dataclass(frozen=True)
+class AnyOf(_Combination):
+    """At least one of ``conditions`` holds in the state (``{ any = [ ..., ... ] }``)."""
+
+    kind: ClassVar[str] = "any"
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        why_not = []
+        for condition in self.conditions:
+            held, why = condition.evaluate(state, baseline)
+            if held:
+                return HELD
+            why_not.append(why)
+        return False, "; ".join(why_not)
+
+    def describe(self) -> str:
+        return " or ".join(c.describe() for c in self.conditions)
 
 
 # -- parsing -------------------------------------------------------------------------------
@@ -582,11 +607,14 @@ def _not(value: object, what: str) -> Condition:
     return Not(parse_condition(value, f"{what}: not"))
 
 
-def _all(value: object, what: str) -> Condition:
-    items = typed(value, list, f"{what}: all")
-    if not items:
-        raise FaultSpecError(f"{what}: all needs at least one condition")
-    return AllOf(tuple(parse_condition(item, f"{what}: all[{i}]") for i, item in enumerate(items)))
+def _combination(cls: type[_Combination]) -> Callable[[object, str], Condition]:
+    def parse(value: object, what: str) -> Condition:
+        items = typed(value, list, f"{what}: {cls.kind}")
+        if not items:
+            raise FaultSpecError(f"{what}: {cls.kind} needs at least one condition")
+        return cls(tuple(parse_condition(item, f"{what}: {cls.kind}[{i}]") for i, item in enumerate(items)))
+
+    return parse
 
 
 BARE: dict[str, type[Condition]] = {IsrFull.kind: IsrFull, ControllerChanged.kind: ControllerChanged}
@@ -607,7 +635,8 @@ _TABLES: dict[str, Callable[[object, str], Condition]] = {
     IsrIs.kind: _isr_is,
     ZkServing.kind: lambda value, what: ZkServing(typed(value, str, f"{what}: {ZkServing.kind}")),
     Not.kind: _not,
-    AllOf.kind: _all,
+    AllOf.kind: _combination(AllOf),
+    AnyOf.kind: _combination(AnyOf),
 }
 
 CONDITION_KINDS: tuple[str, ...] = tuple(_TABLES)

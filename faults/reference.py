@@ -129,8 +129,14 @@ SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
              "`{ offline = { topic, partition } }`, `{ leader_is = { broker, topic, partition } }`, "
              "`{ isr_is = { brokers, topic, partition } }`, `{ broker_gone = B }` (or "
              "`broker_registered`, `controller_is`), `{ zk_serving = \"zk-a\" }`, and the combinations "
-             "`{ not = <condition> }` and "
-             "`{ all = [<condition>, ...] }`. A scenario's checks take the same conditions."),
+             "`{ not = <condition> }`, `{ all = [<condition>, ...] }` (every one holds in the same state) "
+             "and `{ any = [<condition>, ...] }` (at least one does). Each condition is judged on one "
+             "state as ZooKeeper shows it: `isr_is` holds when the ISR is exactly that set of brokers, "
+             "in any order (a subset or superset does not hold); `leaves_isr` holds whenever the broker "
+             "is out of that ISR, also when it was out already as the wait began (it compares with "
+             "nothing earlier; `leader_changed`, `controller_changed` and `new_leader_from_isr` are the "
+             "ones that compare with the state at the start of the wait). A scenario's checks take the "
+             "same conditions."),
     "when_timeout_s": ("float", "120", "Longest wait for `when`; if it never holds the entry is not "
                        "injected and the schedule fails, naming the condition and the state at the "
                        "last look."),

@@ -10,6 +10,7 @@ import pytest
 from faults.conditions import (
     CONDITION_KINDS,
     AllOf,
+    AnyOf,
     BrokerGone,
     BrokerRegistered,
     Condition,
@@ -66,6 +67,7 @@ EVERY_FORM: list[tuple[Any, Condition]] = [
     ({"all": [{"offline": {"topic": "t", "partition": 0}}, {"isr_is": {"brokers": [1], "topic": "t",
                                                                          "partition": 0}}]},
      AllOf((Offline("t", 0), IsrIs("t", 0, brokers=(1,))))),
+    ({"any": ["controller_changed", {"broker_gone": 1}]}, AnyOf((ControllerChanged(), BrokerGone(1)))),
 ]
 
 
@@ -237,6 +239,11 @@ def test_controller_is_not_and_all() -> None:
     assert both.evaluate(after, before)[0]
     assert both.evaluate(before, before) == (False, "the controller is 0, not 2")
     assert not Not(IsrFull()).evaluate(None, None)[0]  # unreadable: nothing holds, negations neither
+    either = AnyOf((ControllerIs(2), ControllerIs(1)))
+    assert either.evaluate(after, before)[0]  # one of them holds
+    assert either.evaluate(before, before) == (
+        False, "the controller is 0, not 2; the controller is 0, not 1")
+    assert not AnyOf((IsrFull(),)).evaluate(None, None)[0]
 
 
 def test_combinators_are_checked_against_the_topology_and_refuse_empty_lists() -> None:
@@ -246,6 +253,10 @@ def test_combinators_are_checked_against_the_topology_and_refuse_empty_lists() -
         AllOf((IsrIs("t", 0, brokers=(0, 9)),)).check(load_topology("three_az"))
     with pytest.raises(FaultSpecError, match="all needs at least one condition"):
         parse_condition({"all": []})
+    with pytest.raises(FaultSpecError, match="any needs at least one condition"):
+        parse_condition({"any": []})
+    with pytest.raises(TargetError):
+        AnyOf((ControllerIs(7),)).check(load_topology("three_az"))
 
 
 def test_a_new_leader_from_the_isr_is_another_broker_that_was_in_sync_when_the_wait_began() -> None:
