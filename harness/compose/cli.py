@@ -222,7 +222,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     from harness.compose.chaos_run import ChaosRun
     from harness.compose.scenario_file import ScenarioFileError, check_runnable, load_scenario_file
     from harness.compose.shrink_round import chaos_round_runner, recorded_violations, shrink_round
-    from harness.explore.shrink import majority
+    from harness.explore.shrink import majority, schedule_words
 
     if args.needed is None:
         args.needed = majority(args.runs)
@@ -252,6 +252,10 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
                                         out_of_time=lambda: time.monotonic() > deadline)
         budget_note = (f"# The {args.minutes:g}-minute budget ran out first: this is the smallest schedule "
                        "seen to fail, and a smaller one may still fail.\n" if shrinker.stopped_early else "")
+        budget_note += "".join(
+            f"# Flaky: candidate {f.candidate} ({schedule_words(f.entries)}) failed {f.failed} of {f.runs} "
+            f"runs, fewer than the {args.needed} needed, and was counted as passing.\n"
+            for f in shrinker.flaky)
         out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n" + budget_note
                        + tomli_w.dumps(shrunk.to_dict()))
         written.append(out)

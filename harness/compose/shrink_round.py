@@ -11,7 +11,6 @@ it "still fails" when it violates something the round violated.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,7 +22,7 @@ from harness.compose.explore_round import checks_violated, violations, with_sche
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
-from harness.explore.shrink import Shrinker
+from harness.explore.shrink import Shrinker, schedule_words
 
 Progress = Callable[[str], None]
 
@@ -54,21 +53,27 @@ def shrink_round(spec: ScenarioSpec, target: set[str], run_round: RunRound, runs
     ``stopped_early`` when ``out_of_time`` ended the search first)."""
     if not target:
         raise ScenarioFileError(f"{spec.id}: nothing to shrink towards: the round violated nothing")
-    numbers = itertools.count()
 
     def fails(entries: list[Mapping[str, Any]]) -> bool:
-        n = next(numbers)
-        candidate = dataclasses.replace(with_schedule(spec, entries), id=f"{spec.id}-shrink-{n}")
+        number, run = shrinker.candidate, shrinker.run
+        words = schedule_words(entries)
+        candidate = dataclasses.replace(with_schedule(spec, entries), id=f"{spec.id}-c{number}-run{run}",
+                                        title=f"{spec.id}, shrink candidate {number} (run {run}): {words}")
         hit = run_round(candidate) & target
         verdict = f"still fails ({', '.join(sorted(hit))})" if hit else "passes"
-        progress(f"candidate {n}: {len(entries)} fault(s): {verdict}")
+        progress(f"candidate {number}, run {run} of at most {runs} ({len(entries)} fault(s): {words}): "
+                 f"{verdict}")
         return bool(hit)
 
     shrinker = Shrinker(fails, runs=runs, needed=needed, out_of_time=out_of_time)
     smallest = shrinker.shrink(list(spec.schedule))
+    for flaky in shrinker.flaky:
+        progress(f"flaky: candidate {flaky.candidate} ({schedule_words(flaky.entries)}) failed "
+                 f"{flaky.failed} of {flaky.runs} runs, fewer than the {needed} needed: counted as passing")
     how = "shrunk as far as the budget allowed" if shrinker.stopped_early else "shrunk"
-    shrunk = dataclasses.replace(with_schedule(spec, smallest), id=f"{spec.id}-shrunk",
-                                 title=f"{spec.title}, {how} to {len(smallest)} fault(s)")
+    shrunk = dataclasses.replace(
+        with_schedule(spec, smallest), id=f"{spec.id}-shrunk",
+        title=f"{spec.id} {how} to {len(smallest)} fault(s): {schedule_words(smallest)}")
     return shrunk, shrinker
 
 

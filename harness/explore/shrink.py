@@ -28,6 +28,28 @@ Entry = Mapping[str, Any]
 MIN_DURATION_S = 1.0
 
 
+@dataclass(frozen=True)
+class Flaky:
+    """A candidate that failed in some of its runs, but not in enough to count as failing."""
+
+    candidate: int
+    entries: list[Entry]
+    failed: int
+    runs: int
+
+
+def entry_words(entry: Entry) -> str:
+    """A schedule entry in a few words: "kill {"broker": 1} at 3 s for 8 s"."""
+    named = entry.get("target", entry.get("links"))
+    what = "" if named is None else f" {json.dumps(named, sort_keys=True)}"
+    when = f"at {float(entry.get('start_s', 0)):g} s for {float(entry.get('duration_s', 0)):g} s"
+    return f"{entry.get('fault', '?')}{what} {when}"
+
+
+def schedule_words(entries: Sequence[Entry]) -> str:
+    return "; ".join(entry_words(e) for e in entries) or "no fault"
+
+
 def majority(runs: int) -> int:
     """The failed runs that make a candidate count as failing by default: most of them.
     With one failure in three, a flaky violation shrinks to a schedule that then fails
@@ -46,6 +68,13 @@ class Shrinker:
     judged: dict[str, bool] = field(default_factory=dict)
     rounds_run: int = 0
     stopped_early: bool = False
+    # The candidate being judged (1 for the first distinct one) and its run (1 to runs):
+    # what a caller's ``fails`` may name a run by.
+    candidate: int = 0
+    run: int = 0
+    # Candidates that failed in some runs but fewer than ``needed``: counted as passing,
+    # and listed, since a violation that comes and goes is worth a look of its own.
+    flaky: list[Flaky] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not 1 <= self.needed <= self.runs:
@@ -59,12 +88,16 @@ class Shrinker:
                 self.stopped_early = True
                 return False  # not judged: the search keeps what it has seen fail
             failed = 0
+            self.candidate += 1
             for done in range(1, self.runs + 1):
                 self.rounds_run += 1
+                self.run = done
                 failed += bool(self.fails(list(entries)))
                 if failed >= self.needed or failed + (self.runs - done) < self.needed:
                     break
             self.judged[key] = failed >= self.needed
+            if 0 < failed < self.needed:
+                self.flaky.append(Flaky(self.candidate, list(entries), failed, done))
         return self.judged[key]
 
     def shrink(self, schedule: Sequence[Entry]) -> list[Entry]:

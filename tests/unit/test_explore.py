@@ -657,12 +657,21 @@ def test_a_round_shrinks_to_the_fault_behind_its_violation() -> None:
     lines: list[str] = []
     shrunk, shrinker = shrink_round(spec, {"rule lost"}, run_round, runs=2, needed=1, progress=lines.append)
     assert [e["fault"] for e in shrunk.schedule] == ["pause"] and shrunk.schedule[0]["duration_s"] == 4.0
-    assert shrunk.id == "explore-5-r2-shrunk" and shrunk.title.endswith("shrunk to 1 fault(s)")
+    assert shrunk.id == "explore-5-r2-shrunk"
+    assert shrunk.title == 'explore-5-r2 shrunk to 1 fault(s): pause "controller" at 0.6 s for 4 s'  # its own
     liveness = next(c for c in shrunk.checks if c.name == LIVENESS).to_spec()
     assert liveness["from"] == {"heal": 1}  # measured from the one entry left
     assert parse_scenario(tomli_w.dumps(shrunk.to_dict()), "shrunk.toml").to_dict() == shrunk.to_dict()
-    assert shrinker.rounds_run == len(runs) and all(r.id.startswith("explore-5-r2-shrink-") for r in runs)
-    assert lines[0] == "candidate 0: 0 fault(s): passes"
+    assert shrinker.rounds_run == len(runs) and len({r.id for r in runs}) == len(runs)
+    # Candidates are numbered, their runs within them; each page's title names its own faults.
+    assert lines[:3] == ["candidate 1, run 1 of at most 2 (0 fault(s): no fault): passes",
+                         "candidate 1, run 2 of at most 2 (0 fault(s): no fault): passes",
+                         'candidate 2, run 1 of at most 2 (3 fault(s): kill {"broker": 0} at 0 s for 8 s; '
+                         'kill {"broker": 1} at 5 s for 8 s; kill {"broker": 2} at 10 s for 8 s): passes']
+    assert [r.id for r in runs[:3]] == [
+        "explore-5-r2-c1-run1", "explore-5-r2-c1-run2", "explore-5-r2-c2-run1"]
+    assert runs[2].title == ('explore-5-r2, shrink candidate 2 (run 1): kill {"broker": 0} at 0 s for 8 s; '
+                             'kill {"broker": 1} at 5 s for 8 s; kill {"broker": 2} at 10 s for 8 s')
     with pytest.raises(ScenarioFileError, match="violated nothing"):
         shrink_round(spec, set(), run_round, 1, 1, lines.append)
 
@@ -687,7 +696,12 @@ def test_a_candidate_fails_by_default_when_most_of_its_runs_fail() -> None:
 
     assert [majority(n) for n in (1, 2, 3, 4, 5)] == [1, 2, 2, 3, 3]
     calls = iter([True, False, False])  # one failure of three: not a failing candidate
-    assert not Shrinker(lambda _: next(calls), runs=3, needed=majority(3)).still_fails([{"start_s": 0}])
+    shrinker = Shrinker(lambda _: next(calls), runs=3, needed=majority(3))
+    assert not shrinker.still_fails([{"start_s": 0}])
+    # ... but not dropped in silence either: it is listed as flaky
+    assert [(f.candidate, f.failed, f.runs) for f in shrinker.flaky] == [(1, 1, 3)]
+    steady = Shrinker(lambda _: False, runs=3, needed=2)
+    assert not steady.still_fails([{"start_s": 0}]) and steady.flaky == []
 
 
 def test_shrink_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
