@@ -157,11 +157,16 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Stop before any test when chaos tests were selected and no engine can be had."""
+    """Stop before any test when chaos tests were selected and the project's scenario
+    files do not check, or no engine can be had."""
     chosen = [item for item in session.items if _needs_cluster(item)]
     if not chosen or session.config.option.collectonly:
         return
     run = chaos_run_of(session.config)
+    problems = _scenario_file_problems(session.config, run)
+    if problems:
+        pytest.exit("kafka-chaos: the project's scenario files do not check:\n" + "\n".join(problems),
+                    returncode=pytest.ExitCode.USAGE_ERROR)
     run.expected = len(chosen)
     session.config.stash[_ORDER_KEY] = {item.nodeid: i for i, item in enumerate(chosen, start=1)}
     live = session.config.stash[_LIVE_KEY]
@@ -176,6 +181,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     chaos_run_of(session.config).directory  # noqa: B018
     if any("scenario" in getattr(item, "fixturenames", ()) for item in chosen):
         chaos_run_of(session.config).judge.warm_up()  # while the first cluster starts
+
+
+def _scenario_file_problems(config: pytest.Config, run: ChaosRun) -> list[str]:
+    """``kafka-chaos check`` of the scenario files pyproject.toml registers, on the
+    session's topology and Kafka release."""
+    from harness.compose.catalogue import scenario_folders
+    from harness.compose.check_files import check_paths
+
+    folders = [f for f in scenario_folders(config.rootpath) if f.is_dir()]
+    if not folders:
+        return []
+    return check_paths(folders, run.topology, release(run.kafka_version).extra_broker_settings).problems
 
 
 def chaos_run_of(config: pytest.Config) -> ChaosRun:

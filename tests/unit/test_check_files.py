@@ -129,3 +129,20 @@ def test_check_needs_no_engine_and_exits_2_with_one_line_per_problem(tmp_path: P
     assert "Traceback" not in bad.stderr
     good = check(ROOT / "tests" / "scenarios", ROOT / "topologies")
     assert good.returncode == 0 and "no problem found" in good.stdout, good
+
+
+def test_a_chaos_session_checks_the_registered_scenario_files_before_any_container(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.kafka-chaos]\nscenario-files = ["mine"]\n')
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "bad.toml").write_text(SCENARIOS[0][0])
+    chaos_test = "import pytest\n\n\n@pytest.mark.chaos\ndef test_mine():\n    pass\n"
+    (tmp_path / "test_mine.py").write_text(chaos_test)
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}",
+           "KAFKA_CHAOS_REPORTS": str(tmp_path / "reports"), "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_mine.py"],
+                            capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode == 4, out
+    assert "the project's scenario files do not check" in out
+    assert "mine/bad.toml: topic.replication_factor = 5: topology three_az has 3 brokers" in out
+    assert "no Docker engine" not in out  # refused before the engine was even asked for
