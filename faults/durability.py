@@ -15,7 +15,7 @@ line to a journal for every call that makes data durable or changes what is dura
 cut back to its durable size, and a file with none (created and never synced: the
 active segment's new files, Kafka's memory-mapped indexes, which it rebuilds) is removed.
 That is the worst case a power loss allows on a disk that keeps what ``fsync`` returned
-for: nothing reached the disk that was not synced. Assumptions (docs/notes-power-loss.md):
+for: nothing reached the disk that was not synced. Assumptions (docs/design/power-loss.md):
 directory entries count as durable once their file is (creations and renames are not
 lost on their own), and a file's synced bytes are its first ``size`` bytes (Kafka
 appends; it never writes into the middle of a ``.log`` file, and it rewrites a checkpoint

@@ -159,7 +159,7 @@ _FIXED_DOCS: tuple[FaultDoc, ...] = (
         "The nodes the target resolves to lose power together: SIGKILL to all of them at once, then, while "
         "they are down, every file of each node's data directory cut back to what its JVM had made "
         "durable (its sync journal: the sizes at its last fsync/fdatasync), and every file never synced "
-        "removed. The worst case a power cut allows; see docs/notes-power-loss.md for the model and its "
+        "removed. The worst case a power cut allows; see docs/design/power-loss.md for the model and its "
         "assumptions.",
         "Starts every node that is down again (the power is back) and waits until each one serves: a "
         "broker recovers its log as after any unclean shutdown.",

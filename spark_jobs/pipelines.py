@@ -23,7 +23,7 @@ Why it looks the way it does:
   14 s at 1M sends.
 * The final log of the source topics is shuffled (the overview names them; other topics
   are cut in the scan), not only the source partitions': cutting those costs one more
-  stage, which paid only from about 1M sends (docs/notes-judge-speed.md).
+  stage, which paid only from about 1M sends (docs/design/judge-speed.md).
 
 Public PySpark API only (SQL text, joins, ``mapInArrow``), so it runs through Spark Connect too.
 """

@@ -14,7 +14,7 @@ settings, on ``three_az_two_in_a`` (brokers 0 and 1 in zone a, 2 in b, 3 in c). 
   over, holding every acknowledged record, and nothing is lost.
 
 Replication covers one machine's power loss, never a correlated one of every replica
-in sync; these two runs show both sides of that line (issue 18).
+in sync; these two runs show both sides of that line.
 """
 
 from __future__ import annotations
