@@ -56,3 +56,22 @@ def test_no_docker_engine_is_one_clear_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-docker.sock"
     result = _cli("up", env={"DOCKER_HOST": f"unix://{missing}"})
     _one_line_error(result, "no Docker engine answers")
+
+
+def test_report_refuses_a_folder_that_is_not_a_run_and_writes_nothing_into_it(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a run")
+    _one_line_error(_cli("report", str(tmp_path)), "is not a run folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_the_version_and_every_command_and_option_have_words() -> None:
+    from harness.compose.cli import build_parser
+
+    version = _cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("kafka-chaos "), version
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if a.dest == "command"]  # argparse keeps them here
+    for name, command in commands.choices.items():  # type: ignore[union-attr]
+        assert command.description, f"'kafka-chaos {name}' has no description"
+        for action in command._actions:
+            assert action.help, f"'kafka-chaos {name}' option {action.dest} has no help"
