@@ -58,7 +58,7 @@ def write(producer: Producer, topic: str, values: list[bytes]) -> tuple[int, flo
     for value in values:
         producer.produce(topic, value=value, partition=0, on_delivery=on_delivery)
         producer.poll(0)
-    left = producer.flush(120)
+    left = producer.flush(300)
     assert left == 0 and not failed, f"{left} unreported, failures {failed[:3]}"
     return acked, time.monotonic() - started
 
@@ -71,7 +71,13 @@ def test_a_degraded_zone_keeps_every_record_whole_at_no_more_than_the_toxics_rat
 ) -> None:
     topic = unique_topic(spec["fault"].replace("_", "-"))
     cluster.create_topic(topic, partitions=1, replication_factor=3)
-    settings = {"acks": "all", "compression.type": "none", "linger.ms": 5}
+    # Long enough for the batch through the slowest toxic here, with room for a loaded
+    # machine: a send that times out would count as a failure of the toxic's.
+    # Each request may take as long as the whole batch (the harness's 5 s request timeout
+    # would retry a slow request for ever).
+    patience_ms = int((4 * least_time_s(spec) + 60) * 1000)
+    settings = {"acks": "all", "compression.type": "none", "linger.ms": 5, "message.timeout.ms": patience_ms,
+                "request.timeout.ms": patience_ms, "socket.timeout.ms": patience_ms}
     control = make_producer(cluster, "b", settings)
     slowed = make_producer(cluster, "a", settings)
     # Connections open before the fault, so the batch measures the toxic, not a reconnect.
