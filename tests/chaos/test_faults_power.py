@@ -40,9 +40,11 @@ pytest_plugins = ["tests.support.fault_fixtures"]
 
 RECORDS = 200
 # A client whose metadata is stale after a broker's restart hears these until it refreshes;
-# the broker itself answers "unknown" until it has applied the controller's LeaderAndIsr.
+# the broker itself answers "unknown" until it has applied the controller's LeaderAndIsr,
+# and a new client whose first metadata came from a broker that had not yet learned the
+# partition says so locally (_UNKNOWN_PARTITION), for a moment after the heal.
 _STALE = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
-          KafkaError._TIMED_OUT, KafkaError.UNKNOWN_TOPIC_OR_PART}
+          KafkaError._TIMED_OUT, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION}
 
 
 def _held(cluster: Cluster, topic: str) -> tuple[int, int]:
