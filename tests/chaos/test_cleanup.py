@@ -61,7 +61,6 @@ def _wait_for_ready(process: subprocess.Popen[str], timeout_s: float = 180) -> s
 TEARDOWN_S = 180
 
 
-@pytest.mark.core
 def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker.DockerClient) -> None:
     run_id = new_run_id()
     process = _start_up(run_id)

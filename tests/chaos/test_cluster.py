@@ -90,7 +90,6 @@ def test_cutting_one_directed_link_drops_only_that_follower_from_only_that_leade
     )
 
 
-@pytest.mark.core
 def test_cutting_a_zones_client_links_fails_only_that_zones_clients(cluster: Cluster) -> None:
     topic = _topic("zoneclients")
     cluster.create_topic(topic, partitions=3, replication_factor=3)

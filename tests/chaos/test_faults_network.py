@@ -46,8 +46,8 @@ def _probe(address: str) -> tuple[str, float]:
     return how, time.monotonic() - started
 
 
-@pytest.mark.core(strikes=("cut",))
-@pytest.mark.parametrize("mode", ["refuse", "blackhole"])
+@pytest.mark.parametrize("mode", [
+    pytest.param("refuse", marks=pytest.mark.core(strikes=("cut",))), "blackhole"])
 def test_refuse_resets_at_once_and_blackhole_hangs_until_the_timeout(
     cluster: Cluster, fault_log: EventLog, mode: str
 ) -> None:
@@ -94,7 +94,6 @@ def test_isolating_a_zone_loses_its_zookeeper_quorum_while_the_others_keep_their
     )
 
 
-@pytest.mark.core(strikes=("isolate",))
 def test_isolating_the_controller_elects_a_new_one_with_a_higher_epoch(
     cluster: Cluster, fault_log: EventLog
 ) -> None:

@@ -37,7 +37,6 @@ def test_deleting_the_controller_znode_produces_a_new_controller_epoch(
     print(f"\n/controller deleted: {fault_log.events[-1].outcome}")
 
 
-@pytest.mark.core(strikes=("delete_controller",))
 def test_deleting_the_controller_rides_out_the_observer_losing_zookeeper_mid_request(
     cluster: Cluster, fault_log: EventLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -380,8 +381,17 @@ class _Release:
     extra_broker_settings: ClassVar[dict[str, str]] = {"inter.broker.protocol.version": "3.7"}
 
 
+@dataclass(frozen=True)
+class _Broker:
+    broker_id: int
+
+
 class _Topology:
-    brokers: tuple[Any, ...] = ()
+    """The shape a scenario is checked on before it starts: three zones, three brokers."""
+
+    name = "stand-in"
+    zones = ("a", "b", "c")
+    brokers: tuple[Any, ...] = tuple(_Broker(i) for i in range(3))
 
 
 class FakeCluster:

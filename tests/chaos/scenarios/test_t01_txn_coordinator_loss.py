@@ -99,7 +99,6 @@ def t1_spec(transactional_id: str, coordinator: int, brokers: list[int],
     )
 
 
-@pytest.mark.core(strikes=("kill",), judges=("messages", "transactions"))
 def test_t1_a_transactional_producer_commits_through_the_loss_of_its_coordinator(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, spare_brokers: tuple[int, ...]
 ) -> None:

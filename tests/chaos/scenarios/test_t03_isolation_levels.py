@@ -62,7 +62,9 @@ def t3_spec(isolation: str) -> ScenarioSpec:
     )
 
 
-@pytest.mark.parametrize("isolation", [hist.READ_COMMITTED, hist.READ_UNCOMMITTED])
+@pytest.mark.parametrize("isolation", [
+    pytest.param(hist.READ_COMMITTED, marks=pytest.mark.core(judges=("messages", "transactions"))),
+    hist.READ_UNCOMMITTED])
 def test_t3_read_committed_never_sees_aborted_records_read_uncommitted_does(
     scenario: Callable[[ScenarioSpec], ScenarioRun], isolation: str,
 ) -> None:
