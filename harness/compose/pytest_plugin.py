@@ -324,7 +324,8 @@ def pytest_report_teststatus(report: pytest.TestReport,
                              config: pytest.Config) -> Generator[None, Any, Any]:
     """No dot for a chaos test: the line :class:`_Recorder` writes when it ends says more."""
     status = yield
-    if status and config.get_verbosity() <= 0 and any(m in report.keywords for m in CHAOS_MARKERS):
+    keywords = getattr(report, "keywords", {})  # a collection report has none
+    if status and config.get_verbosity() <= 0 and any(m in keywords for m in CHAOS_MARKERS):
         category, _, word = status
         return category, "", word
     return status
