@@ -95,6 +95,16 @@ _TRIGGER_KEYS = ("after", "when", "when_timeout_s")
 ENTRY_KEYS = _TIMING_KEYS + _TRIGGER_KEYS
 """Every key of an entry that is not part of its fault spec."""
 DEFAULT_WHEN_TIMEOUT_S = 120.0
+
+
+def entry_words(entry: Mapping[str, Any]) -> str:
+    """A schedule entry (the scenario-file form) in a few words: its kind, what it names,
+    when and how long ("kill {"broker": 1} at 3 s for 8 s"); for consoles and reports."""
+    named = entry.get("target", entry.get("links"))
+    what = "" if named is None else f" {json.dumps(named, sort_keys=True)}"
+    start, duration = entry.get("start_s", "?"), entry.get("duration_s", 0)
+    shown = [f"{float(v):g}" if isinstance(v, int | float) else str(v) for v in (start, duration)]
+    return f"{entry.get('fault', '?')}{what} at {shown[0]} s for {shown[1]} s"
 TICK_S = 0.05
 """How often a waiting schedule looks again (and, without ``observe``, reads the state)."""
 _NOTHING_OBSERVED = "no state observed: ZooKeeper unreadable, or not read since the last action"

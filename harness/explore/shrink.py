@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from faults.schedule import entry_words
+
 Entry = Mapping[str, Any]
 MIN_DURATION_S = 1.0
 
@@ -36,14 +38,6 @@ class Flaky:
     entries: list[Entry]
     failed: int
     runs: int
-
-
-def entry_words(entry: Entry) -> str:
-    """A schedule entry in a few words: "kill {"broker": 1} at 3 s for 8 s"."""
-    named = entry.get("target", entry.get("links"))
-    what = "" if named is None else f" {json.dumps(named, sort_keys=True)}"
-    when = f"at {float(entry.get('start_s', 0)):g} s for {float(entry.get('duration_s', 0)):g} s"
-    return f"{entry.get('fault', '?')}{what} {when}"
 
 
 def schedule_words(entries: Sequence[Entry]) -> str:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from faults.schedule import entry_words
 from harness.errors import ChaosError
 from harness.history import (
     OUTCOME_ACKED,
@@ -183,18 +184,10 @@ def load_run(run_dir: str | os.PathLike[str]) -> Run:
     return run
 
 
-def _fault_words(entry: Mapping[str, Any]) -> str:
-    """A schedule entry in a few words: its kind, what it names, when and how long."""
-    named = entry.get("target", entry.get("links"))
-    what = "" if named is None else f" {json.dumps(named, sort_keys=True)}"
-    when = f"at {entry.get('start_s', '?')} s for {entry.get('duration_s', 0)} s"
-    return f"{entry.get('fault', '?')}{what} {when}"
-
-
 def _explored_round(raw: object, root: Path) -> ExploredRound:
     r = as_obj(raw, "round")
     scenario = str(r.get("scenario", ""))
-    faults = [_fault_words(as_obj(e, "schedule entry")) for e in as_list(r.get("schedule", []), "schedule")]
+    faults = [entry_words(as_obj(e, "schedule entry")) for e in as_list(r.get("schedule", []), "schedule")]
     violated = [str(v) for v in as_list(r.get("violated", []), "violated")]
     shrunk = f"{scenario}/{scenario}-shrunk.toml"  # where `kafka-chaos shrink` writes by default
     return ExploredRound(scenario, str(r.get("outcome", "")), faults, violated,

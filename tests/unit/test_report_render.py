@@ -585,7 +585,7 @@ def test_an_exploration_shows_its_rounds_and_coverage(run_dir: Path) -> None:
     assert "Kinds never drawn: pause, reassign." in text
     rounds = _table_rows(index, "exploration-rounds")
     assert rounds[0][:2] == ["s3-kill-leader", "PASSED"]
-    assert 'kill "controller" at 3.5 s for 8.0 s' in rounds[0][3]
+    assert 'kill "controller" at 3.5 s for 8 s' in rounds[0][3]
     assert rounds[1][1:3] == ["FAILED", "rule lostshrunk schedule"] and rounds[1][-1] == "bad"
     assert rounds[2][1:3] == ["FAILED", "not judged as drawn"]
     assert "s3-kill-leader.html" in index.read_text()  # a round with a page links to it
