@@ -37,7 +37,7 @@ from harness.workload.clients import (
     make_consumer,
     make_producer,
 )
-from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress
+from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress, Restarts
 from harness.workload.pipeline import PipelineMember, PipelineSpec
 from harness.workload.transactional import Hold, Transactions, TransactionsEnded, kafka_error
 
@@ -189,9 +189,10 @@ class ConsumerSpec:
     the start, never committing; with one it is a member of that consumer group
     (:mod:`harness.workload.group_member`): it subscribes, takes the partitions the group
     gives it, resumes from the group's committed offsets and commits as ``commit`` says
-    (``none``, ``auto``, ``sync`` or ``async``), leaving and rejoining the group every
-    ``restart_every_s`` seconds if that is set, and spending ``process_ms`` on each
-    record it reads."""
+    (``none``, ``auto``, ``sync`` or ``async``), restarting every ``restart_every_s``
+    seconds if that is set (``restart``: ``clean`` or ``crash``; only between
+    ``restart_from_s`` and ``restart_until_s`` seconds into the workload where those
+    bound it), and spending ``process_ms`` on each record it reads."""
 
     name: str
     zone: str
@@ -199,6 +200,9 @@ class ConsumerSpec:
     group: str | None = None
     commit: str = "none"
     restart_every_s: float | None = None
+    restart: str = "clean"
+    restart_from_s: float = 0.0
+    restart_until_s: float | None = None
     process_ms: float = 0.0
     # A further topic of the scenario (its name in ``ScenarioSpec.topics``) to read instead
     # of the scenario's own, such as a pipeline's output.
@@ -208,14 +212,17 @@ class ConsumerSpec:
         if self.commit not in COMMIT_MODES:
             raise ValueError(f"consumer {self.name}: commit must be one of {', '.join(COMMIT_MODES)}, "
                              f"not {self.commit!r}")
-        if self.group is None and (self.commit != "none" or self.restart_every_s is not None
-                                   or self.process_ms):
+        if self.group is None and (self.commit != "none" or self.restarts != Restarts() or self.process_ms):
             raise ValueError(f"consumer {self.name}: 'commit', 'restart_every_s' and 'process_ms' "
                              "need a 'group'")
-        if self.restart_every_s is not None and self.restart_every_s <= 0:
-            raise ValueError(f"consumer {self.name}: restart_every_s must be positive")
+        if self.restarts.problems():
+            raise ValueError(f"consumer {self.name}: {'; '.join(self.restarts.problems())}")
         if self.process_ms < 0:
             raise ValueError(f"consumer {self.name}: process_ms cannot be negative")
+
+    @property
+    def restarts(self) -> Restarts:
+        return Restarts(self.restart_every_s, self.restart, self.restart_from_s, self.restart_until_s)
 
     def to_dict(self) -> dict[str, Any]:
         """The scenario-file table that spells this consumer."""
@@ -223,8 +230,7 @@ class ConsumerSpec:
         if self.group is not None:
             out["group"] = self.group
             out["commit"] = self.commit
-        if self.restart_every_s is not None:
-            out["restart_every_s"] = self.restart_every_s
+        out.update(self.restarts.to_dict())
         if self.process_ms:
             out["process_ms"] = self.process_ms
         if self.topic is not None:
@@ -234,16 +240,20 @@ class ConsumerSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ConsumerSpec:
         """The consumer a scenario file's ``[[consumers]]`` table spells."""
-        unknown = sorted(set(data) - {"name", "zone", "settings", "group", "commit", "restart_every_s",
+        where = f"consumer {data.get('name')}"
+        unknown = sorted(set(data) - {"name", "zone", "settings", "group", "commit", *Restarts.KEYS,
                                       "process_ms", "topic"})
         if unknown:
-            raise ValueError(f"consumer {data.get('name')}: unknown key(s) {', '.join(unknown)}")
+            raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        process_ms = data.get("process_ms", 0.0)
+        if isinstance(process_ms, bool) or not isinstance(process_ms, int | float):
+            raise ValueError(f"{where}: process_ms must be a number, not {process_ms!r}")
         group = data.get("group")
-        restart = data.get("restart_every_s")
+        restarts = Restarts.from_dict(data, where)
         return cls(name=str(data["name"]), zone=str(data["zone"]), settings=dict(data.get("settings", {})),
                    group=None if group is None else str(group), commit=str(data.get("commit", "none")),
-                   restart_every_s=None if restart is None else float(restart),
-                   process_ms=float(data.get("process_ms", 0.0)),
+                   restart_every_s=restarts.every_s, restart=restarts.how, restart_from_s=restarts.from_s,
+                   restart_until_s=restarts.until_s, process_ms=float(process_ms),
                    topic=None if data.get("topic") is None else str(data["topic"]))
 
 
@@ -528,12 +538,12 @@ class Workload:
             real, parts = self.topics[c.topic]
             self.consumers.append(
                 _ConsumerLoop(c, placement, real, parts, self.recorder) if c.group is None
-                else GroupMember(c.name, c.zone, c.settings, c.group, c.commit, c.restart_every_s,
+                else GroupMember(c.name, c.zone, c.settings, c.group, c.commit, c.restarts,
                                  c.process_ms, placement, real, self.recorder, groups[c.group]))
         self.pipelines = [
             PipelineMember(p.name, p.zone, p.group, topic, self.topics[p.output][0],
-                           len(self.topics[p.output][1]), p.guarantee, p.batch, p.restart_every_s, p.restart,
-                           p.abort_ratio, p.transactional_id, p.consumer_settings, p.producer_settings,
+                           len(self.topics[p.output][1]), p.guarantee, p.batch, p.restarts, p.abort_ratio,
+                           p.transactional_id, p.consumer_settings, p.producer_settings,
                            placement, self.recorder, groups[p.group])
             for p in pipelines]
 

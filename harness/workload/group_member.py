@@ -16,20 +16,37 @@ committed offset it resumes from (``rebalances``); each commit's outcome (``comm
 The judge reads poll skips, backward polls, commit regressions and commits beyond what
 was read from those rows alone.
 
-A member may leave and rejoin the group every ``restart_every_s`` seconds (a clean
-``close()``, so the group rebalances at once), which with several members makes a
-rebalance storm. A restart interrupts the batch being processed (``process_ms`` per
-record): the records not yet processed are never read, although automatic commits
-commit them - the hazard of automatic commits that the judge catches as commits beyond
-what was read, and that committing after processing avoids.
+A member may restart every ``restart_every_s`` seconds, inside a window of the workload
+if ``restart_from_s`` / ``restart_until_s`` bound it (:class:`Restarts`), which with
+several members makes a rebalance storm. A ``clean`` restart ``close()``s the consumer:
+it leaves the group, so the group rebalances at once, and automatic commits commit one
+last time. A ``crash`` lets the consumer go as a killed process would: no LeaveGroup, no
+final commit; the group keeps the ghost until its session times out, and only then
+hands its partitions on. The period runs from each rejoin, and a member that is not yet
+back (its new incarnation not yet handed an assignment) does not restart again. A
+restart of either kind interrupts the batch being processed
+(``process_ms`` per record): the records not yet processed are never read, although
+automatic commits may have committed them - the hazard of automatic commits that the
+judge catches as commits beyond what was read, and that committing after processing
+avoids.
+
+Each restart is recorded in the history's ``faults`` table, where the report draws it
+beside the schedule's faults: an ``inject`` row (fault ``member_restart`` or
+``member_crash``, the member as target) when the member leaves, a ``heal`` row when its
+next incarnation is handed its first assignment. A crash's window therefore lasts about
+a session timeout (less the time since the ghost's last heartbeat), a clean restart's
+about one rebalance.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
@@ -46,6 +63,86 @@ AUTO_COMMIT_INTERVAL_MS = 1000
 # answers within a session timeout or two.
 RESUME_LOOKUP_TIMEOUT_S = 60.0
 BATCH = 500
+RESTARTS = ("clean", "crash")
+# The faults-table name of each kind of restart (module doc).
+RESTART_FAULTS = {"clean": "member_restart", "crash": "member_crash"}
+
+
+@dataclass(frozen=True)
+class Restarts:
+    """When a member restarts, and how: every ``every_s`` seconds (None: never), only
+    while the workload is between ``from_s`` and ``until_s`` seconds old (``until_s``
+    None: to its end), ``clean`` or as a ``crash`` (module doc). A window lets a scenario
+    storm the group and then watch it settle while the workload still runs."""
+
+    every_s: float | None = None
+    how: str = "clean"
+    from_s: float = 0.0
+    until_s: float | None = None
+
+    # How a scenario file (and ``to_dict``) spells each field.
+    KEYS = ("restart_every_s", "restart", "restart_from_s", "restart_until_s")
+
+    def problems(self) -> list[str]:
+        """What is wrong with these restarts, one phrase each (the caller names the client)."""
+        out = []
+        if self.how not in RESTARTS:
+            out.append(f"restart must be one of {', '.join(RESTARTS)}, not {self.how!r}")
+        if self.every_s is not None and not (_finite(self.every_s) and self.every_s > 0):
+            out.append(f"restart_every_s must be positive, not {self.every_s!r}")
+        if not (_finite(self.from_s) and self.from_s >= 0):
+            out.append(f"restart_from_s must be 0 or more, not {self.from_s!r}")
+        if self.until_s is not None and not (_finite(self.until_s) and self.until_s > self.from_s):
+            out.append(f"restart_until_s must come after restart_from_s ({self.from_s:g}), "
+                       f"not {self.until_s!r}")
+        if self.every_s is None and (self.how != "clean" or self.from_s or self.until_s is not None):
+            out.append("'restart', 'restart_from_s' and 'restart_until_s' need 'restart_every_s'")
+        return out
+
+    @property
+    def any(self) -> bool:
+        return self.every_s is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario-file keys that spell these restarts (none when there are none)."""
+        if self.every_s is None:
+            return {}
+        out: dict[str, Any] = {"restart_every_s": self.every_s}
+        if self.how != "clean":
+            out["restart"] = self.how
+        if self.from_s:
+            out["restart_from_s"] = self.from_s
+        if self.until_s is not None:
+            out["restart_until_s"] = self.until_s
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str) -> Restarts:
+        """The restarts a client table spells; a value of the wrong type is a ValueError
+        naming ``where`` and the key."""
+        for key in ("restart_every_s", "restart_from_s", "restart_until_s"):
+            value = data.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ValueError(f"{where}: {key} must be a number, not {value!r}")
+        how = data.get("restart", "clean")
+        if not isinstance(how, str):
+            raise ValueError(f"{where}: restart must be one of {', '.join(RESTARTS)}, not {how!r}")
+        every, until = data.get("restart_every_s"), data.get("restart_until_s")
+        return cls(every_s=None if every is None else float(every), how=how,
+                   from_s=float(data.get("restart_from_s", 0.0)),
+                   until_s=None if until is None else float(until))
+
+    def next_due(self, now: float, started: float) -> float:
+        """When the next restart falls due (monotonic seconds) for a member that started
+        at ``started`` and (re)joined at ``now``; infinity once the window has closed."""
+        if self.every_s is None:
+            return math.inf
+        due = max(now + self.every_s, started + self.from_s)
+        return math.inf if self.until_s is not None and due >= started + self.until_s else due
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def member_settings(group: str, commit: str, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,7 +182,7 @@ class GroupMember(threading.Thread):
     """One member of ``group``, reading ``topic`` until told to finish."""
 
     def __init__(self, name: str, zone: str, settings: Mapping[str, Any], group: str, commit: str,
-                 restart_every_s: float | None, process_ms: float, placement: ZonePlacement, topic: str,
+                 restarts: Restarts, process_ms: float, placement: ZonePlacement, topic: str,
                  recorder: Recorder, progress: GroupProgress) -> None:
         super().__init__(name=f"member-{name}", daemon=True)
         if commit not in COMMIT_MODES:  # ConsumerSpec checks it first; this guards direct use
@@ -93,9 +190,13 @@ class GroupMember(threading.Thread):
         self.member, self.zone, self.group, self.commit_mode = name, zone, group, commit
         self.settings, self.placement, self.topic = dict(settings), placement, topic
         self.isolation = isolation_level(settings)
-        self.restart_every_s = restart_every_s
+        if restarts.problems():  # the specs check it first; this guards direct use
+            raise ValueError(f"consumer {name}: {'; '.join(restarts.problems())}")
+        self.restarts = restarts
         self.process_s = process_ms / 1000
-        self._rejoin_at = float("inf")
+        self._began = time.monotonic()
+        self._rejoin_at = math.inf
+        self._returning: str | None = None  # the restart whose heal the next assignment records
         self.recorder, self.progress = recorder, progress
         self.make_consumer = make_consumer  # tests hand in a stand-in
         self.assignment = -1  # the member's assignment number; the first one is 0
@@ -131,7 +232,14 @@ class GroupMember(threading.Thread):
             self._rejoin_at = self._next_restart()
             while not self._done():
                 if self._restart_due():
-                    self._close(consumer)  # leaves the group: the others rebalance at once
+                    self._left(self.restarts.how)
+                    if self.restarts.how == "clean":
+                        self._close(consumer)  # leaves the group: the others rebalance at once
+                    # A crash: the client is let go. Its last reference goes here, and
+                    # confluent-kafka destroys a consumer that was never closed without
+                    # closing it (rd_kafka_destroy_flags with NO_CONSUMER_CLOSE): no
+                    # LeaveGroup, no final commit, as if the process had been killed.
+                    consumer = None
                     consumer = self._join()
                     self._rejoin_at = self._next_restart()
                 self._read_batch(consumer)
@@ -143,12 +251,26 @@ class GroupMember(threading.Thread):
                     self._close(consumer)
 
     def _restart_due(self) -> bool:
-        """Time to leave and rejoin; never once the workload is finishing, so the group
-        settles and can catch up."""
-        return time.monotonic() >= self._rejoin_at and not self._finish.is_set()
+        """Time to leave and rejoin: the period has passed since the last (re)join and the
+        member is back in the group (its next incarnation was handed an assignment, which
+        after a crash takes a session timeout); never once the workload is finishing, so
+        the group settles and can catch up."""
+        return (time.monotonic() >= self._rejoin_at and self._returning is None
+                and not self._finish.is_set())
 
     def _next_restart(self) -> float:
-        return float("inf") if self.restart_every_s is None else time.monotonic() + self.restart_every_s
+        return self.restarts.next_due(time.monotonic(), self._began)
+
+    def _left(self, how: str) -> None:
+        """Record a restart's start (module doc); its heal comes with the next assignment."""
+        self._returning = RESTART_FAULTS[how]
+        self._record_restart("inject")
+
+    def _record_restart(self, action: str) -> None:
+        assert self._returning is not None
+        self.recorder.row("faults", {"ts": time.time(), "mono": time.monotonic(), "fault": self._returning,
+                                     "action": action, "targets": json.dumps([self.member]),
+                                     "outcome": "ok"})
 
     def _close(self, consumer: Consumer) -> None:
         """Leave the group. librdkafka can deliver one more assignment from inside
@@ -244,6 +366,9 @@ class GroupMember(threading.Thread):
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if self._closing:  # delivered by close(): nothing is read under it (``_close``)
             return
+        if self._returning is not None:  # the first assignment after a restart: back in the group
+            self._record_restart("heal")
+            self._returning = None
         self.assignment += 1
         resume = self._committed(consumer, partitions)
         self._record_rebalance(hist.REBALANCE_ASSIGNED, partitions, resume)

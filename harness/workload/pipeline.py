@@ -15,8 +15,9 @@ work:
 - ``at_most_once``: commit the offsets, then produce: a crash in between loses the batch.
 
 ``restart = "crash"`` strikes at exactly that vulnerable point, with a batch in hand, once
-``restart_every_s`` has passed: the member records what its clients never reported and
-drops both clients without a word (no LeaveGroup, no abort), as a killed process would.
+``restart_every_s`` has passed (inside ``restart_from_s`` / ``restart_until_s`` where they
+bound it, as for any group member): the member records what its clients never reported
+and drops both clients without a word (no LeaveGroup, no abort), as a killed process would.
 Its group keeps the ghost until the session times out; the next incarnation builds a
 producer with the same ``transactional.id`` and calls ``init_transactions`` before it
 subscribes, which aborts the ghost's open transaction at once. ``restart = "clean"``
@@ -51,7 +52,7 @@ from confluent_kafka import KafkaException, Producer, TopicPartition
 from harness import history as hist
 from harness.errors import describe_error
 from harness.workload.clients import ZonePlacement, decode_value, make_producer
-from harness.workload.group_member import GroupMember, GroupProgress, Recorder, error_name
+from harness.workload.group_member import GroupMember, GroupProgress, Recorder, Restarts, error_name
 from harness.workload.transactional import (
     END_CALL_TIMEOUT_S,
     Transactions,
@@ -61,7 +62,6 @@ from harness.workload.transactional import (
 )
 
 EXACTLY_ONCE, AT_LEAST_ONCE, AT_MOST_ONCE = GUARANTEES = ("exactly_once", "at_least_once", "at_most_once")
-RESTARTS = ("clean", "crash")
 ABANDONED = "_ABANDONED"  # the error of what a crashed member's clients never reported
 FATAL_IN_A_ROW = 3  # incarnations ended by a fatal error in a row before the member gives up
 # A transactional commit's outcome -> its commits rows' outcome.
@@ -85,6 +85,8 @@ class PipelineSpec:
     batch: int = 50
     restart_every_s: float | None = None
     restart: str = "clean"
+    restart_from_s: float = 0.0
+    restart_until_s: float | None = None
     abort_ratio: float = 0.0
     transactional_id: str | None = None
     consumer_settings: Mapping[str, Any] = field(default_factory=dict)
@@ -95,12 +97,10 @@ class PipelineSpec:
         if self.guarantee not in GUARANTEES:
             raise ValueError(f"{where}: guarantee must be one of {', '.join(GUARANTEES)}, "
                              f"not {self.guarantee!r}")
-        if self.restart not in RESTARTS:
-            raise ValueError(f"{where}: restart must be one of {', '.join(RESTARTS)}, not {self.restart!r}")
+        if self.restarts.problems():
+            raise ValueError(f"{where}: {'; '.join(self.restarts.problems())}")
         if self.batch < 1:
             raise ValueError(f"{where}: batch must be at least 1")
-        if self.restart_every_s is not None and self.restart_every_s <= 0:
-            raise ValueError(f"{where}: restart_every_s must be positive")
         if not 0.0 <= self.abort_ratio <= 1.0:
             raise ValueError(f"{where}: abort_ratio must lie between 0 and 1")
         if self.guarantee != EXACTLY_ONCE and (self.abort_ratio or self.transactional_id is not None):
@@ -110,6 +110,9 @@ class PipelineSpec:
         if "transactional.id" in self.producer_settings:
             raise ValueError(f"{where}: name the transactional.id with 'transactional_id'")
 
+    @property
+    def restarts(self) -> Restarts:
+        return Restarts(self.restart_every_s, self.restart, self.restart_from_s, self.restart_until_s)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a scenario file's ``[[pipelines]]`` table would spell it."""
@@ -117,17 +120,15 @@ class PipelineSpec:
                                "output": self.output, "guarantee": self.guarantee, "batch": self.batch,
                                "restart": self.restart, "abort_ratio": self.abort_ratio,
                                "consumer_settings": dict(self.consumer_settings),
-                               "producer_settings": dict(self.producer_settings)}
-        for key in ("restart_every_s", "transactional_id"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
+                               "producer_settings": dict(self.producer_settings), **self.restarts.to_dict()}
+        if self.transactional_id is not None:
+            out["transactional_id"] = self.transactional_id
         return out
-
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PipelineSpec:
         """The pipeline member a scenario file's ``[[pipelines]]`` table spells."""
-        keys = {"name", "zone", "group", "output", "guarantee", "batch", "restart_every_s", "restart",
+        keys = {"name", "zone", "group", "output", "guarantee", "batch", *Restarts.KEYS,
                 "abort_ratio", "transactional_id", "consumer_settings", "producer_settings"}
         unknown = sorted(set(data) - keys)
         if unknown:
@@ -136,16 +137,16 @@ class PipelineSpec:
         if missing:
             raise ValueError(f"pipeline {data.get('name')}: needs {', '.join(repr(k) for k in missing)} "
                              "(a string each)")
-        for key in ("batch", "restart_every_s", "abort_ratio"):
+        for key in ("batch", "abort_ratio"):
             value = data.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
                 raise ValueError(f"pipeline {data['name']}: {key} must be a number, not {value!r}")
-        every = data.get("restart_every_s")
+        restarts = Restarts.from_dict(data, f"pipeline {data['name']}")
         tid = data.get("transactional_id")
         return cls(name=data["name"], zone=data["zone"], group=data["group"], output=data["output"],
                    guarantee=str(data.get("guarantee", EXACTLY_ONCE)), batch=int(data.get("batch", 50)),
-                   restart_every_s=None if every is None else float(every),
-                   restart=str(data.get("restart", "clean")), abort_ratio=float(data.get("abort_ratio", 0.0)),
+                   restart_every_s=restarts.every_s, restart=restarts.how, restart_from_s=restarts.from_s,
+                   restart_until_s=restarts.until_s, abort_ratio=float(data.get("abort_ratio", 0.0)),
                    transactional_id=None if tid is None else str(tid),
                    consumer_settings=dict(data.get("consumer_settings", {})),
                    producer_settings=dict(data.get("producer_settings", {})))
@@ -160,19 +161,17 @@ class PipelineMember(GroupMember):
     """One member of pipeline ``group``: reads ``input_topic``, writes ``output_topic``."""
 
     def __init__(self, name: str, zone: str, group: str, input_topic: str, output_topic: str,
-                 output_partitions: int, guarantee: str, batch: int, restart_every_s: float | None,
-                 restart: str, abort_ratio: float, transactional_id: str | None,
+                 output_partitions: int, guarantee: str, batch: int, restarts: Restarts,
+                 abort_ratio: float, transactional_id: str | None,
                  consumer_settings: Mapping[str, Any], producer_settings: Mapping[str, Any],
                  placement: ZonePlacement, recorder: Recorder, progress: GroupProgress) -> None:
         if guarantee not in GUARANTEES:
             raise ValueError(f"pipeline {name}: guarantee must be one of {', '.join(GUARANTEES)}")
-        if restart not in RESTARTS:
-            raise ValueError(f"pipeline {name}: restart must be one of {', '.join(RESTARTS)}")
         commit = "none" if guarantee == EXACTLY_ONCE else "sync"
-        super().__init__(name, zone, consumer_settings, group, commit, restart_every_s, 0.0, placement,
+        super().__init__(name, zone, consumer_settings, group, commit, restarts, 0.0, placement,
                          input_topic, recorder, progress)
         self.output, self.output_partitions = output_topic, output_partitions
-        self.guarantee, self.batch, self.restart = guarantee, batch, restart
+        self.guarantee, self.batch = guarantee, batch
         self.abort_ratio = abort_ratio
         self.transactional_id = transactional_id or default_transactional_id(group, name)
         self.producer_settings = dict(producer_settings)
@@ -208,13 +207,14 @@ class PipelineMember(GroupMember):
         consumer = self._join()
         self._rejoin_at = self._next_restart()
         while not self._done():
-            if self._restart_due() and self.restart == "clean":
+            if self._restart_due() and self.restarts.how == "clean":
+                self._left("clean")
                 break
             records = [m for m in consumer.consume(num_messages=self.batch, timeout=0.2) if not m.error()]
             producer.poll(0)
             if not records:
                 continue
-            crash = self._restart_due() and self.restart == "crash"
+            crash = self._restart_due() and self.restarts.how == "crash"
             try:
                 result = self._unit_of_work(consumer, producer, records, crash)
             except TransactionsEnded as gone:  # fenced, fatal, or hung in a call
@@ -222,8 +222,9 @@ class PipelineMember(GroupMember):
                 return False
             if result == "crashed":
                 self.crashes += 1
+                self._left("crash")
                 self._abandon()
-                return True
+                return True  # both clients let go here (GroupMember.run says how)
             if result == "rejoin":
                 self._close(consumer)
                 consumer = self._join()

@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 import harness.history as hist
 from harness.workload import group_member
-from harness.workload.group_member import GroupMember, GroupProgress, member_settings
+from harness.workload.group_member import GroupMember, GroupProgress, Restarts, member_settings
 
 
 class Rows:
@@ -52,7 +52,7 @@ class Answer:
 
 
 def _member(commit: str, rows: Rows) -> GroupMember:
-    return GroupMember("m1", "a", {}, "g", commit, None, 0.0, Placement(), "t", rows, GroupProgress())
+    return GroupMember("m1", "a", {}, "g", commit, Restarts(), 0.0, Placement(), "t", rows, GroupProgress())
 
 
 def test_assignments_are_numbered_and_record_where_the_member_resumes() -> None:

@@ -13,7 +13,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 import harness.history as hist
 from harness.workload import transactional
-from harness.workload.group_member import GroupProgress
+from harness.workload.group_member import GroupProgress, Restarts
 from harness.workload.pipeline import ABANDONED, PipelineMember
 from tests.unit.test_group_member import Placement, Rows
 
@@ -166,7 +166,8 @@ class FakeProducer:
 def _member(world: World, guarantee: str, restart: str = "clean", restart_every_s: float | None = None
             ) -> tuple[PipelineMember, Rows]:  # fmt: skip
     rows = Rows()
-    member = PipelineMember("p-a", "a", "etl", INPUT, OUTPUT, 2, guarantee, 50, restart_every_s, restart, 0.0,
+    restarts = Restarts() if restart_every_s is None else Restarts(restart_every_s, restart)
+    member = PipelineMember("p-a", "a", "etl", INPUT, OUTPUT, 2, guarantee, 50, restarts, 0.0,
                             None, {}, {}, Placement(), rows, GroupProgress())  # fmt: skip
     member.make_consumer = world.consumer  # type: ignore[assignment]
     member.make_producer = world.producer  # type: ignore[assignment]
@@ -180,6 +181,7 @@ def _run(member: PipelineMember) -> None:
 
 
 BATCH = [record(0, 10), record(1, 4)]
+DUE_AT_ONCE = 1e-9  # a restart period that has passed by the first batch
 
 
 def test_exactly_once_produces_sends_the_offsets_and_commits_in_one_transaction() -> None:
@@ -249,8 +251,8 @@ def test_a_crash_strikes_at_the_vulnerable_point_and_the_next_incarnation_goes_o
     next seq: exactly once loses the abandoned outputs (unknown), at least once has made
     two outputs of offset 10, at most once none of offset 4."""
     world = World([BATCH, [record(0, 10)]])
-    member, rows = _member(world, guarantee, restart="crash", restart_every_s=0.0)
-    world.on_consumer = lambda n: setattr(member, "restart_every_s", None) if n == 2 else None  # one crash
+    member, rows = _member(world, guarantee, restart="crash", restart_every_s=DUE_AT_ONCE)
+    world.on_consumer = lambda n: setattr(member, "restarts", Restarts()) if n == 2 else None  # one crash
     _run(member)
     crashed_at = world.calls.index(last_call)
     assert world.calls[crashed_at + 1 : crashed_at + 3] == (
@@ -269,8 +271,8 @@ def test_a_crash_strikes_at_the_vulnerable_point_and_the_next_incarnation_goes_o
 
 def test_outputs_seqs_run_on_across_incarnations() -> None:
     world = World([BATCH, [record(0, 10)], [record(0, 11)]])
-    member, rows = _member(world, "exactly_once", restart="crash", restart_every_s=0.0)
-    world.on_consumer = lambda n: setattr(member, "restart_every_s", None) if n == 3 else None  # two crashes
+    member, rows = _member(world, "exactly_once", restart="crash", restart_every_s=DUE_AT_ONCE)
+    world.on_consumer = lambda n: setattr(member, "restarts", Restarts()) if n == 3 else None  # two crashes
     _run(member)
     assert [s["seq"] for s in rows.of("sends")] == [0, 1, 2, 3]
     assert member.crashes == 2 and member.incarnation == 3

@@ -11,7 +11,7 @@ import tomli_w
 from harness.compose.scenario import ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from tests.chaos.scenarios.test_g01_group_coordinator_loss import g1_spec
-from tests.chaos.scenarios.test_g02_rebalance_storm import g2_spec
+from tests.chaos.scenarios.test_g02_rebalance_storm import g2_crash_spec, g2_spec
 from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec
 from tests.chaos.scenarios.test_p02_pipeline_broker_loss import VICTIMS, p2_spec
 from tests.chaos.scenarios.test_p03_pipeline_input_isolation import p3_spec
@@ -55,7 +55,7 @@ PYTHON_SPECS = {
     **{f"p2-{victim}": p2_spec(victim, "p2-3", SESSION_S) for victim in VICTIMS},
 }
 # Specs whose fault is in their clients (a rebalance storm), not in a schedule.
-CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync"),
+CLIENT_FAULT_SPECS = {"g2-auto": g2_spec("auto"), "g2-sync": g2_spec("sync"), "g2-crash": g2_crash_spec(),
                       **{f"p1-{g}": p1_spec(g) for g in ("exactly_once", "at_least_once", "at_most_once")}}
 # Specs whose fault is a producer's own timing: a zombie holding a transaction open, and
 # a second instance of its transactional.id starting late.
