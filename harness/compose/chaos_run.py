@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cluster.diagnostics import collect_diagnostics
 from harness.cluster.lifecycle import Cluster
@@ -30,6 +30,9 @@ from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, work
 from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
 from topologies.model import SettingValue, Topology
+
+if TYPE_CHECKING:  # the report is rendered only at the end, imported there
+    from harness.report.render import Rendered
 
 Progress = Callable[[str], None]
 
@@ -282,10 +285,10 @@ class ChaosRun:
             self._judge = None
         self.keeper.close()
 
-    def finish(self, status: RunStatus = RunStatus.COMPLETE) -> tuple[Path, str] | None:
+    def finish(self, status: RunStatus = RunStatus.COMPLETE) -> Rendered | None:
         """Write the records, mark the run finished, render the report.
 
-        Returns (index.html, outcome word) or None when the run wrote nothing.
+        Returns the rendered report, or None when the run wrote nothing.
         """
         if not self.opened:
             return None

@@ -28,6 +28,7 @@ from harness.errors import USER_ERRORS
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
     from harness.compose.chaos_run import ChaosRun
+    from harness.report.render import Rendered
 
 EXIT_USAGE = 2
 
@@ -108,7 +109,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return _run_files(args, args.run_id or new_run_id())
 
 
-def _chaos_session(chaos: ChaosRun, work: Callable[[], None]) -> tuple[Path, str] | None:
+def _chaos_session(chaos: ChaosRun, work: Callable[[], None]) -> Rendered | None:
     """The lifecycle every command that runs scenarios shares, once its input is checked:
     a Docker engine, SIGTERM unwinding like Ctrl-C, the judge warming while the cluster
     starts, then ``work``; whatever happens the cluster is removed and the report written,
@@ -130,7 +131,7 @@ def _chaos_session(chaos: ChaosRun, work: Callable[[], None]) -> tuple[Path, str
         chaos.close()
         result = chaos.finish(status)
     if result is not None:
-        _progress(f"report: {result[0]} ({result[1].upper()})")
+        _progress(f"report: {result.index_html} ({result.headline.upper()})")
     return result
 
 
@@ -178,7 +179,7 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
             _report_outcome(scenario.spec.id, record.outcome, record.error)
 
     result = _chaos_session(chaos, work)
-    return 0 if result is not None and result[1] == "passed" else 1
+    return 0 if result is not None and result.succeeded else 1
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
@@ -210,7 +211,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             _progress(line)
 
     result = _chaos_session(chaos, work)
-    return 0 if result is not None and result[1] == "passed" else 1
+    return 0 if result is not None and result.succeeded else 1
 
 
 def _cmd_shrink(args: argparse.Namespace) -> int:
@@ -221,7 +222,12 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     from faults.heal import heal_all
     from harness.compose.chaos_run import ChaosRun
     from harness.compose.scenario_file import ScenarioFileError, check_runnable, load_scenario_file
-    from harness.compose.shrink_round import chaos_round_runner, recorded_violations, shrink_round
+    from harness.compose.shrink_round import (
+        chaos_round_runner,
+        recorded_violations,
+        shrink_round,
+        write_shrink_result,
+    )
     from harness.explore.shrink import majority, schedule_words
 
     if args.needed is None:
@@ -246,6 +252,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
             target = run_round(scenario.spec)
         if not target:
             _progress("the round violated nothing: nothing to shrink")
+            write_shrink_result(chaos.directory.path, scenario.spec, target, None, None, None)
             return
         _progress(f"shrinking towards: {', '.join(sorted(target))}")
         shrunk, shrinker = shrink_round(scenario.spec, target, run_round, args.runs, args.needed, _progress,
@@ -259,6 +266,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
         out.write_text(f"# {shrunk.title}: written by `kafka-chaos shrink {path}`.\n" + budget_note
                        + tomli_w.dumps(shrunk.to_dict()))
         written.append(out)
+        write_shrink_result(chaos.directory.path, scenario.spec, target, shrunk, shrinker, out)
         _progress(f"{len(scenario.spec.schedule)} fault(s) -> {len(shrunk.schedule)} in "
                   f"{shrinker.rounds_run} run(s)"
                   + (" (budget spent: not shown minimal)" if shrinker.stopped_early else "")

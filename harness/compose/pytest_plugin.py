@@ -389,8 +389,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.config.stash[_REPORT_KEY] = f"(report failed: {err})"
         return
     if result is not None:
-        index, outcome = result
-        session.config.stash[_REPORT_KEY] = f"{index} ({outcome.upper()})"
+        session.config.stash[_REPORT_KEY] = f"{result.index_html} ({result.headline.upper()})"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

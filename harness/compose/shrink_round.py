@@ -16,13 +16,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from faults.schedule import entry_words
 from harness.cluster.lifecycle import Cluster
 from harness.compose.chaos_run import ChaosRun
 from harness.compose.explore_round import checks_violated, violations, with_schedule
+from harness.compose.rundir import write_json
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
 from harness.explore.shrink import Shrinker, schedule_words
+from harness.report.model import SHRINK_FILE
 
 Progress = Callable[[str], None]
 
@@ -75,6 +78,27 @@ def shrink_round(spec: ScenarioSpec, target: set[str], run_round: RunRound, runs
         with_schedule(spec, smallest), id=f"{spec.id}-shrunk",
         title=f"{spec.id} {how} to {len(smallest)} fault(s): {schedule_words(smallest)}")
     return shrunk, shrinker
+
+
+def write_shrink_result(run_dir: Path, spec: ScenarioSpec, target: set[str], shrunk: ScenarioSpec | None,
+                        shrinker: Shrinker | None, written: Path | None) -> Path:
+    """shrink.json beside run.json: what the shrink did, which the report's index shows as
+    its headline instead of the candidates' verdicts (harness.report.model.ShrinkResult).
+    ``shrunk`` None: the round violated nothing, so nothing was shrunk."""
+    flaky = [] if shrinker is None else [
+        f"candidate {f.candidate} ({schedule_words(f.entries)}) failed {f.failed} of {f.runs} runs"
+        for f in shrinker.flaky]
+    data = {
+        "round": spec.id, "target": sorted(target), "faults_before": len(spec.schedule),
+        "faults_after": None if shrunk is None else len(shrunk.schedule),
+        "shrunk_faults": [] if shrunk is None else [entry_words(e) for e in shrunk.schedule],
+        "runs": 0 if shrinker is None else shrinker.rounds_run,
+        "stopped_early": bool(shrinker is not None and shrinker.stopped_early),
+        "written": None if written is None else str(written), "flaky": flaky,
+    }
+    path = run_dir / SHRINK_FILE
+    write_json(path, data)
+    return path
 
 
 def chaos_round_runner(chaos: ChaosRun) -> RunRound:

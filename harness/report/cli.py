@@ -18,7 +18,6 @@ import argparse
 from pathlib import Path
 
 from harness.report.load import ReportError, is_run_folder
-from harness.report.model import Outcome
 from harness.report.render import render_run_with_outcome
 
 HELP = "write the HTML report of a run directory (reports/<run_id>)"
@@ -40,6 +39,6 @@ def report(run_dir: Path) -> int:
     if run_dir.is_dir() and not is_run_folder(run_dir):
         raise ReportError(f"{run_dir} is not a run folder: it holds no run.json and no scenario folder "
                           "(a run writes reports/<run id>/run.json); nothing was written")
-    index, outcome = render_run_with_outcome(run_dir)
-    print(f"report: {outcome.upper()}: {index}")
-    return EXIT_PASSED if outcome == Outcome.PASSED else EXIT_NOT_PASSED
+    rendered = render_run_with_outcome(run_dir)
+    print(f"report: {rendered.headline.upper()}: {rendered.index_html}")
+    return EXIT_PASSED if rendered.succeeded else EXIT_NOT_PASSED

@@ -52,6 +52,7 @@ from harness.report.load_faults import (
 from harness.report.load_verdict import parse_verdict
 from harness.report.model import (
     SETTING_SOURCES,
+    SHRINK_FILE,
     TEST_OUTCOMES,
     AckBucket,
     Assertions,
@@ -70,6 +71,7 @@ from harness.report.model import (
     ScenarioConfig,
     SessionTest,
     Setting,
+    ShrinkResult,
     TopicConfig,
     Window,
 )
@@ -181,7 +183,31 @@ def load_run(run_dir: str | os.PathLike[str]) -> Run:
         run.escalations = _escalations(raw.get("escalations"), problems)
     if (root / "explore.json").exists():
         run.exploration = _exploration(_read_json(root / "explore.json", problems), problems, root)
+    if (root / SHRINK_FILE).exists():
+        run.shrink = _shrink(_read_json(root / SHRINK_FILE, problems), problems)
     return run
+
+
+def _shrink(raw: object, problems: list[str]) -> ShrinkResult | None:
+    """shrink.json (harness.compose.shrink_round.write_shrink_result); None, with a
+    problem noted, when it cannot be read - the run is then judged like any other."""
+    try:
+        data = as_obj(raw, SHRINK_FILE)
+        after = data.get("faults_after")
+        written = data.get("written")
+        return ShrinkResult(
+            round_id=str(data.get("round", "")),
+            target=[str(t) for t in as_list(data.get("target", []), "target")],
+            faults_before=as_int(data.get("faults_before"), "faults_before"),
+            faults_after=None if after is None else as_int(after, "faults_after"),
+            shrunk_faults=[str(f) for f in as_list(data.get("shrunk_faults", []), "shrunk_faults")],
+            runs=as_int(data.get("runs"), "runs"),
+            stopped_early=bool(data.get("stopped_early", False)),
+            written=None if written is None else str(written),
+            flaky=[str(f) for f in as_list(data.get("flaky", []), "flaky")])
+    except Malformed as exc:
+        problems.append(f"{SHRINK_FILE} is malformed ({exc}); the shrink is not shown")
+        return None
 
 
 def _explored_round(raw: object, root: Path) -> ExploredRound:

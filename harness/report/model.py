@@ -38,6 +38,7 @@ class TestOutcome(StrEnum):
 
 
 RUN_COMPLETE = RunStatus.COMPLETE
+SHRINK_FILE = "shrink.json"  # beside run.json in a shrink run (ShrinkResult)
 ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.cluster.sampler
 ZK_READABLE = "zk_readable"
 
@@ -513,6 +514,34 @@ class Exploration:
     kinds_not_exercised: list[str]
 
 
+@dataclass(frozen=True)
+class ShrinkResult:
+    """shrink.json: what ``kafka-chaos shrink`` did. Its candidates fail by design (each
+    one kept is a smaller schedule that still breaks what the round broke), so a shrink
+    run's headline is this, not the candidates' combined verdict."""
+
+    round_id: str
+    target: list[str]  # what the round violated, which each kept candidate must violate too
+    faults_before: int
+    faults_after: int | None  # None: the round violated nothing, so nothing was shrunk
+    shrunk_faults: list[str]  # the kept schedule, in words
+    runs: int
+    stopped_early: bool  # the time budget ended the search: not shown minimal
+    written: str | None  # the shrunk scenario file
+    flaky: list[str]  # candidates that failed in some runs but fewer than needed
+
+    @property
+    def headline(self) -> str:
+        if self.faults_after is None:
+            return "nothing to shrink"
+        how = "shrunk as far as the budget allowed" if self.stopped_early else "shrunk"
+        return f"{how} {self.faults_before} -> {self.faults_after}"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.written is not None
+
+
 @dataclass
 class Run:
     info: RunInfo
@@ -522,6 +551,7 @@ class Run:
     escalations: list[Escalation] = field(default_factory=list)
     unreadable_tests: int = 0  # run.json test entries that could not be read
     exploration: Exploration | None = None  # only an explore run has one
+    shrink: ShrinkResult | None = None  # only a shrink run has one
 
     @property
     def outcome(self) -> Outcome:
@@ -541,6 +571,22 @@ class Run:
         if outcome is Outcome.PASSED and not self.info.complete:
             return Outcome.NOT_JUDGED
         return outcome
+
+    @property
+    def headline(self) -> str:
+        """The index's first word(s): the outcome, or what a shrink did (its candidates
+        fail by design); an interrupted shrink is not judged like any other run."""
+        if self.shrink is not None and self.info.complete:
+            return self.shrink.headline
+        return self.outcome.value
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the run did what it was for, as the command's exit says: it passed,
+        or a shrink wrote its smaller failing schedule."""
+        if self.shrink is not None and self.info.complete:
+            return self.shrink.succeeded
+        return self.outcome is Outcome.PASSED
 
     def counts(self) -> dict[Outcome, int]:
         return {o: sum(s.outcome is o for s in self.scenarios) for o in Outcome}

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -101,7 +101,7 @@ def render_run(run_dir: str | os.PathLike[str]) -> Path:
     Re-rendering is safe and cheap, so the runner may call this after every scenario to
     keep a report of a run in progress.
     """
-    return render_run_with_outcome(run_dir)[0]
+    return render_run_with_outcome(run_dir).index_html
 
 
 def render_progress(run_dir: str | os.PathLike[str], pages: Collection[str]) -> Path:
@@ -110,13 +110,21 @@ def render_progress(run_dir: str | os.PathLike[str], pages: Collection[str]) -> 
     return write_report(root, load_run(root), pages)
 
 
-def render_run_with_outcome(run_dir: str | os.PathLike[str]) -> tuple[Path, str]:
-    """Render like :func:`render_run`, and also return the run's headline outcome word
-    ("passed", "failed" or "not judged") - the same one the index shows - so a command
-    can exit with it without loading the run a second time."""
+class Rendered(NamedTuple):
+    """A rendered report: its index, the headline the index shows (the outcome word, or
+    what a shrink did), and whether the run did what it was for (the command's exit)."""
+
+    index_html: Path
+    headline: str
+    succeeded: bool
+
+
+def render_run_with_outcome(run_dir: str | os.PathLike[str]) -> Rendered:
+    """Render like :func:`render_run`, and also return the run's headline as the index
+    shows it, so a command can print it and exit by it without loading the run again."""
     root = Path(run_dir)
     run = load_run(root)
-    return write_report(root, run), run.outcome.value
+    return Rendered(write_report(root, run), run.headline, run.succeeded)
 
 
 def write_report(root: Path, run: Run, pages: Collection[str] | None = None) -> Path:

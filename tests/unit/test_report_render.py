@@ -323,7 +323,7 @@ def test_a_failed_fabric_test_makes_the_headline_failed_and_shows_why(run_dir: P
     tests = _passing(sample_tests())
     tests[3].update(outcome="failed", phase="call", error=FABRIC_ERROR)
     _edit_run(run_dir, scenarios=["s5-unclean-election"], tests=tests)
-    index, outcome = render_run_with_outcome(run_dir)
+    index, outcome, _ = render_run_with_outcome(run_dir)
     assert outcome == "failed"
     text = parse(index).visible
     assert text.startswith("kafka-chaos run 20231114-221300-demo failed 1 scenario: 1 passed, 0 failed")
@@ -334,7 +334,7 @@ def test_a_failed_fabric_test_makes_the_headline_failed_and_shows_why(run_dir: P
 
 def test_the_same_run_with_the_fabric_test_passed_is_passed(run_dir: Path) -> None:
     _edit_run(run_dir, scenarios=["s5-unclean-election"], tests=_passing(sample_tests()))
-    index, outcome = render_run_with_outcome(run_dir)
+    index, outcome, _ = render_run_with_outcome(run_dir)
     assert outcome == "passed"
     assert parse(index).visible.startswith("kafka-chaos run 20231114-221300-demo passed 1 scenario")
     assert 'class="bad"' not in index.read_text()
@@ -344,7 +344,7 @@ def test_render_run_with_outcome_says_not_judged_for_an_empty_run(run_dir: Path)
     _edit_run(run_dir, scenarios=[], tests=[])
     for sid in ("s3-kill-leader", "s5-unclean-election", "s7-link-cut"):
         shutil.rmtree(run_dir / sid)
-    index, outcome = render_run_with_outcome(run_dir)
+    index, outcome, _ = render_run_with_outcome(run_dir)
     assert (index.name, outcome) == ("index.html", "not judged")
 
 
@@ -603,3 +603,37 @@ def test_a_malformed_exploration_is_named_not_shown(run_dir: Path) -> None:
     render_run(run_dir)
     text = parse(run_dir / "index.html").visible
     assert "explore.json is malformed" in text and "Seed" not in text
+
+
+SHRINK = {"round": "explore-r7", "target": ["rule lost"], "faults_before": 3, "faults_after": 2,
+          "shrunk_faults": ["kill broker 0 at 5s for 10s", "isolate zone a at 8s for 12s"], "runs": 9,
+          "stopped_early": False, "written": "reports/x/explore-r7/explore-r7-shrunk.toml",
+          "flaky": ["candidate 4 (kill broker 0 at 5s for 10s) failed 1 of 3 runs"]}
+
+
+def test_a_shrink_runs_headline_says_what_the_shrink_did_not_what_its_candidates_did(run_dir: Path) -> None:
+    """The candidates fail by design (the shrink keeps the ones that still break the
+    round), so the headline is the shrink's: 3 -> 2, exit 0; the candidates keep their
+    own verdicts in the table."""
+    (run_dir / "shrink.json").write_text(json.dumps(SHRINK))
+    index, headline, succeeded = render_run_with_outcome(run_dir)
+    assert (headline, succeeded) == ("shrunk 3 -> 2", True)
+    text = parse(index).visible
+    assert text.startswith("kafka-chaos run 20231114-221300-demo shrunk 3 -> 2 ")
+    assert "cut from 3 faults to 2 in 9 runs: kill broker 0 at 5s for 10s; isolate zone a" in text
+    assert "It still violates rule lost" in text and "(exit 0)" in text
+    assert "Flaky, counted as passing: candidate 4" in text
+    assert "<title>SHRUNK 3 -&gt; 2" in index.read_text()
+    assert report(run_dir) == 0
+
+
+def test_a_shrink_that_found_nothing_to_shrink_or_was_interrupted_does_not_succeed(run_dir: Path) -> None:
+    (run_dir / "shrink.json").write_text(json.dumps({**SHRINK, "faults_after": None, "shrunk_faults": [],
+                                                     "written": None, "runs": 0, "flaky": []}))
+    index, headline, succeeded = render_run_with_outcome(run_dir)
+    assert (headline, succeeded) == ("nothing to shrink", False)
+    assert "violated nothing when it ran again" in parse(index).visible and report(run_dir) == 1
+    (run_dir / "shrink.json").write_text(json.dumps(SHRINK))
+    _edit_run(run_dir, status="interrupted")
+    _, headline, succeeded = render_run_with_outcome(run_dir)
+    assert headline != "shrunk 3 -> 2" and not succeeded

@@ -128,7 +128,7 @@ def test_an_xdist_run_merges_every_workers_record_into_one_report(
     controller.record("t::b").outcome = "failed"
     assert controller.absorb_workers()
     result = controller.finish()
-    assert result is not None and result[1] == "failed"
+    assert result is not None and result.headline == "failed" and not result.succeeded
     import json
     header = json.loads((tmp_path / "r2" / "run.json").read_text())
     assert header["scenarios"] == ["s-a", "s-b"]
