@@ -16,7 +16,7 @@
  * them. Without both variables the library only forwards calls. The size of a synced file
  * is taken *before* the real fsync, so bytes appended while it runs are not counted as
  * durable: the worst case, which is what the power-loss model wants
- * (docs/notes-power-loss.md). A line is written with one write(2) to an O_APPEND
+ * (docs/design/power-loss.md). A line is written with one write(2) to an O_APPEND
  * descriptor, so lines from concurrent threads do not interleave.
  *
  * The B lines are written when the library loads, so the process that journals should
