@@ -75,6 +75,50 @@ class ClusterState:
         ]
 
 
+@dataclass(frozen=True)
+class ZnodeRead:
+    """A znode's data and the transactions that created and last changed it."""
+
+    data: bytes
+    czxid: int
+    mzxid: int
+
+
+# Reads of the controller pair before giving up on its epoch: each retry follows an
+# election that fell between the two reads, and elections do not follow each other
+# within milliseconds for long.
+CONTROLLER_READS = 5
+
+
+def paired_controller(read: Callable[[], tuple[ZnodeRead | None, ZnodeRead | None]],
+                      attempts: int = CONTROLLER_READS) -> tuple[int | None, int | None]:
+    """The controller and its epoch from ``read`` (``/controller``, ``/controller_epoch``).
+
+    They live in two znodes, and a controller election changes both in one ZooKeeper
+    transaction (Kafka's ``registerControllerAndIncrementControllerEpoch``: a multi that
+    creates ``/controller`` and sets ``/controller_epoch``), so ``/controller``'s
+    creating transaction is ``/controller_epoch``'s last change exactly when the two
+    reads saw the same election. Read apart across an election, they pair one
+    controller with another's epoch - a state that never existed, which a timeline
+    would draw as "controller 0 (epoch 2)". Such a pair is read again; without a
+    controller there is nothing to pair (the epoch is the last one's). When no two
+    reads pair up within ``attempts``, the controller is returned with no epoch rather
+    than a wrong one.
+    """
+    controller: ZnodeRead | None = None
+    for _ in range(attempts):
+        controller, epoch = read()
+        if controller is None:
+            return None, None if epoch is None else int(epoch.data.decode())
+        if epoch is not None and epoch.mzxid == controller.czxid:
+            return _controller_id(controller), int(epoch.data.decode())
+    return (None if controller is None else _controller_id(controller)), None
+
+
+def _controller_id(read: ZnodeRead) -> int:
+    return int(json.loads(read.data.decode())["brokerid"])
+
+
 class ZkObserver:
     """Reads cluster state from ZooKeeper through the harness's observer links.
 
@@ -151,6 +195,22 @@ class ZkObserver:
             return None
         return int(data.decode())
 
+    def controller_and_epoch(self) -> tuple[int | None, int | None]:
+        """The controller and the epoch it holds, read so that they belong together
+        (:func:`paired_controller`)."""
+        return paired_controller(self._controller_read)
+
+    def _controller_read(self) -> tuple[ZnodeRead | None, ZnodeRead | None]:
+        reads: list[ZnodeRead | None] = []
+        for path in ("/controller", "/controller_epoch"):
+            try:
+                data, stat = self.call(self._client.get, path)
+            except NoNodeError:
+                reads.append(None)
+                continue
+            reads.append(ZnodeRead(data, int(stat.czxid), int(stat.mzxid)))
+        return reads[0], reads[1]
+
     def topics(self) -> list[str]:
         try:
             return sorted(self.call(self._client.get_children, "/brokers/topics"))
@@ -192,10 +252,11 @@ class ZkObserver:
         partitions = {
             (p.topic, p.partition): p for topic in chosen for p in self.topic_state(topic)
         }
+        controller, epoch = self.controller_and_epoch()
         return ClusterState(
             live_brokers=self.live_brokers(),
-            controller=self.controller(),
-            controller_epoch=self.controller_epoch(),
+            controller=controller,
+            controller_epoch=epoch,
             partitions=partitions,
         )
 
