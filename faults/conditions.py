@@ -6,7 +6,7 @@ broker while the first one's replicas are still catching up (a test of an outage
 operator would never cause), guess long and the run is slow everywhere. A *condition*
 replaces the guess with the fact an operator would wait for - "every ISR is full
 again", "the controller moved" - read from ZooKeeper
-(:class:`harness.cluster.zkstate.ClusterState`).
+(:class:`harness.cluster.state.ClusterState`).
 
 Conditions are data, written as a schedule entry's ``when``: a bare word, or a table
 with exactly one key, as targets are (:mod:`faults.targets`)::
@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, required, typed
 from faults.targets import BrokerId, ClusterView, partition_state
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from topologies.model import Topology
 
 Observe = Callable[[float], ClusterState | None]

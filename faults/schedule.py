@@ -87,7 +87,7 @@ from topologies.model import Topology
 
 if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
-    from harness.cluster.zkstate import ClusterState
+    from harness.cluster.state import ClusterState
 
 SCHEDULE_VERSION = 1
 _TIMING_KEYS = ("start_s", "duration_s")

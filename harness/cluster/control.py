@@ -26,7 +26,8 @@ from typing import Protocol
 
 from harness.cluster.fabric import Fabric
 from harness.cluster.proxies import ProxyControl
-from harness.cluster.zkstate import ClusterState, ZkObserver
+from harness.cluster.state import ClusterState
+from harness.cluster.zkstate import ZkObserver
 from topologies.model import Topology
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from harness.cluster.broker_metadata import BrokerView
-from harness.cluster.zkstate import ClusterState
+from harness.cluster.state import ClusterState
 from topologies.model import Topology
 
 # The modes of a ZooKeeper node that is part of a serving quorum.

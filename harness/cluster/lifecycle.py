@@ -45,10 +45,11 @@ from harness.cluster.node_disks import NodeDisks
 from harness.cluster.nodes import Nodes
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
+from harness.cluster.state import ClusterState
 from harness.cluster.topics import TopicAdmin
 from harness.cluster.versions import DEFAULT_VERSION, release
 from harness.cluster.waiting import CLUSTER_SETTLING, wait_until_clear
-from harness.cluster.zkstate import ClusterState, ZkObserver, zookeeper_mode
+from harness.cluster.zkstate import ZkObserver, zookeeper_mode
 from harness.errors import ChaosError
 from topologies.model import SettingValue, Topology
 

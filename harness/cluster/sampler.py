@@ -40,7 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.cluster.zkstate import ClusterState, PartitionState, ZkObserver, zookeeper_mode
+from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.zkstate import ZkObserver, zookeeper_mode
 from harness.errors import describe_error
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Cluster state as ZooKeeper holds it, read with kazoo into typed objects.
+"""Cluster state as ZooKeeper holds it, read with kazoo into the mode-neutral
+:mod:`harness.cluster.state` objects.
 
 ZooKeeper is the source of truth of a ZooKeeper-mode cluster: which brokers are alive
 (ephemeral ``/brokers/ids/<id>``), who is controller (``/controller``, with its epoch in
@@ -12,8 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -21,58 +22,13 @@ from kazoo.exceptions import ConnectionLoss, NoNodeError
 from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
+from harness.cluster.state import ClusterState, PartitionState
+
 T = TypeVar("T")
 
 # Faults make the observer's ZooKeeper connection drop and move between servers; kazoo
 # logs each of those at WARNING, which would bury a test's own output.
 logging.getLogger("kazoo.client").setLevel(logging.ERROR)
-
-
-@dataclass(frozen=True)
-class PartitionState:
-    """One partition as the controller last wrote it."""
-
-    topic: str
-    partition: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    controller_epoch: int
-    replicas: tuple[int, ...]
-
-    @property
-    def online(self) -> bool:
-        return self.leader >= 0
-
-    @property
-    def isr_full(self) -> bool:
-        return set(self.isr) == set(self.replicas)
-
-
-@dataclass(frozen=True)
-class ClusterState:
-    """A snapshot of what ZooKeeper says about the whole cluster."""
-
-    live_brokers: tuple[int, ...]
-    controller: int | None
-    controller_epoch: int | None
-    partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
-    # Each ZooKeeper node's mode ("leader", "follower"; None when it does not serve) as
-    # the sampler last read it, when known. Not part of the snapshot's identity: the
-    # modes are read at their own pace (harness/cluster/sampler.py).
-    zk_modes: Mapping[str, str | None] | None = field(default=None, compare=False)
-
-    def topic(self, topic: str) -> list[PartitionState]:
-        return sorted(
-            (p for (t, _), p in self.partitions.items() if t == topic), key=lambda p: p.partition
-        )
-
-    def led_by(self, broker_id: int, topic: str | None = None) -> list[PartitionState]:
-        return [
-            p
-            for p in self.partitions.values()
-            if p.leader == broker_id and (topic is None or p.topic == topic)
-        ]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster.broker_metadata import BrokerView
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.compose.checks import Anchor, CheckSpecError, Lookup, ProbeResult, Produced
 from harness.errors import describe_error
 

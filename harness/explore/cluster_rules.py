@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.cluster.zkstate import ClusterState
+from harness.cluster.state import ClusterState
 
 
 @dataclass(frozen=True)

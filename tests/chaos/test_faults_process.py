@@ -17,7 +17,7 @@ from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.node_config import KAFKA_DATA_DIR
 from harness.cluster.sampler import ZkSampler
-from harness.cluster.zkstate import ClusterState
+from harness.cluster.state import ClusterState
 from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos

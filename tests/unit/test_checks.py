@@ -9,7 +9,7 @@ import pytest
 
 from faults.conditions import ControllerChanged, IsrIs, LeaderChanged, LeaderIs, Not, Offline
 from harness import history as hist
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.compose.checks import (
     Anchor,
     Attempts,

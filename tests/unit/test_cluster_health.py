@@ -19,7 +19,7 @@ from harness.cluster import health as health_module
 from harness.cluster import lifecycle
 from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.health import HealthReport, assess_health, zookeeper_serving
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.errors import ChaosError
 from topologies import load_topology
 

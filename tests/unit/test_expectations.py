@@ -16,7 +16,7 @@ import pytest
 
 from harness import history as hist
 from harness.cluster.sampler import ZkSampler
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.compose.checks import NeverVisible, TransactionOutcomes
 from harness.compose.expectations import (
     Bounds,

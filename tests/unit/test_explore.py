@@ -21,7 +21,7 @@ import tomli_w
 
 from faults.events import EventLog
 from faults.registry import build_fault, fault_kinds
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.compose.checks import (
     CheckSpecError,
     ClusterRules,

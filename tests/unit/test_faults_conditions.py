@@ -31,7 +31,7 @@ from faults.conditions import (
 )
 from faults.errors import FaultSpecError, TargetError
 from harness.cluster.sampler import ZkSampler
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from topologies import load_topology
 
 

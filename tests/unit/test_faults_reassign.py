@@ -10,7 +10,7 @@ from typing import Any
 
 from faults.zookeeper import Reassign
 from harness.cluster.fabric import plan_fabric
-from harness.cluster.zkstate import PartitionState
+from harness.cluster.state import PartitionState
 from topologies.loader import load_topology
 
 

@@ -18,7 +18,7 @@ from faults.conditions import BrokerGone, Condition, ControllerChanged, IsrFull,
 from faults.errors import ScheduleError
 from faults.events import EventLog
 from faults.schedule import TICK_S, Schedule, ScheduleEntry, ScheduleRun
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from topologies import Topology, load_topology
 
 ENTRIES: list[dict[str, Any]] = [

@@ -35,7 +35,7 @@ from faults.targets import (
     parse_target,
 )
 from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from topologies import Topology, load_topology
 
 TOPOLOGY = load_topology("three_az")

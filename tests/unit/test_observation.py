@@ -14,7 +14,8 @@ from harness import history as hist
 from harness.cluster.broker_metadata import _parse, _request
 from harness.cluster.resources import RunIdentity
 from harness.cluster.sampler import diff_states
-from harness.cluster.zkstate import ClusterState, PartitionState, zookeeper_mode
+from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.zkstate import zookeeper_mode
 from harness.errors import ChaosError
 from harness.workload.driver import classify
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from harness.cluster.sampler import ROW_COLUMNS, ZK_READABLE, ZK_UNREADABLE, ClusterEvent, ZkSampler
-from harness.cluster.zkstate import ClusterState, PartitionState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.history import SCHEMAS
 
 

@@ -17,8 +17,8 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from harness.cluster import topics
+from harness.cluster.state import PartitionState
 from harness.cluster.topics import TopicAdmin, TopicNotCreated
-from harness.cluster.zkstate import PartitionState
 from topologies import load_topology
 
 TOPOLOGY = load_topology()

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cluster.zkstate import ClusterState
+from harness.cluster.state import ClusterState
 
 ACTIONS = ("inject", "heal")
 
