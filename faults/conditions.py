@@ -53,7 +53,7 @@ from topologies.model import Topology
 Observe = Callable[[float], ClusterState | None]
 """Where a running schedule reads the cluster state: called with a monotonic time, it
 returns the latest state read at or after that time, or None (unreadable, or nothing
-read since). :meth:`harness.cluster.sampler.ZkSampler.latest` is one."""
+read since). :meth:`harness.cluster.sampler.StateSampler.latest` is one."""
 
 Verdict = tuple[bool, str]
 """(held, why not): the second item is empty when the condition holds."""

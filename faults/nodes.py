@@ -61,12 +61,12 @@ def held_down(cluster: ClusterControl, names: tuple[str, ...] | list[str], *, st
 
 
 def registered(cluster: ClusterControl, broker: int) -> bool:
-    return broker in cluster.zk.live_brokers()
+    return broker in cluster.live_brokers()
 
 
 def serving(cluster: ClusterControl, node: str) -> bool:
     """A ZooKeeper node that answers as leader or follower (it is in a quorum)."""
-    return cluster.zookeeper_modes().get(node) in ("leader", "follower")
+    return cluster.quorum_roles().get(node) in ("leader", "follower")
 
 
 def ensure_running(cluster: ClusterControl, node: str) -> bool:

@@ -87,12 +87,12 @@ class PowerLoss(Kill):
             nodes.ensure_running(cluster, node)
         refused = _refused_for_no_snapshot(cluster, zookeepers)
         for node in refused:
-            cluster.start_zookeeper_from_logs(node)
+            cluster.zookeeper.start_from_logs(node)
         try:
             said = super()._restore(cluster, resolved)  # the brokers started, every node back
         finally:
             for node in refused:
-                cluster.reset_zookeeper_config(node)
+                cluster.zookeeper.reset_config(node)
         repaired = (f"{node} refused to start ({NO_SNAPSHOT}: no snapshot had been synced), so it "
                     "was started once with snapshot.trust.empty, which loads its logs without one"
                     for node in refused)
@@ -108,7 +108,7 @@ def _refused_for_no_snapshot(cluster: ClusterControl, zookeepers: list[str]) -> 
     began = time.monotonic()
 
     def settled() -> bool:
-        modes = cluster.zookeeper_modes()
+        modes = cluster.quorum_roles()
         running = [n for n in zookeepers if cluster.node_status(n) == "running"]
         if all(modes.get(n) in ("leader", "follower") for n in running) and len(running) == len(zookeepers):
             return True

@@ -39,7 +39,7 @@ class ClusterView(Protocol):
 
     def state(self, topics: list[str] | None = None) -> ClusterState: ...
 
-    def zookeeper_modes(self) -> dict[str, str | None]: ...
+    def quorum_roles(self) -> dict[str, str | None]: ...
 
     def stopped_nodes(self) -> frozenset[str]: ...
 
@@ -227,7 +227,7 @@ class ZooKeeperLeader(Target):
     kind: ClassVar[str] = "zookeeper_leader"
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        leaders = [name for name, mode in cluster.zookeeper_modes().items() if mode == "leader"]
+        leaders = [name for name, mode in cluster.quorum_roles().items() if mode == "leader"]
         if not leaders:
             raise TargetError("no ZooKeeper node is leading now (the ensemble has no quorum)")
         return (leaders[0],)

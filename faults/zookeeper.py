@@ -84,7 +84,7 @@ class ExpireSession(Fault):
             old = _session_of(cluster, node)
             if old is None:
                 raise TargetError(f"{node} is not registered in ZooKeeper, so it has no session")
-            zksession.close_session(cluster.zookeeper_hosts(), old)
+            zksession.close_session(cluster.zookeeper.hosts(), old)
             _wait_session_ended(cluster, node, old, self.timeout_s)
             self.sessions[node] = (old, None)
             details.append(f"{node} session 0x{old:x} closed")
@@ -180,7 +180,7 @@ def _delete_claim(cluster: ClusterControl, czxid: int, timeout_s: float) -> None
         if current is None or current.czxid != czxid:
             return None
         with contextlib.suppress(NoNodeError):
-            cluster.delete_znode(CONTROLLER_PATH)
+            cluster.zookeeper.delete_znode(CONTROLLER_PATH)
         return None
 
     wait_until_clear(deleted, timeout_s, f"{CONTROLLER_PATH} being deleted")
@@ -358,7 +358,7 @@ class Reassign(PartitionFault):
         }
         started = time.monotonic()
         try:
-            cluster.create_znode(REASSIGN_PATH, json.dumps(request).encode())
+            cluster.zookeeper.create_znode(REASSIGN_PATH, json.dumps(request).encode())
         except NodeExistsError:
             raise FaultError(
                 f"a partition reassignment is already in progress ({REASSIGN_PATH} exists)"

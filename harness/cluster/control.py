@@ -9,10 +9,11 @@ implements:
   policy), ask its status, wait for the cluster to be whole;
 - :class:`NetworkControl`: the fabric of directed links and the proxies that cut, slow
   or reset them;
-- :class:`ClusterObservation`: ZooKeeper's view (leaders, ISRs, controller, sessions), the
-  ensemble's modes, the addresses an admin client or an observer connects to;
-- :class:`ZooKeeperAdmin`: the znode writes an operator's tooling makes in ZooKeeper
-  mode (delete ``/controller``, create ``/admin/reassign_partitions``).
+- :class:`ClusterObservation`: the metadata's view (leaders, ISRs, controller, live
+  brokers) whichever mode keeps it, the metadata quorum's roles, the addresses an admin
+  client or an observer connects to;
+- :class:`ZooKeeperAccess`: ZooKeeper mode's own ensemble, for the faults that exist only
+  there (a session expired, ``/controller`` deleted, a node started from its logs).
 
 Faults are typed against :class:`ClusterControl`, so mypy refuses a fault that reaches
 for anything else (a container object, the Docker client, a private field), and the
@@ -25,8 +26,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from harness.cluster.fabric import Fabric
+from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.proxies import ProxyControl
-from harness.cluster.state import ClusterState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.cluster.zkstate import ZkObserver
 from topologies.model import Topology
 
@@ -41,7 +43,9 @@ class NodeControl(Protocol):
     def topology(self) -> Topology: ...
 
     @property
-    def session_timeout_s(self) -> float: ...
+    def session_timeout_s(self) -> float:
+        """How long a broker killed without a word stays registered."""
+        ...
 
     def signal_node(self, node: str, signal: str) -> None:
         """Send ``signal`` (``SIGKILL``, ``SIGTERM``, ``SIGSTOP``, ``SIGCONT``) to the node's process."""
@@ -83,14 +87,6 @@ class NodeControl(Protocol):
         """The nodes whose process was stopped (SIGSTOP) and not yet resumed."""
         ...
 
-    def start_zookeeper_from_logs(self, node: str) -> None:
-        """Start a ZooKeeper node with logs and no snapshot, replaying its logs."""
-        ...
-
-    def reset_zookeeper_config(self, node: str) -> None:
-        """The node's configuration as the topology has it, from its next start."""
-        ...
-
 
 class NetworkControl(Protocol):
     """The links between nodes and the proxies on them."""
@@ -105,29 +101,29 @@ class NetworkControl(Protocol):
 class ClusterObservation(Protocol):
     """Reads through the observer links, which no fault ever cuts."""
 
-    @property
-    def zk(self) -> ZkObserver: ...
-
     def state(self, topics: list[str] | None = None) -> ClusterState: ...
 
-    def zookeeper_modes(self) -> dict[str, str | None]: ...
+    def live_brokers(self) -> tuple[int, ...]: ...
 
-    def zookeeper_hosts(self) -> str: ...
+    def topic_state(self, topic: str) -> list[PartitionState]: ...
+
+    @property
+    def quorum_nodes(self) -> tuple[str, ...]: ...
+
+    def quorum_roles(self) -> dict[str, str | None]: ...
 
     def observer_bootstrap(self) -> str: ...
 
 
-class ZooKeeperAdmin(Protocol):
-    """The znode writes of ZooKeeper-mode operations."""
+class ZooKeeperAccess(Protocol):
+    """ZooKeeper mode's ensemble, for the faults that exist only there."""
 
-    def create_znode(self, path: str, data: bytes) -> None:
-        """Create ``path``; kazoo's NodeExistsError when it is there already."""
-        ...
+    @property
+    def zookeeper(self) -> ZooKeeperMode: ...
 
-    def delete_znode(self, path: str) -> None:
-        """Delete ``path``; kazoo's NoNodeError when it is gone already."""
-        ...
+    @property
+    def zk(self) -> ZkObserver: ...
 
 
-class ClusterControl(NodeControl, NetworkControl, ClusterObservation, ZooKeeperAdmin, Protocol):
+class ClusterControl(NodeControl, NetworkControl, ClusterObservation, ZooKeeperAccess, Protocol):
     """Everything a fault may use: the cluster as the nemesis sees it."""

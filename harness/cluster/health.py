@@ -19,17 +19,14 @@ from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.state import ClusterState
 from topologies.model import Topology
 
-# The modes of a ZooKeeper node that is part of a serving quorum.
-SERVING_MODES = ("leader", "follower")
-
 
 @dataclass
 class HealthReport:
     """Why a cluster is not fully healthy (empty ``problems`` means healthy).
 
     ``blocking`` names the nodes a problem points at (a stopped container, a broker
-    missing from ``/brokers/ids``, a replica missing from an ISR, a ZooKeeper node out of
-    the quorum), so that recovery can restart exactly those before it gives up on the
+    missing from the live brokers, a replica missing from an ISR, a metadata quorum node
+    out of the quorum), so that recovery can restart exactly those before it gives up on the
     cluster. A problem that points at no node (no controller, a damaged link) leaves it
     empty.
     """
@@ -58,7 +55,12 @@ class HealthObservation(Protocol):
     @property
     def proxies(self) -> LinkDamage: ...
 
-    def zookeeper_modes(self) -> dict[str, str | None]: ...
+    @property
+    def quorum_nodes(self) -> tuple[str, ...]: ...
+
+    def quorum_problems(self) -> list[tuple[str, str | None]]:
+        """What keeps the metadata quorum from serving: (problem, the node it points at)."""
+        ...
 
     def state(self, topics: list[str] | None = None) -> ClusterState: ...
 
@@ -83,16 +85,14 @@ def assess_health(
     damaged = observation.proxies.damaged()
     if damaged:
         report.add(f"damaged links: {', '.join(damaged)}")
-    modes = observation.zookeeper_modes()
-    for name, mode in modes.items():
-        if mode not in SERVING_MODES:
-            report.add(f"{name} not serving", name)
+    for problem, node in observation.quorum_problems():
+        report.add(problem, *([] if node is None else [node]))
     if report.problems:
         return report
     try:
         state = observation.state()
     except Exception as err:  # kazoo raises many kinds while the ensemble settles
-        report.add(f"ZooKeeper unreadable: {err}", *modes)
+        report.add(f"the cluster's metadata unreadable: {err}", *observation.quorum_nodes)
         return report
     expected = tuple(sorted(b.broker_id for b in topology.brokers))
     if state.live_brokers != expected:
@@ -124,10 +124,4 @@ def assess_health(
     return report
 
 
-def zookeeper_serving(modes: Mapping[str, str | None]) -> list[str]:
-    """What keeps the ensemble from serving: each node not a leader or follower."""
-    return [f"{n} not serving" for n, m in modes.items() if m not in SERVING_MODES]
-
-
-__all__ = ["SERVING_MODES", "HealthObservation", "HealthReport", "LinkDamage", "assess_health",
-           "zookeeper_serving"]
+__all__ = ["HealthObservation", "HealthReport", "LinkDamage", "assess_health"]

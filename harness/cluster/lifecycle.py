@@ -4,7 +4,7 @@ A :class:`Cluster` turns a :class:`~topologies.model.Topology` into running cont
 on a network of their own (testcontainers-python creates them; its reaper is switched
 off because its image cannot be pulled everywhere, and :mod:`harness.cluster.resources` owns
 cleanup instead). Start order follows the fabric: Toxiproxy first (so Docker assigns
-the 127.0.0.1 ports that brokers must advertise), then ZooKeeper, then brokers.
+the 127.0.0.1 ports that brokers must advertise), then the metadata quorum, then brokers.
 
 ``Cluster`` is the one object the rest of the project holds (and what faults see as a
 :class:`~harness.cluster.control.ClusterControl`); it says *when* things happen - start
@@ -15,7 +15,9 @@ each *how* to a part with one job:
   ports published to the host;
 - :mod:`harness.cluster.health` holds the health rules (and :class:`HealthReport`,
   re-exported here because callers import it from this module);
-- :mod:`harness.cluster.topics` creates topics through the harness's AdminClient.
+- :mod:`harness.cluster.topics` creates topics through the harness's AdminClient;
+- :mod:`harness.cluster.metadata` is the metadata mode (ZooKeeper): its quorum's nodes,
+  their health, where the cluster state is read, when a killed broker may start again.
 
 Nodes keep their identity across restarts: a broker is one container whose data
 directory lives in the container's own filesystem, so kill/start brings back the same
@@ -38,32 +40,24 @@ from harness.cluster import resources
 from harness.cluster.broker_metadata import BrokerView, broker_view
 from harness.cluster.engine import ensure_engine, use_own_reaper
 from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
-from harness.cluster.health import HealthReport, assess_health, zookeeper_serving
+from harness.cluster.health import HealthReport, assess_health
 from harness.cluster.images import ImageSet, ensure_images
-from harness.cluster.node_config import KAFKA_DATA_DIR, ZK_DATA_DIR, format_value
+from harness.cluster.metadata import MetadataMode, metadata_mode
+from harness.cluster.metadata.zookeeper import ZooKeeperMode
+from harness.cluster.node_config import KAFKA_DATA_DIR, format_value
 from harness.cluster.node_disks import NodeDisks
 from harness.cluster.nodes import Nodes
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
-from harness.cluster.state import ClusterState
+from harness.cluster.state import ClusterState, PartitionState
 from harness.cluster.topics import TopicAdmin
 from harness.cluster.versions import DEFAULT_VERSION, release
 from harness.cluster.waiting import CLUSTER_SETTLING, wait_until_clear
-from harness.cluster.zkstate import ZkObserver, zookeeper_mode
+from harness.cluster.zkstate import ZkObserver
 from harness.errors import ChaosError
 from topologies.model import SettingValue, Topology
 
 Progress = Callable[[str], None]
-# Kafka's zookeeper.session.timeout.ms when the topology does not set it (2.5 and later).
-DEFAULT_SESSION_TIMEOUT_MS = 18000
-# Beyond the session timeout, a dead broker's session can outlive it by ZooKeeper's tick
-# (sessions expire in tick-sized buckets), by a leader election (a new ZooKeeper leader
-# gives every session a fresh timeout), and by a loaded two-core machine.
-SESSION_EXPIRY_MARGIN_S = 15.0
-# How long the cluster's ZooKeeper observer rides out a dropped connection: its own
-# session timeout (ZkObserver's default), time to reach another server. Longer, and a
-# real loss of quorum would hold each read that long before saying so.
-OBSERVER_RECONNECT_GRACE_S = 10.0
 
 
 def _quiet(_: str) -> None:
@@ -71,7 +65,7 @@ def _quiet(_: str) -> None:
 
 
 class Cluster:
-    """A running ZooKeeper-mode Kafka cluster spread over availability zones."""
+    """A running Kafka cluster spread over availability zones."""
 
     def __init__(
         self,
@@ -94,7 +88,7 @@ class Cluster:
         self._nodes = Nodes(topology, self.fabric, self.identity, self.release, host_port_base)
         self._disks = NodeDisks(self.identity)
         self._topics = TopicAdmin(topology, self.identity.run_id, self)
-        self._zk: ZkObserver | None = None
+        self.metadata: MetadataMode = metadata_mode(self)
         self.started_at: float | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -124,16 +118,10 @@ class Cluster:
             self.progress(f"starting cluster {self.run_id} (Kafka {self.kafka_version})")
             self._nodes.create_network()
             self._nodes.start_toxiproxy()
-            for zk in self.topology.zookeepers:
-                volume = self._disks.create_volume(self.docker, zk.name, self.images.kafka)
-                self._nodes.start_zookeeper(zk.name, volume)
-            # Brokers give up if ZooKeeper does not answer within their connection
-            # timeout, so the ensemble must serve before any broker starts.
-            wait_until_clear(self._zookeeper_serving, timeout_s, "a ZooKeeper quorum")
+            self.metadata.start_quorum(timeout_s)
             for broker in self.topology.brokers:
-                volume = self._disks.create_volume(self.docker, broker.name, self.images.kafka,
-                                                   self.topology.broker_disk_mb)
-                self._nodes.start_broker(broker.broker_id, volume)
+                self._nodes.start_broker(broker.broker_id,
+                                         self.create_volume(broker.name, self.topology.broker_disk_mb))
             self.wait_healthy(timeout_s)
         except BaseException:
             self.close()
@@ -144,10 +132,8 @@ class Cluster:
 
     def close(self) -> None:
         """Remove everything this run created; safe to call more than once."""
-        if self._zk is not None:
-            with contextlib.suppress(Exception):
-                self._zk.close()
-            self._zk = None
+        with contextlib.suppress(Exception):
+            self.metadata.close()
         self._topics.client = None
         if self.identity.keep:
             return
@@ -161,6 +147,16 @@ class Cluster:
         self.close()
 
     # -- containers (harness.cluster.nodes) ----------------------------------------------
+    @property
+    def nodes(self) -> Nodes:
+        """The containers (for the metadata mode, which starts its quorum's own)."""
+        return self._nodes
+
+    def create_volume(self, node: str, size_mb: int | None = None) -> str:
+        """A new data volume for ``node``, labelled with the run (of ``size_mb`` if given)."""
+        assert self.images is not None
+        return self._disks.create_volume(self.docker, node, self.images.kafka, size_mb)
+
     @property
     def images(self) -> ImageSet | None:
         """The images the nodes run, once :meth:`start` has built or found them."""
@@ -181,9 +177,9 @@ class Cluster:
 
     @property
     def session_timeout_s(self) -> float:
-        """The brokers' ZooKeeper session timeout: how long a dead broker stays registered."""
-        settings = self.broker_settings()
-        return int(settings.get("zookeeper.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS)) / 1000
+        """How long a broker killed without a word stays registered: in ZooKeeper mode
+        its ZooKeeper session timeout."""
+        return self.metadata.registration_timeout_s
 
     def container(self, node: str) -> Container:
         """The Docker container of a node (``kafka-0``, ``zk-a``, ``toxiproxy``)."""
@@ -196,18 +192,6 @@ class Cluster:
         """Send ``signal`` to the node's process (its container's main process)."""
         self._nodes.signal_node(node, signal)
 
-    def start_zookeeper_from_logs(self, node: str) -> None:
-        """Start a stopped ZooKeeper node that holds transaction logs and no snapshot:
-        with ``snapshot.trust.empty`` it replays its logs from an empty tree instead of
-        refusing (ZooKeeper's escape hatch for that state). Its configuration keeps the
-        setting until :meth:`reset_zookeeper_config`."""
-        self._nodes.write_zoo_cfg(node, {"snapshot.trust.empty": "true"})
-        self.container(node).start()
-
-    def reset_zookeeper_config(self, node: str) -> None:
-        """Give a ZooKeeper node its topology's configuration back (read at its next start)."""
-        self._nodes.write_zoo_cfg(node)
-
     def stopped_nodes(self) -> frozenset[str]:
         """The nodes whose process the harness stopped (SIGSTOP) and has not resumed."""
         return frozenset(self._nodes.stopped)
@@ -218,8 +202,8 @@ class Cluster:
 
     # -- a node's disk (harness.cluster.node_disks) ---------------------------------------
     def data_dir_of(self, node: str) -> str:
-        """Where the node keeps its data: a broker's log directory or ZooKeeper's dataDir."""
-        return KAFKA_DATA_DIR if self.broker_id_of(node) is not None else ZK_DATA_DIR
+        """Where the node keeps its data: a broker's log directory or the quorum node's."""
+        return self.metadata.data_dir(node) or KAFKA_DATA_DIR
 
     def node_journal(self, node: str) -> list[str]:
         """The node's sync journal: what its JVM made durable, line by line."""
@@ -255,12 +239,16 @@ class Cluster:
         assert self.images is not None
         self._disks.cut(self.docker, self.images.kafka, node, self.data_dir_of(node), sizes)
 
-    # -- ZooKeeper-mode operations (harness.cluster.control.ZooKeeperAdmin) ---------------
-    def create_znode(self, path: str, data: bytes) -> None:
-        self.zk.client.create(path, data)
+    # -- ZooKeeper mode's own operations (harness.cluster.metadata.zookeeper) --------------
+    @property
+    def zookeeper(self) -> ZooKeeperMode:
+        """The ZooKeeper ensemble, for ZooKeeper-only faults (refused in another mode)."""
+        return self.metadata.zookeeper()
 
-    def delete_znode(self, path: str) -> None:
-        self.zk.client.delete(path)
+    @property
+    def zk(self) -> ZkObserver:
+        """The cluster's ZooKeeper client (ZooKeeper mode only)."""
+        return self.zookeeper.observer
 
     # -- addresses -----------------------------------------------------------------------
     @property
@@ -282,27 +270,33 @@ class Cluster:
     def observer_bootstrap(self) -> str:
         return ",".join(self.observer_address(b.name) for b in self.topology.brokers)
 
-    def zookeeper_hosts(self) -> str:
-        return ",".join(self.observer_address(z.name) for z in self.topology.zookeepers)
-
     # -- observation ---------------------------------------------------------------------
-    @property
-    def zk(self) -> ZkObserver:
-        if self._zk is None:
-            self._zk = ZkObserver(self.zookeeper_hosts(), reconnect_grace_s=OBSERVER_RECONNECT_GRACE_S)
-        return self._zk
-
     def state(self, topics: list[str] | None = None) -> ClusterState:
-        return self.zk.snapshot(topics)
+        """The cluster state, read where the metadata mode keeps it."""
+        return self.metadata.reader.snapshot(topics)
+
+    def live_brokers(self) -> tuple[int, ...]:
+        """The brokers registered now."""
+        return self.metadata.reader.live_brokers()
+
+    def topic_state(self, topic: str) -> list[PartitionState]:
+        return self.metadata.reader.topic_state(topic)
 
     def broker_view(self, broker_id: int, topics: list[str] | None = None) -> BrokerView:
         """Broker ``broker_id``'s own metadata (raises OSError when it does not answer)."""
         return broker_view(self.observer_address(f"kafka-{broker_id}"), topics)
 
-    def zookeeper_modes(self) -> dict[str, str | None]:
-        return {
-            z.name: zookeeper_mode(self.observer_address(z.name)) for z in self.topology.zookeepers
-        }
+    def quorum_roles(self) -> dict[str, str | None]:
+        """Each metadata quorum node's role (a ZooKeeper node's mode)."""
+        return self.metadata.quorum_roles()
+
+    @property
+    def quorum_nodes(self) -> tuple[str, ...]:
+        """The nodes that hold the metadata besides the brokers (the ZooKeeper ensemble)."""
+        return self.metadata.quorum_nodes
+
+    def quorum_problems(self) -> list[tuple[str, str | None]]:
+        return self.metadata.quorum_problems()
 
     @property
     def admin(self) -> AdminClient:
@@ -322,9 +316,6 @@ class Cluster:
         """Every node running, every proxy clean, quorum, all brokers, full ISRs."""
         return assess_health(self.topology, self._nodes.statuses(), self)
 
-    def _zookeeper_serving(self) -> list[str]:
-        return zookeeper_serving(self.zookeeper_modes())
-
     def wait_healthy(self, timeout_s: float = 60.0) -> float:
         """Until :meth:`health` finds nothing wrong; the seconds waited.
 
@@ -341,12 +332,11 @@ class Cluster:
         Every look starts whatever node is down before checking health: a broker can
         exit at start-up (its old registration was still there, ZooKeeper had no quorum
         yet), and a SIGSTOPped JVM looks "running" to Docker, so it gets a SIGCONT each
-        time. ZooKeeper comes first: a broker can only register once the ensemble serves.
+        time. The metadata quorum comes first: a broker can only register once it serves.
         """
         started = time.monotonic()
         self.proxies.reset()
-        order = ["toxiproxy", *(z.name for z in self.topology.zookeepers),
-                 *(b.name for b in self.topology.brokers)]
+        order = ["toxiproxy", *self.metadata.quorum_nodes, *(b.name for b in self.topology.brokers)]
 
         def started_then_checked() -> list[str]:
             left = max(1.0, timeout_s - (time.monotonic() - started))
@@ -366,20 +356,17 @@ class Cluster:
         a running node only gets a SIGCONT (a SIGSTOPped JVM still looks "running").
 
         The one broker-restart policy of the project - faults, healing and recovery all
-        start brokers here - is to *wait until ZooKeeper has expired the dead broker's
-        session, then start it*. A broker killed with SIGKILL leaves its ephemeral
-        ``/brokers/ids/<id>`` behind until its session times out; a broker started before
-        that finds the id held by a session that is not its own, retries for up to its
-        session timeout, and exits with NodeExistsException ("node already exists and
-        owner ... does not match current session"). Deleting the znode instead would be
-        faster, but it deletes a node that a ZooKeeper session owns, which no operator
-        and no Kafka tool does, and it hides what a real restart of a crashed broker
-        goes through: the controller seeing the death only when the session expires.
-        Kafka's own hard-bounce system test waits for the deregistration for the same
-        reason. The wait is bounded by ``zookeeper.session.timeout.ms`` plus
-        :data:`SESSION_EXPIRY_MARGIN_S` (and by ``timeout_s``); past that the session is
-        not expiring, the broker would not register, and ClusterUnhealthy says which
-        session still holds the id.
+        start brokers here - is to *wait until the dead broker's registration has
+        expired, then start it*: in ZooKeeper mode a broker killed with SIGKILL leaves its
+        ephemeral ``/brokers/ids/<id>`` behind until its session times out, and one
+        started before that retries for up to its session timeout and exits with
+        NodeExistsException ("node already exists and owner ... does not match current
+        session");
+        :meth:`~harness.cluster.metadata.zookeeper.ZooKeeperMode.registration_holder`
+        says why the harness waits instead of deleting the znode. The wait is bounded by
+        the mode's registration expiry bound (and by ``timeout_s``); past that the
+        registration is not expiring, the broker would not register, and
+        ClusterUnhealthy says what still holds it.
         """
         container = self.container(node)
         if container.status == "paused":
@@ -416,21 +403,15 @@ class Cluster:
         self.start_node(node, timeout_s)
 
     def wait_registration_expired(self, broker_id: int, timeout_s: float) -> float:
-        """Until no ZooKeeper session holds ``/brokers/ids/<broker_id>``; the seconds waited.
+        """Until nothing holds ``broker_id``'s old registration; the seconds waited.
 
-        Bounded by the session timeout plus :data:`SESSION_EXPIRY_MARGIN_S` as well as by
-        ``timeout_s``: a registration that outlives that is not going to expire.
+        Bounded by the mode's registration expiry bound as well as by ``timeout_s``: a
+        registration that outlives that is not going to expire.
         """
-        bound = min(timeout_s, self.session_timeout_s + SESSION_EXPIRY_MARGIN_S)
-        return wait_until_clear(lambda: self._registration(broker_id), bound,
-                                f"ZooKeeper to expire broker {broker_id}'s session",
+        bound = min(timeout_s, self.metadata.registration_expiry_bound_s)
+        return wait_until_clear(lambda: self.metadata.registration_holder(broker_id), bound,
+                                f"broker {broker_id}'s old registration to expire",
                                 transient=CLUSTER_SETTLING)
-
-    def _registration(self, broker_id: int) -> str | None:
-        """Which session holds ``/brokers/ids/<broker_id>``, or None when nobody does."""
-        path = f"/brokers/ids/{broker_id}"
-        owner = self.zk.ephemeral_owner(path)
-        return None if owner is None else f"{path} still held by session 0x{owner:x}"
 
     def broker_id_of(self, node: str) -> int | None:
         """The broker id of ``node``, or None when it is not a broker."""
@@ -449,7 +430,7 @@ class Cluster:
         assignment: dict[int, list[int]] | None = None,
         timeout_s: float = 30.0,
     ) -> None:
-        """Create a topic and wait until ZooKeeper shows a leader and full ISR everywhere."""
+        """Create a topic and wait until the metadata shows a leader and full ISR everywhere."""
         self._topics.create_topic(name, partitions, replication_factor, config, assignment, timeout_s)
 
     def describe(self) -> dict[str, Any]:

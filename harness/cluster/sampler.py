@@ -1,5 +1,6 @@
-"""Sampling ZooKeeper during a run: one record of the cluster state over time, for the
-history, the report's timeline, the scenario bounds and the tests' "when" questions.
+"""Sampling the cluster's metadata during a run: one record of the cluster state over
+time, for the history, the report's timeline, the scenario bounds and the tests' "when"
+questions.
 
 A background thread snapshots the cluster state (live brokers, controller and its epoch,
 leader, leader epoch, ISR and replicas of every partition of ``topics``) every
@@ -9,25 +10,27 @@ history's send and acknowledgement times) and monotonic time (``mono``, comparab
 the ``mono`` of fault events). A snapshot equal to the previous one only extends how
 long that state is known to have held (``last_mono``), so a long quiet run stays small.
 
-A read that fails (ZooKeeper itself losing quorum, a reconnect) is retried at the next
-tick. Such a gap is recorded, not hidden: one unreadable record (with the error) when
-reads start failing, ended by the next successful read, because "no leader change seen"
-means nothing for a stretch in which ZooKeeper could not be read at all.
+The state is read where the metadata mode keeps it (:mod:`harness.cluster.metadata`; in
+ZooKeeper mode, the znodes). A read that fails (the metadata quorum itself losing
+quorum, a reconnect) is retried at the next tick. Such a gap is recorded, not hidden: one
+unreadable record (with the error) when reads start failing, ended by the next
+successful read, because "no leader change seen" means nothing for a stretch in which
+the metadata could not be read at all.
 
 Everything else is derived from these records, so there is one truth:
 
-* :meth:`ZkSampler.rows` - the rows of the history's ``cluster_state`` table (one per
+* :meth:`StateSampler.rows` - the rows of the history's ``cluster_state`` table (one per
   sample and partition, see docs/HISTORY.md); the composition layer writes them, this
   layer does not import the history;
-* :meth:`ZkSampler.events` - the :class:`ClusterEvent` list of the report's timeline
+* :meth:`StateSampler.events` - the :class:`ClusterEvent` list of the report's timeline
   markers, by :func:`diff_states` between consecutive samples plus the gap events;
-* :meth:`ZkSampler.first`, :meth:`ZkSampler.wait_for`, :meth:`ZkSampler.between` - when
+* :meth:`StateSampler.first`, :meth:`StateSampler.wait_for`, :meth:`StateSampler.between` - when
   a predicate on the state first held, for tests measuring failover times.
 
-ZooKeeper server modes (leader / follower / none) need one TCP round trip per ZooKeeper
-node, and a frozen node answers only at the timeout; they are therefore read by a second
-thread every ``modes_interval_s`` (1 s by default, not every tick) and attached to the
-next snapshot, so a slow node never delays the state sampling.
+The quorum nodes' roles (a ZooKeeper server's mode: leader / follower / none) need one
+TCP round trip per node, and a frozen node answers only at the timeout; they are
+therefore read by a second thread every ``modes_interval_s`` (1 s by default, not every
+tick) and attached to the next snapshot, so a slow node never delays the state sampling.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.cluster.state import ClusterState, PartitionState
-from harness.cluster.zkstate import ZkObserver, zookeeper_mode
 from harness.errors import describe_error
 
 if TYPE_CHECKING:
@@ -173,52 +175,42 @@ def events_of(records: Sequence[StateRecord]) -> list[ClusterEvent]:
 
 
 class _Snapshotter(Protocol):
-    """What the sampler needs of an observer; ZkObserver is one, tests pass fakes."""
+    """What the sampler needs of a reader (a metadata mode's; tests pass fakes)."""
 
     def snapshot(self, topics: list[str] | None = None) -> ClusterState: ...
 
     def close(self) -> None: ...
 
 
-ObserverFactory = Callable[[str], _Snapshotter]
-ModeReader = Callable[[str], str | None]  # observer address -> leader | follower | None
-
-MODE_TIMEOUT_S = 0.5  # a frozen ZooKeeper node costs the mode thread this much, never the state thread
+def _unreadable() -> _Snapshotter:
+    raise RuntimeError("this sampler has no reader: it is fed by hand")
 
 
-def _read_mode(address: str) -> str | None:
-    return zookeeper_mode(address, timeout_s=MODE_TIMEOUT_S)
-
-
-class ZkSampler(threading.Thread):
+class StateSampler(threading.Thread):
     """Records every distinct cluster state of ``topics``, and every stretch during which
-    ZooKeeper could not be read; answers when a predicate on the state first held.
+    the metadata could not be read; answers when a predicate on the state first held.
 
-    ``observer_factory`` (hosts -> observer) exists so tests can drive the sampling
-    without ZooKeeper; it defaults to :class:`ZkObserver`. ``zk_nodes`` (name ->
-    observer address) turns on reading ZooKeeper server modes with ``mode_reader``.
-    Use :meth:`for_cluster` to sample a running cluster, and the sampler as a context
-    manager (started on entry, stopped on exit) in tests.
+    ``open_reader`` opens a reader (a failure to open is a gap too); tests pass fakes,
+    or none when they feed :meth:`sample` themselves. ``role_readers`` (quorum node ->
+    a read of its role) turns on reading the quorum's roles. Use :meth:`for_cluster`
+    to sample a running cluster, and the sampler as a context manager (started on
+    entry, stopped on exit) in tests.
     """
 
     def __init__(
         self,
-        hosts: str,
+        open_reader: Callable[[], _Snapshotter] | None,
         topics: list[str],
         interval_s: float = 0.25,
-        observer_factory: ObserverFactory | None = None,
-        zk_nodes: Mapping[str, str] | None = None,
+        role_readers: Mapping[str, Callable[[], str | None]] | None = None,
         modes_interval_s: float = 1.0,
-        mode_reader: ModeReader | None = None,
     ) -> None:
-        super().__init__(name="zk-sampler", daemon=True)
-        self._hosts = hosts
+        super().__init__(name="state-sampler", daemon=True)
+        self._open_reader = open_reader or _unreadable
         self._topics = topics
         self.interval_s = interval_s
-        self._factory: ObserverFactory = observer_factory or ZkObserver
-        self._zk_nodes = dict(zk_nodes or {})
+        self._role_readers = dict(role_readers or {})
         self._modes_interval_s = modes_interval_s
-        self._mode_reader: ModeReader = mode_reader or _read_mode
         self._modes: ZkModes | None = None
         self._stop_event = threading.Event()
         self._lock = threading.Lock()
@@ -227,17 +219,16 @@ class ZkSampler(threading.Thread):
 
     @classmethod
     def for_cluster(cls, cluster: Cluster, topics: list[str], interval_s: float = 0.05,
-                    modes: bool = True) -> ZkSampler:
-        """A sampler of ``cluster`` through its observer links, with ZooKeeper modes unless
-        ``modes`` is False. The default interval is the one failover tests time with."""
-        nodes = ({z.name: cluster.observer_address(z.name) for z in cluster.topology.zookeepers}
-                 if modes else None)
-        return cls(cluster.zookeeper_hosts(), topics, interval_s, zk_nodes=nodes)
+                    modes: bool = True) -> StateSampler:
+        """A sampler of ``cluster`` through its observer links, with the quorum's roles
+        unless ``modes`` is False. The default interval is the one failover tests time with."""
+        return cls(cluster.metadata.open_reader, topics, interval_s,
+                   role_readers=cluster.metadata.role_readers() if modes else None)
 
     # -- sampling ----------------------------------------------------------------------
     def start(self) -> None:
-        if self._zk_nodes:
-            self._modes_thread = threading.Thread(target=self._read_modes, name="zk-modes", daemon=True)
+        if self._role_readers:
+            self._modes_thread = threading.Thread(target=self._read_modes, name="quorum-roles", daemon=True)
             self._modes_thread.start()
         super().start()
 
@@ -252,9 +243,9 @@ class ZkSampler(threading.Thread):
                 observer.close()
 
     def _read_modes(self) -> None:
-        """Refresh the ZooKeeper modes at their own pace; the next snapshot carries them."""
+        """Refresh the quorum's roles at their own pace; the next snapshot carries them."""
         while not self._stop_event.is_set():
-            self.set_modes({name: self._mode_reader(address) for name, address in self._zk_nodes.items()})
+            self.set_modes({name: read() for name, read in self._role_readers.items()})
             self._stop_event.wait(self._modes_interval_s)
 
     def set_modes(self, modes: ZkModes) -> None:
@@ -267,8 +258,8 @@ class ZkSampler(threading.Thread):
         is retried at the next tick. Returns the observer to use next time."""
         if observer is None:
             try:
-                observer = self._factory(self._hosts)
-            except Exception as exc:  # ZooKeeper unreachable at start
+                observer = self._open_reader()
+            except Exception as exc:  # the metadata unreachable at start
                 self.record_failure(exc, time.time(), time.monotonic())
                 return None
         self.sample(observer.snapshot)
@@ -317,7 +308,7 @@ class ZkSampler(threading.Thread):
             self._modes_thread.join(timeout=10)
         return self.events()
 
-    def __enter__(self) -> ZkSampler:
+    def __enter__(self) -> StateSampler:
         self.start()
         return self
 

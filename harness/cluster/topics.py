@@ -1,7 +1,7 @@
 """Topic administration: the harness's AdminClient and creating topics that are ready.
 
 Why a part of its own: creating a topic is a Kafka client's job (librdkafka's
-AdminClient, its NOT_CONTROLLER quirk) followed by a wait on ZooKeeper, and has nothing
+AdminClient, its NOT_CONTROLLER quirk) followed by a wait on the metadata, and has nothing
 to do with containers or health. :class:`~harness.cluster.lifecycle.Cluster` owns one
 :class:`TopicAdmin` and keeps ``create_topic`` and ``admin`` as its own API by
 delegating here. The AdminClient connects through the observer links, which no fault
@@ -60,7 +60,7 @@ class TopicAdmin:
         assignment: dict[int, list[int]] | None = None,
         timeout_s: float = 30.0,
     ) -> None:
-        """Create a topic and wait until ZooKeeper shows a leader and full ISR everywhere."""
+        """Create a topic and wait until the metadata shows a leader and full ISR everywhere."""
         defaults = self.topology.topic_defaults
         settings = {
             k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
@@ -107,9 +107,9 @@ class TopicAdmin:
                 self.admin.list_topics(timeout=10)
 
         def short_partitions() -> Problems:
-            states = self._observation.zk.topic_state(name)
+            states = self._observation.topic_state(name)
             if not states:
-                return f"{name} not in ZooKeeper yet"
+                return f"{name} not in the metadata yet"
             return [f"{name}-{s.partition} leader {s.leader} isr {list(s.isr)} replicas {list(s.replicas)}"
                     for s in states if not (s.online and s.isr_full)]
 
@@ -124,7 +124,7 @@ class TopicAdmin:
         librdkafka producer was then seen to report four such refused messages delivered,
         with no offset, though they never reached the log. A workload starts on a topic
         its leaders serve."""
-        partitions = [s.partition for s in self._observation.zk.topic_state(name)]
+        partitions = [s.partition for s in self._observation.topic_state(name)]
         reader = Consumer({"bootstrap.servers": self._observation.observer_bootstrap(),
                            "group.id": f"kafka-chaos-ready-{self.run_id}", "log_level": 3})
 

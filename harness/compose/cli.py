@@ -67,7 +67,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         print(f"run id: {cluster.run_id}")
         for zone in cluster.topology.zones:
             print(f"zone {zone} clients: bootstrap.servers={cluster.bootstrap_servers(zone)}")
-        print(f"ZooKeeper (observer): {cluster.zookeeper_hosts()}")
+        print(f"ZooKeeper (observer): {cluster.zookeeper.hosts()}")
         print(f"Toxiproxy API: http://127.0.0.1:{cluster.host_ports['toxiproxy-api']}")
         print("Ctrl-C removes the cluster." if not args.keep else "Ctrl-C leaves it running (--keep).",
               flush=True)

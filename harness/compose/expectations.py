@@ -10,7 +10,7 @@ check per bound, whose detail gives the measured figure beside the bound, so a r
 reads both and a violated bound fails the scenario.
 
 Everything here is pure: the inputs are rows of the history's sends and cluster_state
-tables (the latter as :meth:`~harness.cluster.sampler.ZkSampler.rows` hands them over,
+tables (the latter as :meth:`~harness.cluster.sampler.StateSampler.rows` hands them over,
 or read back from Parquet: the same dicts) and replica sets from a cluster-state
 snapshot. :class:`~harness.compose.scenario.ScenarioRun` gathers them.
 """

@@ -34,7 +34,7 @@ from harness.compose.expectations import (
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
-    from harness.cluster.sampler import ZkSampler
+    from harness.cluster.sampler import StateSampler
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def poll_isr_after_heal(cluster: Cluster, topic: str, healed_at: float, bound_s:
 
 
 def measured(history: Path, topic: str, injects: Sequence[float],
-             workload: tuple[float | None, float | None], sampler: ZkSampler | None,
+             workload: tuple[float | None, float | None], sampler: StateSampler | None,
              isr: IsrPoll | None) -> Measured:
     """Every figure a bound reads. ``injects`` are the fault injections' times; the
     acknowledgement gaps are measured from the first of them (from the workload's start

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from harness import history as hist
 from harness.cluster.node_config import format_value
-from harness.cluster.sampler import ZkSampler
+from harness.cluster.sampler import StateSampler
 from harness.compose.checks import Anchor, Evidence, Moment, Observed, ProbeResult, evaluate_checks
 from harness.compose.expectations import Measured, broker_setting_differences, evaluate
 from harness.compose.judge import Judge
@@ -95,7 +95,7 @@ class ScenarioRun:
         })
         self.log: EventLog = EventLog(sink=self._record_fault)
         self._writer_lock = threading.Lock()
-        self.sampler: ZkSampler | None = None
+        self.sampler: StateSampler | None = None
         self._sampler_recorded = False
         self.workload: Workload | None = None
         self._finished = False
@@ -177,7 +177,7 @@ class ScenarioRun:
         write_run_config(self.dir, self.cluster, self.spec, self.scenario_id, self.run_topics)
         self._check_broker_settings()
         sampled = [self.topic, *(real for real, _ in self.named_topics.values())]
-        self.sampler = ZkSampler.for_cluster(self.cluster, sampled, interval_s=self.spec.sample_interval_s)
+        self.sampler = StateSampler.for_cluster(self.cluster, sampled, interval_s=self.spec.sample_interval_s)
         self.sampler.start()
         if workload:
             self.start_workload()
@@ -189,7 +189,7 @@ class ScenarioRun:
         return RunTopics(self.topic, self.named_topics)
 
     @property
-    def cluster_state(self) -> ZkSampler:
+    def cluster_state(self) -> StateSampler:
         """The run's one ZooKeeper sampler, for checks that ask when something changed;
         what it saw becomes the history's ``cluster_state`` table."""
         if self.sampler is None:

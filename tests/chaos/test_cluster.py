@@ -27,7 +27,7 @@ def test_three_az_cluster_comes_up_and_carries_messages_across_zones(cluster: Cl
     assert state.live_brokers == (0, 1, 2)
     assert state.controller in (0, 1, 2)
     assert state.controller_epoch is not None and state.controller_epoch >= 1
-    modes = cluster.zookeeper_modes()
+    modes = cluster.quorum_roles()
     assert sorted(str(mode) for mode in modes.values()) == ["follower", "follower", "leader"]
 
     topic = _topic("carry")

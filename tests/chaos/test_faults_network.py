@@ -24,7 +24,7 @@ from faults.waiting import wait_until
 from harness.cluster.broker_metadata import broker_view
 from harness.cluster.fabric import LinkKind
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
+from harness.cluster.sampler import StateSampler
 from tests.support.trickle import Trickle, unique_topic
 
 pytestmark = pytest.mark.chaos
@@ -81,7 +81,7 @@ def test_isolating_a_zone_loses_its_zookeeper_quorum_while_the_others_keep_their
     started = fault_log.events[-1].mono
 
     def split() -> bool:
-        modes = cluster.zookeeper_modes()
+        modes = cluster.quorum_roles()
         return modes["zk-a"] is None and {modes["zk-b"], modes["zk-c"]} == {"leader", "follower"}
 
     took = wait_until(split, 30, "zk-a losing quorum while zk-b and zk-c keep it")
@@ -90,7 +90,7 @@ def test_isolating_a_zone_loses_its_zookeeper_quorum_while_the_others_keep_their
     assert split()
     print(
         f"\nzone a isolated ({len(links)} links blackholed): zk-a stopped serving after "
-        f"{time.monotonic() - started - 2:.2f} s (waited {took:.2f} s); {cluster.zookeeper_modes()}"
+        f"{time.monotonic() - started - 2:.2f} s (waited {took:.2f} s); {cluster.quorum_roles()}"
     )
 
 
@@ -130,7 +130,7 @@ def test_latency_of_twice_the_lag_time_on_a_fetch_link_drops_the_follower_until_
     slow = Degrade(
         Links(FollowerOf(topic, 0), LeaderOf(topic, 0), LinkKind.REPLICATION), latency(2 * lag_ms, 100)
     )
-    with Trickle(cluster, topic), ZkSampler.for_cluster(cluster, [topic]) as recorder:
+    with Trickle(cluster, topic), StateSampler.for_cluster(cluster, [topic]) as recorder:
         (link,) = slow.inject(cluster, fault_log)
         injected = fault_log.events[-1].mono
         follower = int(link.split("->")[0].removeprefix("kafka-"))

@@ -126,7 +126,7 @@ ZNODES = 300
 
 
 def _zk_client(cluster: Cluster) -> KazooClient:
-    client = KazooClient(hosts=cluster.zookeeper_hosts(), timeout=10.0)
+    client = KazooClient(hosts=cluster.zookeeper.hosts(), timeout=10.0)
     client.start(timeout=60)
     return client
 

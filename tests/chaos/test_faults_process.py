@@ -16,7 +16,7 @@ from faults.nodes import broker_id, session_timeout_s
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.node_config import KAFKA_DATA_DIR
-from harness.cluster.sampler import ZkSampler
+from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState
 from tests.support.trickle import Trickle, unique_topic
 
@@ -59,7 +59,7 @@ def test_kill_9_of_a_leader_is_noticed_only_after_the_session_timeout(
     cluster.create_topic(topic, partitions=3, replication_factor=3)
     session_s = session_timeout_s(cluster)
     kill = Kill(LeaderOf(topic, 0))
-    with ZkSampler.for_cluster(cluster, [topic]) as recorder:
+    with StateSampler.for_cluster(cluster, [topic]) as recorder:
         before = recorder.wait_for(lambda s: True, 10)
         assert before is not None
         victim = LeaderOf(topic, 0).resolve(cluster)[0]
@@ -110,7 +110,7 @@ def test_controlled_shutdown_moves_leaders_before_exit_far_faster_than_kill_9(
     topic = unique_topic("clean")
     cluster.create_topic(topic, partitions=6, replication_factor=3)
     stop = ControlledShutdown(LeaderOf(topic, 0))
-    with ZkSampler.for_cluster(cluster, [topic]) as recorder:
+    with StateSampler.for_cluster(cluster, [topic]) as recorder:
         before = cluster.state([topic]).topic(topic)
         (node,) = stop.inject(cluster, fault_log)
         broker = _broker(cluster, node)
@@ -167,7 +167,7 @@ def test_a_follower_paused_past_the_lag_time_leaves_the_isr_and_returns_on_resum
     cluster.create_topic(topic, partitions=1, replication_factor=3)
     lag_s = int(cluster.broker_settings()["replica.lag.time.max.ms"]) / 1000
     pause = Pause(FollowerOf(topic, 0))
-    with Trickle(cluster, topic), ZkSampler.for_cluster(cluster, [topic]) as recorder:
+    with Trickle(cluster, topic), StateSampler.for_cluster(cluster, [topic]) as recorder:
         (node,) = pause.inject(cluster, fault_log)
         paused_at = fault_log.events[-1].mono
         broker = _broker(cluster, node)
@@ -215,7 +215,7 @@ def test_a_clean_restart_of_a_follower_brings_it_back_with_a_new_session_and_int
     # Clean: the controlled shutdown closes the old session, so the broker registered after
     # the inject can only be the new process (a hard stop leaves the old znode until expiry).
     restart = Restart(FollowerOf(topic, 0), clean=True, downtime_s=2.0)
-    with Trickle(cluster, topic), ZkSampler.for_cluster(cluster, [topic]) as recorder:
+    with Trickle(cluster, topic), StateSampler.for_cluster(cluster, [topic]) as recorder:
         assert restart.inject(cluster, fault_log) == (node,)
         back_at = fault_log.events[-1].mono
         # The inject returns once the broker is registered again: a new process, a new session.

@@ -12,7 +12,7 @@ import pytest
 from faults import DeleteController, EventLog, ExpireSession, LeaderOf, PreferredLeaderElection, Reassign
 from faults.waiting import wait_until
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.sampler import ZkSampler
+from harness.cluster.sampler import StateSampler
 from harness.errors import describe_error
 from tests.support.trickle import unique_topic
 
@@ -48,7 +48,7 @@ def test_deleting_the_controller_rides_out_the_observer_losing_zookeeper_mid_req
     claim."""
     links = [cluster.fabric.observer_of(z.name).name for z in cluster.topology.zookeepers]
     before = cluster.state(topics=[])
-    delete_znode = cluster.delete_znode
+    delete_znode = cluster.zookeeper.delete_znode
     failures: list[str] = []
     armed = threading.Event()
 
@@ -79,7 +79,7 @@ def test_deleting_the_controller_rides_out_the_observer_losing_zookeeper_mid_req
             failures.append(describe_error(err))
             raise
 
-    monkeypatch.setattr(cluster, "delete_znode", delete_in_flight_as_the_connection_drops)
+    monkeypatch.setattr(cluster.zookeeper, "delete_znode", delete_in_flight_as_the_connection_drops)
     started = time.monotonic()
     try:
         assert DeleteController().inject(cluster, fault_log) == (f"kafka-{before.controller}",)
@@ -125,7 +125,7 @@ def test_an_expired_session_deregisters_the_broker_which_registers_again_and_lea
     before = cluster.state([topic]).topic(topic)[0]
     assert before.leader == before.replicas[0], "a new topic's leader is its preferred replica"
     expire = ExpireSession(LeaderOf(topic, 0))
-    with ZkSampler.for_cluster(cluster, [topic]) as recorder:
+    with StateSampler.for_cluster(cluster, [topic]) as recorder:
         (node,) = expire.inject(cluster, fault_log)
         expired_at = fault_log.events[-1].mono
         expire.heal(cluster, fault_log)

@@ -18,7 +18,8 @@ import pytest
 from harness.cluster import health as health_module
 from harness.cluster import lifecycle
 from harness.cluster.broker_metadata import BrokerView
-from harness.cluster.health import HealthReport, assess_health, zookeeper_serving
+from harness.cluster.health import HealthReport, assess_health
+from harness.cluster.metadata.zookeeper import serving_problems
 from harness.cluster.state import ClusterState, PartitionState
 from harness.errors import ChaosError
 from topologies import load_topology
@@ -52,9 +53,13 @@ class FakeObservation:
     views: dict[int, BrokerView | OSError] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
 
-    def zookeeper_modes(self) -> dict[str, str | None]:
+    @property
+    def quorum_nodes(self) -> tuple[str, ...]:
+        return tuple(self.modes)
+
+    def quorum_problems(self) -> list[tuple[str, str | None]]:
         self.asked.append("modes")
-        return dict(self.modes)
+        return serving_problems(dict(self.modes))
 
     def state(self, topics: list[str] | None = None) -> ClusterState:
         self.asked.append("state")
@@ -106,10 +111,10 @@ def test_zookeeper_without_a_quorum_blocks_the_nodes_not_serving() -> None:
     assert "state" not in observation.asked
 
 
-def test_an_unreadable_zookeeper_blocks_every_zookeeper_node() -> None:
+def test_unreadable_metadata_blocks_every_quorum_node() -> None:
     observation = FakeObservation(snapshot=ConnectionError("connection loss"))
     report = assess(observation)
-    assert report.problems == ["ZooKeeper unreadable: connection loss"]
+    assert report.problems == ["the cluster's metadata unreadable: connection loss"]
     assert report.blocking == {"zk-a", "zk-b", "zk-c"}
 
 
@@ -157,11 +162,12 @@ def test_a_broker_silent_or_with_stale_metadata_blocks_itself() -> None:
 
 @pytest.mark.parametrize(("modes", "problems"), [
     ({"zk-a": "leader", "zk-b": "follower", "zk-c": "follower"}, []),
-    ({"zk-a": "leader", "zk-b": None, "zk-c": "standalone"}, ["zk-b not serving", "zk-c not serving"]),
+    ({"zk-a": "leader", "zk-b": None, "zk-c": "standalone"},
+     [("zk-b not serving", "zk-b"), ("zk-c not serving", "zk-c")]),
 ])
 def test_zookeeper_serving_names_each_node_not_in_a_quorum(
-        modes: dict[str, str | None], problems: list[str]) -> None:
-    assert zookeeper_serving(modes) == problems
+        modes: dict[str, str | None], problems: list[tuple[str, str]]) -> None:
+    assert serving_problems(modes) == problems
 
 
 def test_cluster_health_judges_its_nodes_statuses_and_its_own_observation(

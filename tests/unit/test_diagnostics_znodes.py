@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import threading
 import time
-from types import SimpleNamespace
 from typing import Any
 
-from harness.cluster.diagnostics import dump_znodes
+from harness.cluster.metadata.zookeeper import dump_znodes
 
 
 class WouldHang(BaseException):
@@ -59,13 +58,11 @@ class _ZooKeeper:
         return _Pending((self.tree[path], None))
 
 
-def _cluster(client: Any) -> Any:
-    return SimpleNamespace(zk=SimpleNamespace(client=client))
 
 
 def test_a_silent_ensemble_ends_the_dump_within_its_budget_and_says_what_was_not_read() -> None:
     start = time.monotonic()
-    dump = dump_znodes(_cluster(_SilentZooKeeper()), budget_s=1.0)
+    dump = dump_znodes(_SilentZooKeeper(), budget_s=1.0)
     assert time.monotonic() - start < 3.0
     assert dump["znodes"] == {}
     assert "/controller" in dump["errors"]
@@ -73,6 +70,6 @@ def test_a_silent_ensemble_ends_the_dump_within_its_budget_and_says_what_was_not
 
 def test_an_answering_ensemble_is_dumped_whole() -> None:
     tree = {"/controller": b'{"brokerid": 1}', "/brokers/ids": b"", "/brokers/ids/0": b'{"port": 1}'}
-    dump = dump_znodes(_cluster(_ZooKeeper(tree)))
+    dump = dump_znodes(_ZooKeeper(tree))
     assert dump["znodes"] == {"/controller": {"brokerid": 1}, "/brokers/ids": None,
                               "/brokers/ids/0": {"port": 1}}

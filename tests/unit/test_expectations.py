@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import pytest
 
 from harness import history as hist
-from harness.cluster.sampler import ZkSampler
+from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState, PartitionState
 from harness.compose.checks import NeverVisible, TransactionOutcomes
 from harness.compose.expectations import (
@@ -184,7 +184,7 @@ def _snapshot_of(state: ClusterState) -> Callable[[list[str]], ClusterState]:
 def _rows(*states: tuple[float, ClusterState | Exception]) -> list[dict[str, Any]]:
     """The cluster_state rows the sampler records for these reads (an exception: a read
     that failed), through its own recording."""
-    sampler = ZkSampler("zk", [TOPIC])
+    sampler = StateSampler(None, [TOPIC])
     for ts, state in states:
         def snapshot(topics: list[str], state: ClusterState | Exception = state) -> ClusterState:
             if isinstance(state, Exception):
@@ -445,7 +445,7 @@ def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Pa
     run.writer.append("sends", _history_row(1, seq, "unknown", None))
     run.writer.append("sends", _history_row(1, seq + 1, "failed", None))
     full = _partition(0, 1, 2, (0, 1, 2)), _partition(1, 1, 2, (0, 1, 2))
-    run.sampler = ZkSampler("zk", [run.topic])
+    run.sampler = StateSampler(None, [run.topic])
     for ts, state in (
         (100.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)), _partition(1, 0, 1, (0, 1, 2)))),
         (111.0, _cluster_state(1, 5, _partition(0, 1, 2, (1, 2)), _partition(1, 1, 2, (1, 2)))),
@@ -618,7 +618,7 @@ def test_the_scenario_records_the_samples_as_the_cluster_state_table(tmp_path: P
     """Stopping the sampler writes its rows into the history and the events derived from
     them for the report; bounds computed from the table read back equal the in-memory ones."""
     run = _run(tmp_path, ScenarioSpec("bounded", "Bounded"))
-    run.sampler = ZkSampler("zk", [run.topic])
+    run.sampler = StateSampler(None, [run.topic])
     for ts, state in ((100.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)))),
                       (101.0, _cluster_state(0, 4, _partition(0, 0, 1, (0, 1, 2)))),
                       (105.0, _cluster_state(1, 5, _partition(0, 1, 2, (1, 2))))):

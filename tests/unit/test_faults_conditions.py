@@ -30,7 +30,7 @@ from faults.conditions import (
     topics_to_read,
 )
 from faults.errors import FaultSpecError, TargetError
-from harness.cluster.sampler import ZkSampler
+from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState, PartitionState
 from topologies import load_topology
 
@@ -191,7 +191,7 @@ def test_the_topics_to_read_are_those_named_or_all_when_a_condition_reads_every_
 
 
 def test_the_samplers_latest_state_is_the_last_read_and_none_in_a_gap() -> None:
-    sampler = ZkSampler("zk:2181", ["t"])
+    sampler = StateSampler(None, ["t"])
     assert sampler.latest() is None
     first, second = _state(), _state(_part(isr=(0, 2)))
     sampler.sample(lambda topics: first)
@@ -208,7 +208,7 @@ def test_the_samplers_latest_state_is_the_last_read_and_none_in_a_gap() -> None:
 
 
 def test_the_samplers_latest_state_can_be_asked_to_be_read_after_a_moment() -> None:
-    sampler = ZkSampler("zk:2181", ["t"])
+    sampler = StateSampler(None, ["t"])
     state = _state()
     sampler.sample(lambda topics: state, now=lambda: 100.0)
     assert sampler.latest(since=100.0) == state

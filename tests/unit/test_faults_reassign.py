@@ -40,6 +40,10 @@ class _Cluster:
     def node_status(self, node: str) -> str:
         return "exited" if node in self.exited else "running"
 
+    @property
+    def zookeeper(self) -> _Cluster:  # its ZooKeeper-only operations are its own
+        return self
+
     def create_znode(self, path: str, data: bytes) -> None:
         self.requested.append(data)
         if not self.held:

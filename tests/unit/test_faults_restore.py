@@ -44,7 +44,7 @@ class _Ensemble:
         self.running.add(node)
         return True
 
-    def zookeeper_modes(self) -> dict[str, str]:
+    def quorum_roles(self) -> dict[str, str]:
         quorum = len(self.running) > len(self.zookeepers) // 2
         return {z: ("follower" if quorum and z in self.running else "not serving") for z in self.zookeepers}
 
@@ -86,11 +86,15 @@ class _EnsembleAfterPowerLoss(_Ensemble):
         self.running.add(node)
         return True
 
-    def start_zookeeper_from_logs(self, node: str) -> None:
+    @property
+    def zookeeper(self) -> _EnsembleAfterPowerLoss:  # its ZooKeeper-only operations are its own
+        return self
+
+    def start_from_logs(self, node: str) -> None:
         self.trusting.add(node)
         self.start_node(node)
 
-    def reset_zookeeper_config(self, node: str) -> None:
+    def reset_config(self, node: str) -> None:
         self.trusting.discard(node)
 
     def node_log(self, node: str, lines: int = 200) -> str:

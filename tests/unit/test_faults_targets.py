@@ -63,7 +63,7 @@ class FakeCluster:
         chosen = [p for p in self.partitions if topics is None or p.topic in topics]
         return ClusterState((0, 1, 2), self.controller, 5, {(p.topic, p.partition): p for p in chosen})
 
-    def zookeeper_modes(self) -> dict[str, str | None]:
+    def quorum_roles(self) -> dict[str, str | None]:
         return self.modes
 
     stopped: frozenset[str] = frozenset()

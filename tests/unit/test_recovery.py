@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from kazoo.exceptions import ConnectionLoss
 
-from harness.cluster import lifecycle
 from harness.cluster.lifecycle import Cluster, HealthReport
+from harness.cluster.metadata import zookeeper as zookeeper_mode
 from harness.cluster.recovery import ClusterKeeper
 from harness.cluster.waiting import WaitTimeout
 from harness.errors import ClusterUnhealthy
@@ -184,7 +184,7 @@ def policy_cluster(zk: FakeZooKeeper, statuses: dict[str, str], log: list[str]) 
     cluster = Cluster(load_topology(broker_settings={"zookeeper.session.timeout.ms": 100}))
     containers = {name: FakeContainer(name, status, log) for name, status in statuses.items()}
     cluster.container = containers.__getitem__  # type: ignore[assignment, method-assign]
-    cluster._zk = zk  # type: ignore[assignment]
+    cluster.zookeeper._observer = zk  # type: ignore[assignment]
     return cluster
 
 
@@ -200,7 +200,7 @@ def test_a_killed_broker_is_started_only_after_its_old_session_expired() -> None
 def test_a_registration_that_outlives_the_session_timeout_blocks_the_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(lifecycle, "SESSION_EXPIRY_MARGIN_S", 0.3)
+    monkeypatch.setattr(zookeeper_mode, "SESSION_EXPIRY_MARGIN_S", 0.3)
     log: list[str] = []
     cluster = policy_cluster(FakeZooKeeper(held_for=10**6), {"kafka-2": "exited"}, log)
     with pytest.raises(WaitTimeout, match=r"/brokers/ids/2 still held by session 0x1a2b") as caught:

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from harness.cluster.sampler import ROW_COLUMNS, ZK_READABLE, ZK_UNREADABLE, ClusterEvent, ZkSampler
+from harness.cluster.sampler import ROW_COLUMNS, ZK_READABLE, ZK_UNREADABLE, ClusterEvent, StateSampler
 from harness.cluster.state import ClusterState, PartitionState
 from harness.history import SCHEMAS
 
@@ -41,7 +41,7 @@ def _clock(value: float) -> Callable[[], float]:
 
 
 def _play(steps: list[ClusterState | Exception]) -> list[ClusterEvent]:
-    sampler = ZkSampler("zk:2181", ["t"])
+    sampler = StateSampler(None, ["t"])
     snapshot = _Script(steps)
     for tick in range(len(steps)):
         sampler.sample(snapshot, now=_clock(100.0 + tick))
@@ -119,14 +119,13 @@ def test_the_thread_records_a_failed_connect_and_retries_it() -> None:
     made: list[_FakeObserver] = []
     attempts = iter([ConnectionRefusedError("refused")])
 
-    def factory(hosts: str) -> _FakeObserver:
-        assert hosts == "zk:2181"
+    def factory() -> _FakeObserver:
         for err in attempts:
             raise err
         made.append(_FakeObserver([_state(), OSError("lost"), _state()], done))
         return made[-1]
 
-    sampler = ZkSampler("zk:2181", ["t"], interval_s=0.001, observer_factory=factory)
+    sampler = StateSampler(factory, ["t"], interval_s=0.001)
     sampler.start()
     assert done.wait(5)
     events = sampler.stop()
@@ -136,7 +135,7 @@ def test_the_thread_records_a_failed_connect_and_retries_it() -> None:
 
 
 def test_the_public_constructor_is_unchanged() -> None:
-    sampler = ZkSampler("zk:2181", ["t"], 0.25)
+    sampler = StateSampler(None, ["t"], 0.25)
     assert sampler.events() == [] and sampler.daemon
 
 
@@ -166,9 +165,9 @@ SCRIPT: list[tuple[float, ClusterState | Exception]] = [
 
 
 def _scripted(script: Sequence[tuple[float, ClusterState | Exception]] = SCRIPT,
-              modes: Mapping[float, Mapping[str, str | None]] | None = None) -> ZkSampler:
+              modes: Mapping[float, Mapping[str, str | None]] | None = None) -> StateSampler:
     """A sampler fed the script, wall time ts and monotonic time ts - 10 (two clocks)."""
-    sampler = ZkSampler("zk:2181", ["t"])
+    sampler = StateSampler(None, ["t"])
     snapshot = _Script([step for _, step in script])
     for ts, _ in script:
         if modes and ts in modes:
@@ -220,10 +219,10 @@ def test_the_mode_thread_reads_every_zookeeper_node_and_snapshots_carry_the_mode
         read.append(address)
         return "leader" if address.endswith(":1") else None
 
-    sampler = ZkSampler("zk:2181", ["t"], interval_s=0.001,
-                        observer_factory=lambda hosts: _FakeObserver([_state()] * 50, done),
-                        zk_nodes={"zookeeper-0": "127.0.0.1:1", "zookeeper-1": "127.0.0.1:2"},
-                        modes_interval_s=0.001, mode_reader=mode)
+    sampler = StateSampler(lambda: _FakeObserver([_state()] * 50, done), ["t"], interval_s=0.001,
+                           role_readers={"zookeeper-0": lambda: mode("127.0.0.1:1"),
+                                         "zookeeper-1": lambda: mode("127.0.0.1:2")},
+                           modes_interval_s=0.001)
     with sampler:
         assert done.wait(5)
     assert {"127.0.0.1:1", "127.0.0.1:2"} <= set(read)
@@ -281,7 +280,7 @@ def test_wait_for_sees_samples_a_running_sampler_takes() -> None:
     moved = ClusterState((0, 1, 2), 1, 1, {("t", 0): PartitionState("t", 0, 2, 9, (2,), 1, (0, 1, 2))})
     steps: list[ClusterState | Exception] = [_state() if i < 20 else moved for i in range(1020)]
     observer = _FakeObserver(steps, done)
-    with ZkSampler("zk:2181", ["t"], interval_s=0.001, observer_factory=lambda hosts: observer) as sampler:
+    with StateSampler(lambda: observer, ["t"], interval_s=0.001) as sampler:
         found = sampler.wait_for(lambda s: s.partitions[("t", 0)].leader == 2, timeout_s=5)
     assert found is not None and found[1] == moved and observer.closed
 

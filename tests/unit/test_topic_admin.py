@@ -66,11 +66,8 @@ class FakeAdmin:
 class Observation:
     """The cluster as the admin reads it: every partition led, with a full ISR."""
 
-    class Zk:
-        def topic_state(self, name: str) -> list[PartitionState]:
-            return [PartitionState(name, p, 0, 0, (0, 1, 2), 1, (0, 1, 2)) for p in range(2)]
-
-    zk = Zk()
+    def topic_state(self, name: str) -> list[PartitionState]:
+        return [PartitionState(name, p, 0, 0, (0, 1, 2), 1, (0, 1, 2)) for p in range(2)]
 
     def observer_bootstrap(self) -> str:
         return "127.0.0.1:1"
