@@ -121,7 +121,7 @@ def test_p1_control_members_that_never_crash_leave_no_transaction_open(
     """P1 exactly once with no member ever restarted: no transaction is left open, so the
     check that the members crashed with transactions open must fail."""
     real = p1_spec("exactly_once")
-    calm = tuple(dataclasses.replace(p, restart_every_s=None) for p in real.pipelines)
+    calm = tuple(dataclasses.replace(p, restart_every_s=None, restart="clean") for p in real.pipelines)
     spec = control(real, "No member crashes, so every transaction ends committed: none is left open.",
                    must_fail=("the members crashed with transactions open, twice each",), pipelines=calm)
     run = run_spec(spec, scenario)
