@@ -1,11 +1,13 @@
-"""Cluster start-up, health-restore and memory figures for the default topology.
+"""Cluster start-up, health-restore and memory figures, per topology.
 
 Prints, over several runs with images already cached: cold start to healthy, the time
 to restore health between tests (after a clean test, and after a test that killed a
-broker and cut a link), and the memory the cluster's containers use. Targets on a
-2-core machine: healthy in <= 30 s, restored in <= 5 s. Figures, not assertions.
+broker and cut a link), and the memory the cluster's containers use. Several topologies
+are measured in one run, one cluster at a time, so ZooKeeper mode and KRaft stand side by
+side on the same release. Targets on a 2-core machine: healthy in <= 30 s, restored in
+<= 5 s. Figures, not assertions.
 
-    python benchmarks/cluster_bench.py --runs 3 [--kafka-version 3.7.2]
+    python benchmarks/cluster_bench.py --runs 3 [--kafka-version 3.9.1] [--topologies three_az,three_az_kraft]
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import argparse
 import statistics
 import time
 
+import docker
+
 from harness.cluster.engine import ensure_engine
 from harness.cluster.fabric import LinkKind
 from harness.cluster.images import ensure_images
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.versions import DEFAULT_VERSION
 from topologies import load_topology
+from topologies.model import Topology
 
 
 def _memory_mib(cluster: Cluster) -> dict[str, float]:
@@ -41,13 +46,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    parser.add_argument("--topologies", default="three_az", help="comma-separated topology names or files")
     args = parser.parse_args()
 
     client = ensure_engine()
     ensure_images(client, args.kafka_version)  # cached images: cold start excludes builds
+    for name in args.topologies.split(","):
+        _measure(client, load_topology(name), args.kafka_version, args.runs)
+
+
+def _measure(client: docker.DockerClient, topology: Topology, kafka_version: str, runs: int) -> None:
     starts, clean_restores, fault_restores, memory = [], [], [], []
-    for run in range(args.runs):
-        cluster = Cluster(load_topology(), args.kafka_version, docker_client=client)
+    per_node: dict[str, float] = {}
+    for run in range(runs):
+        cluster = Cluster(topology, kafka_version, docker_client=client)
         began = time.monotonic()
         cluster.start()
         starts.append(time.monotonic() - began)
@@ -71,7 +83,8 @@ def main() -> None:
               f"{clean_restores[-1]:.2f} s, restore after kill+cut {fault_restores[-1]:.1f} s, "
               f"memory {memory[-1]:.0f} MiB", flush=True)
     print()
-    print(f"Kafka {args.kafka_version}, topology three_az (3 ZooKeeper + 3 brokers + Toxiproxy)")
+    print(f"Kafka {kafka_version}, topology {topology.name} ({topology.metadata} mode: "
+          f"{', '.join(topology.node_names)} + Toxiproxy)")
     print(f"cold start to healthy (s)          {_summary(starts)}")
     print(f"restore health, clean test (s)     {_summary(clean_restores)}")
     print(f"restore health, kill+cut (s)       {_summary(fault_restores)}")

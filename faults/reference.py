@@ -98,6 +98,10 @@ LINK_KIND_DOCS: dict[str, str] = {
     LinkKind.ZK_SESSION.value: "Broker to a ZooKeeper node's client port (the broker's session).",
     LinkKind.ZK_QUORUM.value: "ZooKeeper follower to leader (the quorum's traffic).",
     LinkKind.ZK_ELECTION.value: "ZooKeeper node to node for leader election.",
+    LinkKind.KRAFT_QUORUM.value: "KRaft controller to controller: the Raft quorum's fetches and votes "
+                                 "(between brokers that are controllers too, labelled `:controller`).",
+    LinkKind.KRAFT_BROKER.value: "Broker to a KRaft controller: registration, heartbeats and metadata "
+                                 "fetches.",
     LinkKind.CLIENT.value: "A zone's producers and consumers to a broker.",
 }
 

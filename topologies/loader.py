@@ -1,9 +1,13 @@
 """Loading a topology declaration from TOML, with parameters applied on top.
 
 The declaration names the zones and either counts (``brokers_per_zone``,
-``zookeeper_nodes``) or explicit node lists (``[[brokers]]``, ``[[zookeepers]]``). A
-declaration may start from another (``extends = "three_az"``): its own keys replace the
-other's, and its settings tables add to the other's, so a variant names only what differs.
+``zookeeper_nodes``) or explicit node lists (``[[brokers]]``, ``[[zookeepers]]``). With
+``metadata = "kraft"`` it keeps its metadata in a KRaft controller quorum instead:
+``controllers = "dedicated"`` (``controllers_per_zone`` nodes of their own per zone, one by
+default) or ``"combined"`` (every broker a controller too). A declaration may start from
+another (``extends = "three_az"``): its own keys replace the other's, and its settings
+tables add to the other's, so a variant names only what differs; a KRaft variant of a
+ZooKeeper declaration leaves its ZooKeeper nodes and ``zookeeper.*`` settings behind.
 Parameters passed to :func:`load_topology` override the file's values, so a six-broker
 or five-ZooKeeper cluster is the same declaration with other numbers.
 """
@@ -16,10 +20,19 @@ from typing import Any
 
 from topologies.errors import TopologyError, problem_line
 from topologies.model import (
+    COMBINED,
+    CONTROLLER_ID_BASE,
+    CONTROLLER_LAYOUTS,
+    DEDICATED,
+    KRAFT,
+    METADATA_MODES,
+    ZOOKEEPER,
     BrokerNode,
+    ControllerNode,
     SettingValue,
     Topology,
     ZooKeeperNode,
+    controller_names,
     place_round_robin,
     zookeeper_names,
 )
@@ -28,9 +41,13 @@ BUILTIN_DIR = Path(__file__).resolve().parent
 KNOWN_KEYS = {
     "name", "description", "zones", "brokers_per_zone", "zookeeper_nodes", "brokers",
     "zookeepers", "broker_settings", "topic_defaults", "zookeeper_settings",
-    "broker_heap_mb", "zookeeper_heap_mb", "broker_disk_mb",
+    "broker_heap_mb", "zookeeper_heap_mb", "broker_disk_mb", "metadata", "controllers",
+    "controllers_per_zone", "controller_heap_mb", "controller_settings",
 }
-SETTINGS_TABLES = ("broker_settings", "topic_defaults", "zookeeper_settings")
+SETTINGS_TABLES = ("broker_settings", "topic_defaults", "zookeeper_settings", "controller_settings")
+# What only a ZooKeeper-mode declaration says, left behind by a KRaft variant of one.
+ZOOKEEPER_KEYS = ("zookeeper_nodes", "zookeepers", "zookeeper_settings", "zookeeper_heap_mb")
+KRAFT_KEYS = ("controllers", "controllers_per_zone", "controller_heap_mb", "controller_settings")
 
 
 def builtin_topologies() -> list[str]:
@@ -81,6 +98,14 @@ def _extended(data: dict[str, Any], path: Path, seen: tuple[Path, ...]) -> dict[
         merged.pop("brokers_per_zone", None)
     if "zookeepers" in data:
         merged.pop("zookeeper_nodes", None)
+    if data.get("metadata") == KRAFT and base.get("metadata", ZOOKEEPER) == ZOOKEEPER:
+        for key in ZOOKEEPER_KEYS:
+            if key not in data:
+                merged.pop(key, None)
+        base_settings = base.get("broker_settings", {})
+        merged["broker_settings"] = {k: v for k, v in merged.get("broker_settings", {}).items()
+                                     if not (k.startswith("zookeeper.") and k in base_settings
+                                             and k not in data.get("broker_settings", {}))}
     return merged
 
 
@@ -143,19 +168,22 @@ def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topolo
         per_zone = _positive_int(data.get("brokers_per_zone", 1), "brokers_per_zone")
         placement = place_round_robin(zones, per_zone * len(zones)) if zones else []
         brokers = tuple(BrokerNode(broker_id=i, zone=z) for i, z in enumerate(placement))
-    if "zookeepers" in data:
-        zk_placement = [str(z["zone"]) for z in _nodes(data["zookeepers"], "zookeepers", False)]
-        zk_names = [str(z.get("name", "")) for z in data["zookeepers"]]
-        if not all(zk_names):
-            zk_names = zookeeper_names(zones, zk_placement)
+    metadata = _one_of(data.get("metadata", ZOOKEEPER), "metadata", METADATA_MODES)
+    layout = _one_of(data.get("controllers", DEDICATED), "controllers", CONTROLLER_LAYOUTS)
+    if metadata == KRAFT:
+        zookeepers: tuple[ZooKeeperNode, ...] = ()
+        controllers = _controllers(data, zones, brokers, layout)
+        stray = [k for k in ZOOKEEPER_KEYS if k in data]
+        if stray:
+            why = 'has no meaning with metadata = "kraft"'
+            raise TopologyError(problem_line(stray[0], data[stray[0]], why))
     else:
-        count = _positive_int(data.get("zookeeper_nodes", len(zones)), "zookeeper_nodes")
-        zk_placement = place_round_robin(zones, count) if zones else []
-        zk_names = zookeeper_names(zones, zk_placement)
-    zookeepers = tuple(
-        ZooKeeperNode(sid=i + 1, zone=zone, name=name)
-        for i, (zone, name) in enumerate(zip(zk_placement, zk_names, strict=True))
-    )
+        zookeepers = _zookeepers(data, zones)
+        controllers = ()
+        stray = [k for k in KRAFT_KEYS if k in data]
+        if stray:
+            why = 'needs metadata = "kraft" (a ZooKeeper-mode cluster has no KRaft controllers)'
+            raise TopologyError(problem_line(stray[0], data[stray[0]], why))
     return Topology(
         name=str(data.get("name", default_name)),
         zones=zones,
@@ -168,7 +196,50 @@ def build_topology(data: dict[str, Any], default_name: str = "custom") -> Topolo
         zookeeper_heap_mb=_positive_int(data.get("zookeeper_heap_mb", 128), "zookeeper_heap_mb"),
         broker_disk_mb=None if "broker_disk_mb" not in data
         else _positive_int(data["broker_disk_mb"], "broker_disk_mb"),
+        metadata=metadata,
+        controller_layout=layout,
+        controllers=controllers,
+        controller_settings=_settings(data.get("controller_settings"), "controller_settings"),
+        controller_heap_mb=_positive_int(data.get("controller_heap_mb", 256), "controller_heap_mb"),
     )
+
+
+def _one_of(value: Any, key: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise TopologyError(problem_line(key, value, f"must be one of {', '.join(choices)}"))
+    return str(value)
+
+
+def _zookeepers(data: dict[str, Any], zones: tuple[str, ...]) -> tuple[ZooKeeperNode, ...]:
+    if "zookeepers" in data:
+        zk_placement = [str(z["zone"]) for z in _nodes(data["zookeepers"], "zookeepers", False)]
+        zk_names = [str(z.get("name", "")) for z in data["zookeepers"]]
+        if not all(zk_names):
+            zk_names = zookeeper_names(zones, zk_placement)
+    else:
+        count = _positive_int(data.get("zookeeper_nodes", len(zones)), "zookeeper_nodes")
+        zk_placement = place_round_robin(zones, count) if zones else []
+        zk_names = zookeeper_names(zones, zk_placement)
+    return tuple(
+        ZooKeeperNode(sid=i + 1, zone=zone, name=name)
+        for i, (zone, name) in enumerate(zip(zk_placement, zk_names, strict=True))
+    )
+
+
+def _controllers(data: dict[str, Any], zones: tuple[str, ...], brokers: tuple[BrokerNode, ...],
+                 layout: str) -> tuple[ControllerNode, ...]:
+    """The quorum's voters: ``controllers_per_zone`` nodes of their own per zone, ids from
+    CONTROLLER_ID_BASE, or in a combined layout every broker."""
+    if layout == COMBINED:
+        if "controllers_per_zone" in data:
+            why = 'has no meaning with controllers = "combined" (every broker is a controller)'
+            raise TopologyError(problem_line("controllers_per_zone", data["controllers_per_zone"], why))
+        return tuple(ControllerNode(b.broker_id, b.zone, b.name) for b in brokers)
+    per_zone = _positive_int(data.get("controllers_per_zone", 1), "controllers_per_zone")
+    placement = place_round_robin(zones, per_zone * len(zones))
+    return tuple(ControllerNode(CONTROLLER_ID_BASE + i, zone, name)
+                 for i, (zone, name) in enumerate(zip(placement, controller_names(zones, placement),
+                                                      strict=True)))
 
 
 def load_topology(

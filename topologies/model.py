@@ -15,6 +15,15 @@ from topologies.errors import TopologyError
 
 SettingValue = str | int | float | bool
 
+# How a cluster keeps its metadata: in a ZooKeeper ensemble (the default, up to Kafka
+# 3.9) or in a KRaft controller quorum (3.x as an option, the only mode of 4.x).
+ZOOKEEPER, KRAFT = METADATA_MODES = ("zookeeper", "kraft")
+# Where a KRaft cluster's controllers run: nodes of their own, or inside the brokers
+# (process.roles=broker,controller).
+DEDICATED, COMBINED = CONTROLLER_LAYOUTS = ("dedicated", "combined")
+# A dedicated controller's node.id: apart from the brokers' ids, which start at 0.
+CONTROLLER_ID_BASE = 100
+
 
 @dataclass(frozen=True)
 class BrokerNode:
@@ -38,6 +47,19 @@ class ZooKeeperNode:
 
 
 @dataclass(frozen=True)
+class ControllerNode:
+    """One voter of a KRaft controller quorum: its ``node.id``, its zone and its node. In
+    a combined layout it is a broker (same id, same node); else a node of its own."""
+
+    node_id: int
+    zone: str
+    name: str
+
+
+PlacedNode = BrokerNode | ZooKeeperNode | ControllerNode
+
+
+@dataclass(frozen=True)
 class Topology:
     """A cluster spread over availability zones, with its broker and topic settings."""
 
@@ -53,6 +75,11 @@ class Topology:
     # Each broker's log directory on a disk of this size (MiB), which a fault can fill;
     # None: a volume as large as the host's disk, which nothing fills.
     broker_disk_mb: int | None = None
+    metadata: str = ZOOKEEPER
+    controller_layout: str = DEDICATED
+    controllers: tuple[ControllerNode, ...] = ()
+    controller_settings: Mapping[str, SettingValue] = field(default_factory=dict)
+    controller_heap_mb: int = 256
 
     def __post_init__(self) -> None:
         validate(self)
@@ -70,25 +97,33 @@ class Topology:
                 return node
         raise TopologyError(f"topology {self.name!r} has no ZooKeeper node {name!r}")
 
+    @property
+    def placed_nodes(self) -> tuple[PlacedNode, ...]:
+        """Every broker, ZooKeeper node and controller (a combined one twice: as broker too)."""
+        return (*self.brokers, *self.zookeepers, *self.controllers)
+
     def zone_of(self, node_name: str) -> str:
-        for broker in self.brokers:
-            if broker.name == node_name:
-                return broker.zone
-        for zk in self.zookeepers:
-            if zk.name == node_name:
-                return zk.zone
+        for node in self.placed_nodes:
+            if node.name == node_name:
+                return node.zone
         raise TopologyError(f"topology {self.name!r} has no node {node_name!r}")
+
+    @property
+    def dedicated_controllers(self) -> tuple[ControllerNode, ...]:
+        """The controllers that are nodes of their own (none in a combined layout)."""
+        return self.controllers if self.controller_layout == DEDICATED else ()
 
     def nodes_in_zone(self, zone: str) -> list[str]:
         if zone not in self.zones:
             raise TopologyError(f"unknown zone {zone!r}; zones are {', '.join(self.zones)}")
-        return [b.name for b in self.brokers if b.zone == zone] + [
-            z.name for z in self.zookeepers if z.zone == zone
-        ]
+        quorum: tuple[PlacedNode, ...] = (*self.zookeepers, *self.dedicated_controllers)
+        return [b.name for b in self.brokers if b.zone == zone] + [n.name for n in quorum if n.zone == zone]
 
     @property
     def node_names(self) -> list[str]:
-        return [z.name for z in self.zookeepers] + [b.name for b in self.brokers]
+        """Every node, metadata quorum first (the start order)."""
+        return ([z.name for z in self.zookeepers] + [c.name for c in self.dedicated_controllers]
+                + [b.name for b in self.brokers])
 
     @property
     def default_replication_factor(self) -> int:
@@ -121,6 +156,11 @@ class Topology:
             "broker_heap_mb": self.broker_heap_mb,
             "zookeeper_heap_mb": self.zookeeper_heap_mb,
             "broker_disk_mb": self.broker_disk_mb,
+            "metadata": self.metadata,
+            **({"controller_layout": self.controller_layout,
+                "controllers": [{"id": c.node_id, "name": c.name, "zone": c.zone} for c in self.controllers],
+                "controller_settings": dict(self.controller_settings),
+                "controller_heap_mb": self.controller_heap_mb} if self.metadata == KRAFT else {}),
         }
 
 
@@ -144,6 +184,54 @@ def zookeeper_names(zones: tuple[str, ...], placement: list[str]) -> list[str]:
     return names
 
 
+def controller_names(zones: tuple[str, ...], placement: list[str]) -> list[str]:
+    """``kraft-a`` when a zone holds one dedicated controller, ``kraft-a1``, ``kraft-a2``
+    when several."""
+    return [name.replace("zk-", "kraft-", 1) for name in zookeeper_names(zones, placement)]
+
+
+def _validate_metadata(topology: Topology) -> None:
+    """The metadata mode's own rules: a ZooKeeper node in every zone, or a controller."""
+    if topology.metadata not in METADATA_MODES:
+        raise TopologyError(f"metadata {topology.metadata!r} is not a metadata mode; "
+                            f"modes: {', '.join(METADATA_MODES)}")
+    if topology.controller_layout not in CONTROLLER_LAYOUTS:
+        raise TopologyError(f"controllers {topology.controller_layout!r} is not a controller layout; "
+                            f"layouts: {', '.join(CONTROLLER_LAYOUTS)}")
+    held_by: dict[str, tuple[str, tuple[PlacedNode, ...]]] = {
+        ZOOKEEPER: ("ZooKeeper node", topology.zookeepers), KRAFT: ("KRaft controller", topology.controllers)}
+    what, quorum = held_by[topology.metadata]
+    other_what, other = held_by[KRAFT if topology.metadata == ZOOKEEPER else ZOOKEEPER]
+    if other:
+        raise TopologyError(f"topology {topology.name!r} keeps its metadata in {topology.metadata} mode "
+                            f"but declares {other_what}s ({', '.join(n.name for n in other)})")
+    for zone in topology.zones:
+        if not any(n.zone == zone for n in quorum):
+            raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no {what}")
+    ids = [c.node_id for c in topology.controllers]
+    if len(set(ids)) != len(ids):
+        raise TopologyError(f"topology {topology.name!r} has duplicate controller ids")
+    if topology.controller_layout == DEDICATED:
+        clash = sorted(set(ids) & {b.broker_id for b in topology.brokers})
+        if clash:
+            raise TopologyError(f"topology {topology.name!r}: dedicated controller id(s) {clash} are "
+                                "broker ids too")
+    elif topology.controllers:
+        brokers = {(b.broker_id, b.zone, b.name) for b in topology.brokers}
+        strays = [c.name for c in topology.controllers if (c.node_id, c.zone, c.name) not in brokers]
+        if strays:
+            raise TopologyError(f"topology {topology.name!r}: combined controllers must be brokers, "
+                                f"not {', '.join(strays)}")
+    if topology.metadata == KRAFT:
+        zk_settings = sorted(k for k in topology.broker_settings if k.startswith("zookeeper."))
+        if zk_settings or topology.zookeeper_settings:
+            named = ", ".join(zk_settings) or "zookeeper_settings"
+            raise TopologyError(f"topology {topology.name!r} is a KRaft cluster: {named} has no meaning "
+                                "there")
+        if topology.controller_heap_mb < 128:
+            raise TopologyError("a controller heap below 128 MiB cannot run")
+
+
 def validate(topology: Topology) -> None:
     """Reject declarations that cannot describe a working cluster."""
     if not topology.zones:
@@ -165,14 +253,13 @@ def validate(topology: Topology) -> None:
     sids = [z.sid for z in topology.zookeepers]
     if len(set(sids)) != len(sids):
         raise TopologyError(f"topology {topology.name!r} has duplicate ZooKeeper ids")
-    for zone_of_node in [b.zone for b in topology.brokers] + [z.zone for z in topology.zookeepers]:
-        if zone_of_node not in topology.zones:
-            raise TopologyError(f"node in unknown zone {zone_of_node!r}; zones are {topology.zones}")
+    for node in topology.placed_nodes:
+        if node.zone not in topology.zones:
+            raise TopologyError(f"node in unknown zone {node.zone!r}; zones are {topology.zones}")
     for zone in topology.zones:
         if not any(b.zone == zone for b in topology.brokers):
             raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no broker")
-        if not any(z.zone == zone for z in topology.zookeepers):
-            raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no ZooKeeper node")
+    _validate_metadata(topology)
     if not topology.brokers:
         raise TopologyError(f"topology {topology.name!r} has no brokers")
     if topology.broker_disk_mb is not None and topology.broker_disk_mb < 64:

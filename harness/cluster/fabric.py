@@ -1,8 +1,9 @@
 """The network fabric: one Toxiproxy proxy per directed link between two nodes.
 
 Every connection a cluster makes passes through the run's Toxiproxy container:
-ZooKeeper quorum and election traffic, broker -> ZooKeeper sessions, broker -> broker
-replication and controller requests, and clients. A link is *directed*: the proxy named
+ZooKeeper quorum and election traffic and broker -> ZooKeeper sessions (ZooKeeper mode),
+controller -> controller Raft traffic and broker -> controller registrations, heartbeats
+and metadata fetches (KRaft), broker -> broker replication, and clients. A link is *directed*: the proxy named
 ``kafka-1->kafka-0`` carries the connections broker 1 opens to broker 0, so cutting it
 leaves broker 0's connections to broker 1 alone. That is what lets a fault cut exactly
 one link, one node or one zone.
@@ -11,6 +12,12 @@ How connections are steered into the right proxy, without DNS tricks:
 
 * ZooKeeper: each node's ``server.N`` lines and each broker's ``zookeeper.connect`` are
   written per node, naming that node's own proxies.
+* KRaft: a controller has one controller listener per node that connects to it
+  (``CONTROLLER_FROM_<node>``), advertised at the proxy for that node's link to it, and
+  each node names its own as the first of its ``controller.listener.names``. A quorum
+  leader tells the nodes fetching from it where it is, per listener name, so a follower
+  or a broker reconnects through its own proxy rather than to the leader directly; each
+  node's ``controller.quorum.voters`` names every voter at its proxy too.
 * Brokers: every broker has one listener per *source* broker (``FROM_BROKER_<j>``) and
   advertises it at the proxy for link ``kafka-j -> kafka-i``; broker j sets
   ``inter.broker.listener.name=FROM_BROKER_<j>``, so replication fetches and controller
@@ -40,6 +47,7 @@ OBSERVER_LISTENER_PORT = 9300
 ZK_CLIENT_PORT = 2181
 ZK_QUORUM_PORT = 2888
 ZK_ELECTION_PORT = 3888
+CONTROLLER_LISTENER_PORT = 9400  # + the index of the node connecting (controller_sources)
 OBSERVER = "observer"
 
 
@@ -50,6 +58,8 @@ class LinkKind(StrEnum):
     ZK_SESSION = "zk-session"  # broker -> ZooKeeper client port
     ZK_QUORUM = "zk-quorum"  # ZooKeeper follower -> leader
     ZK_ELECTION = "zk-election"  # ZooKeeper leader election
+    KRAFT_QUORUM = "kraft-quorum"  # KRaft controller -> controller (Raft fetch, vote)
+    KRAFT_BROKER = "kraft-broker"  # broker -> KRaft controller (registration, heartbeat, metadata)
     CLIENT = "client"  # a zone's clients -> a broker
     OBSERVER = "observer"  # the harness -> a node; never faulted
 
@@ -67,6 +77,21 @@ def zone_listener(zone: str) -> str:
     return f"ZONE_{zone.upper()}"
 
 
+def controller_listener(source: str) -> str:
+    """The controller listener a node (``kraft-a``, ``kafka-0``) connects to controllers on."""
+    return "CONTROLLER_FROM_" + source.upper().replace("-", "_")
+
+
+def controller_sources(topology: Topology) -> list[str]:
+    """Every node that connects to KRaft controllers, in the order that numbers their
+    controller listeners' ports: the dedicated controllers, then the brokers."""
+    return [c.name for c in topology.dedicated_controllers] + [b.name for b in topology.brokers]
+
+
+def controller_port(topology: Topology, source: str) -> int:
+    return CONTROLLER_LISTENER_PORT + controller_sources(topology).index(source)
+
+
 @dataclass(frozen=True)
 class Link:
     """One directed link and the proxy that carries it."""
@@ -77,10 +102,13 @@ class Link:
     listen_port: int
     upstream: str
 
+    # Tells apart links between the same two endpoints: ":quorum" and ":election" between
+    # ZooKeeper nodes, ":controller" between brokers that are KRaft controllers too.
+    label: str = ""
+
     @property
     def name(self) -> str:
-        suffix = {LinkKind.ZK_QUORUM: ":quorum", LinkKind.ZK_ELECTION: ":election"}
-        return f"{self.source}->{self.destination}{suffix.get(self.kind, '')}"
+        return f"{self.source}->{self.destination}{self.label}"
 
     @property
     def published(self) -> bool:
@@ -164,37 +192,55 @@ class Fabric:
 
 def plan_fabric(topology: Topology) -> Fabric:
     """Lay out every link of ``topology`` with a distinct Toxiproxy listen port."""
-    specs: list[tuple[str, str, LinkKind, str]] = []
+    specs: list[tuple[str, str, LinkKind, str, str]] = []
     zks = topology.zookeepers
     for src in zks:
         for dst in zks:
             if src is dst:
                 continue
-            specs.append((src.name, dst.name, LinkKind.ZK_QUORUM, f"{dst.name}:{ZK_QUORUM_PORT}"))
-            specs.append(
-                (src.name, dst.name, LinkKind.ZK_ELECTION, f"{dst.name}:{ZK_ELECTION_PORT}")
-            )
+            specs.append((src.name, dst.name, LinkKind.ZK_QUORUM, f"{dst.name}:{ZK_QUORUM_PORT}", ":quorum"))
+            specs.append((src.name, dst.name, LinkKind.ZK_ELECTION, f"{dst.name}:{ZK_ELECTION_PORT}",
+                          ":election"))
     for broker in topology.brokers:
         for zk in zks:
-            specs.append((broker.name, zk.name, LinkKind.ZK_SESSION, f"{zk.name}:{ZK_CLIENT_PORT}"))
+            specs.append((broker.name, zk.name, LinkKind.ZK_SESSION, f"{zk.name}:{ZK_CLIENT_PORT}", ""))
+    specs += _controller_links(topology)
     for src_b in topology.brokers:
         for dst_b in topology.brokers:
             if src_b is dst_b:
                 continue
             port = BROKER_LISTENER_PORT + src_b.broker_id
-            specs.append((src_b.name, dst_b.name, LinkKind.REPLICATION, f"{dst_b.name}:{port}"))
+            specs.append((src_b.name, dst_b.name, LinkKind.REPLICATION, f"{dst_b.name}:{port}", ""))
     for index, zone in enumerate(topology.zones):
         for broker in topology.brokers:
             port = ZONE_LISTENER_PORT + index
-            specs.append((client_name(zone), broker.name, LinkKind.CLIENT, f"{broker.name}:{port}"))
+            specs.append((client_name(zone), broker.name, LinkKind.CLIENT, f"{broker.name}:{port}", ""))
     for broker in topology.brokers:
         specs.append(
-            (OBSERVER, broker.name, LinkKind.OBSERVER, f"{broker.name}:{OBSERVER_LISTENER_PORT}")
+            (OBSERVER, broker.name, LinkKind.OBSERVER, f"{broker.name}:{OBSERVER_LISTENER_PORT}", "")
         )
     for zk in zks:
-        specs.append((OBSERVER, zk.name, LinkKind.OBSERVER, f"{zk.name}:{ZK_CLIENT_PORT}"))
+        specs.append((OBSERVER, zk.name, LinkKind.OBSERVER, f"{zk.name}:{ZK_CLIENT_PORT}", ""))
     links = tuple(
-        Link(source=s, destination=d, kind=k, listen_port=FIRST_PROXY_PORT + i, upstream=u)
-        for i, (s, d, k, u) in enumerate(specs)
+        Link(source=s, destination=d, kind=k, listen_port=FIRST_PROXY_PORT + i, upstream=u, label=label)
+        for i, (s, d, k, u, label) in enumerate(specs)
     )
     return Fabric(topology=topology, links=links)
+
+
+def _controller_links(topology: Topology) -> list[tuple[str, str, LinkKind, str, str]]:
+    """A KRaft cluster's links to its controllers' CONTROLLER listener: controller ->
+    controller (the Raft quorum) and broker -> controller. Where the controllers are the
+    brokers (combined), one link per pair carries both, labelled apart from replication."""
+    voters = {c.name for c in topology.controllers}
+    dedicated = {c.name for c in topology.dedicated_controllers}
+    specs = []
+    for source in controller_sources(topology):
+        for voter in topology.controllers:
+            if voter.name == source:
+                continue
+            kind = LinkKind.KRAFT_QUORUM if source in voters else LinkKind.KRAFT_BROKER
+            label = "" if source in dedicated or voter.name in dedicated else ":controller"
+            upstream = f"{voter.name}:{controller_port(topology, source)}"
+            specs.append((source, voter.name, kind, upstream, label))
+    return specs

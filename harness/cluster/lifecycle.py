@@ -51,7 +51,7 @@ from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
 from harness.cluster.state import ClusterState, PartitionState
 from harness.cluster.topics import TopicAdmin
-from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.cluster.versions import DEFAULT_VERSION, check_mode, release
 from harness.cluster.waiting import CLUSTER_SETTLING, wait_until_clear
 from harness.cluster.zkstate import ZkObserver
 from harness.errors import ChaosError
@@ -80,6 +80,7 @@ class Cluster:
         self.topology = topology
         self.kafka_version = kafka_version
         self.release = release(kafka_version)
+        check_mode(self.release, topology.metadata)  # before anything starts
         self.identity = identity or RunIdentity(resources.new_run_id())
         self.fabric: Fabric = plan_fabric(topology)
         self.host_port_base = host_port_base
@@ -121,7 +122,8 @@ class Cluster:
             self.metadata.start_quorum(timeout_s)
             for broker in self.topology.brokers:
                 self._nodes.start_broker(broker.broker_id,
-                                         self.create_volume(broker.name, self.topology.broker_disk_mb))
+                                         self.create_volume(broker.name, self.topology.broker_disk_mb),
+                                         self.metadata.broker_settings(broker))
             self.wait_healthy(timeout_s)
         except BaseException:
             self.close()
@@ -438,6 +440,7 @@ class Cluster:
         return {
             "run_id": self.run_id,
             "kafka_version": self.kafka_version,
+            "metadata": self.metadata.describe(),
             "topology": self.topology.describe(),
             "broker_settings": {k: format_value(v) for k, v in self.broker_settings().items()},
             "images": None if self.images is None else vars(self.images),

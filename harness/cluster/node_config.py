@@ -1,14 +1,17 @@
 """Rendering each node's configuration file from the topology and the fabric.
 
 Pure functions: given where every proxy listens (and, for links published to the host,
-which 127.0.0.1 port Docker gave it), produce ``server.properties`` for a broker and
-``zoo.cfg`` for a ZooKeeper node. See :mod:`harness.cluster.fabric` for why each node's file
-names its own proxies.
+which 127.0.0.1 port Docker gave it), produce ``server.properties`` for a broker or a
+KRaft controller and ``zoo.cfg`` for a ZooKeeper node. A broker's file is the same in
+both metadata modes but for what its mode adds (:class:`MetadataSettings`:
+``zookeeper.connect``, or the KRaft roles, node id and voters). See
+:mod:`harness.cluster.fabric` for why each node's file names its own proxies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from harness.cluster.fabric import (
     BROKER_LISTENER_PORT,
@@ -23,9 +26,12 @@ from harness.cluster.fabric import (
     LinkKind,
     broker_listener,
     client_name,
+    controller_listener,
+    controller_port,
+    controller_sources,
     zone_listener,
 )
-from topologies.model import BrokerNode, SettingValue, ZooKeeperNode
+from topologies.model import BrokerNode, ControllerNode, SettingValue, ZooKeeperNode
 
 KAFKA_DATA_DIR = "/var/lib/kafka/data"
 ZK_DATA_DIR = "/var/lib/zookeeper"
@@ -48,10 +54,110 @@ def _render(settings: Mapping[str, SettingValue]) -> str:
     return "".join(f"{key}={format_value(value)}\n" for key, value in settings.items())
 
 
+@dataclass(frozen=True)
+class MetadataSettings:
+    """What a broker's metadata mode adds to its ``server.properties``: settings,
+    listeners it binds but never advertises (a combined node's CONTROLLER listener), and
+    the cluster id its storage is formatted with before it starts (KRaft)."""
+
+    settings: Mapping[str, SettingValue]
+    listeners: tuple[str, ...] = field(default=())
+    format_cluster_id: str | None = None
+    # Controller listener names the broker speaks (mapped to PLAINTEXT), and where a
+    # combined node advertises its own controller listeners.
+    protocol_names: tuple[str, ...] = field(default=())
+    advertised: tuple[str, ...] = field(default=())
+
+
+def zookeeper_broker_settings(fabric: Fabric, broker: BrokerNode) -> MetadataSettings:
+    """A ZooKeeper-mode broker's ``zookeeper.connect``, through its own session proxies."""
+    connect = ",".join(
+        f"{TOXIPROXY_HOST}:{fabric.one(broker.name, zk.name, LinkKind.ZK_SESSION).listen_port}"
+        for zk in fabric.topology.zookeepers
+    )
+    return MetadataSettings({"zookeeper.connect": connect})
+
+
+def _controller_link_port(fabric: Fabric, source: str, voter: str) -> int:
+    """The proxy port of ``source``'s link to the controller ``voter``."""
+    upstream = f"{voter}:{controller_port(fabric.topology, source)}"
+    return next(link.listen_port for link in fabric.find(source, voter) if link.upstream == upstream)
+
+
+def kraft_voters(fabric: Fabric, node: str) -> str:
+    """``controller.quorum.voters`` as ``node`` reaches them: each voter at the proxy of the
+    link from ``node`` to it, ``node`` itself (a voter) at its own listener."""
+    voters = []
+    for voter in fabric.topology.controllers:
+        if voter.name == node:
+            address = f"{node}:{controller_port(fabric.topology, node)}"
+        else:
+            address = f"{TOXIPROXY_HOST}:{_controller_link_port(fabric, node, voter.name)}"
+        voters.append(f"{voter.node_id}@{address}")
+    return ",".join(voters)
+
+
+def _controller_listeners(fabric: Fabric, controller: str) -> tuple[list[str], list[str], list[str]]:
+    """A controller's listeners, one per node connecting to it, its own first: (names,
+    bound, advertised), each advertised at the proxy of that node's link to it."""
+    topology = fabric.topology
+    sources = [controller, *(s for s in controller_sources(topology) if s != controller)]
+    names, bound, advertised = [], [], []
+    for source in sources:
+        name, port = controller_listener(source), controller_port(topology, source)
+        names.append(name)
+        bound.append(f"{name}://0.0.0.0:{port}")
+        where = f"{controller}:{port}" if source == controller else \
+            f"{TOXIPROXY_HOST}:{_controller_link_port(fabric, source, controller)}"
+        advertised.append(f"{name}://{where}")
+    return names, bound, advertised
+
+
+def _kraft_common(fabric: Fabric, node: str, listener_names: list[str]) -> dict[str, SettingValue]:
+    return {"controller.quorum.voters": kraft_voters(fabric, node),
+            "controller.listener.names": ",".join(listener_names)}
+
+
+def kraft_broker_settings(fabric: Fabric, broker: BrokerNode, cluster_id: str) -> MetadataSettings:
+    """A KRaft broker's roles, node id and voters; a combined one is a controller too and
+    binds the CONTROLLER listener."""
+    combined = any(c.name == broker.name for c in fabric.topology.controllers)
+    names, bound, advertised = _controller_listeners(fabric, broker.name) if combined else (
+        [controller_listener(broker.name)], [], [])
+    settings: dict[str, SettingValue] = {
+        "process.roles": "broker,controller" if combined else "broker",
+        "node.id": broker.broker_id,
+        **_kraft_common(fabric, broker.name, names),
+    }
+    if combined:
+        settings.update(fabric.topology.controller_settings)
+    return MetadataSettings(settings, tuple(bound), cluster_id, tuple(names), tuple(advertised))
+
+
+def controller_properties(fabric: Fabric, controller: ControllerNode,
+                          extra_settings: Mapping[str, SettingValue] | None = None) -> str:
+    """``server.properties`` for a dedicated KRaft controller: its metadata log lives in
+    ``KAFKA_DATA_DIR``, its peers are reached through its own proxies."""
+    names, bound, advertised = _controller_listeners(fabric, controller.name)
+    settings: dict[str, SettingValue] = {
+        "process.roles": "controller",
+        "node.id": controller.node_id,
+        **_kraft_common(fabric, controller.name, names),
+        "listeners": ",".join(bound),
+        "advertised.listeners": ",".join(advertised),
+        "listener.security.protocol.map": ",".join(f"{n}:PLAINTEXT" for n in names),
+        "log.dirs": KAFKA_DATA_DIR,
+        **fabric.topology.controller_settings,
+        **(extra_settings or {}),
+    }
+    return _render(settings)
+
+
 def broker_properties(
     fabric: Fabric,
     broker: BrokerNode,
     host_ports: Mapping[str, int],
+    metadata: MetadataSettings,
     extra_settings: Mapping[str, SettingValue] | None = None,
 ) -> str:
     """``server.properties`` for ``broker``; ``host_ports`` maps link name -> 127.0.0.1 port."""
@@ -75,19 +181,17 @@ def broker_properties(
     listeners.append(f"OBSERVER://0.0.0.0:{OBSERVER_LISTENER_PORT}")
     observer = fabric.one(OBSERVER, broker.name, LinkKind.OBSERVER)
     advertised.append(f"OBSERVER://127.0.0.1:{host_ports[observer.name]}")
-    names = [entry.split("://")[0] for entry in listeners]
-    zk_connect = ",".join(
-        f"{TOXIPROXY_HOST}:{fabric.one(broker.name, zk.name, LinkKind.ZK_SESSION).listen_port}"
-        for zk in topology.zookeepers
-    )
+    listeners += metadata.listeners
+    advertised += metadata.advertised
+    names = [entry.split("://")[0] for entry in listeners] + list(metadata.protocol_names)
     settings: dict[str, SettingValue] = {
         "broker.id": broker.broker_id,
         "broker.rack": broker.zone,
         "listeners": ",".join(listeners),
         "advertised.listeners": ",".join(advertised),
-        "listener.security.protocol.map": ",".join(f"{n}:PLAINTEXT" for n in names),
+        "listener.security.protocol.map": ",".join(f"{n}:PLAINTEXT" for n in dict.fromkeys(names)),
         "inter.broker.listener.name": broker_listener(broker.broker_id),
-        "zookeeper.connect": zk_connect,
+        **metadata.settings,
         "log.dirs": KAFKA_DATA_DIR,
         **topology.broker_settings,
         **(extra_settings or {}),
@@ -127,4 +231,6 @@ def observer_address(fabric: Fabric, node: str, host_ports: Mapping[str, int]) -
     return f"127.0.0.1:{host_ports[fabric.observer_of(node).name]}"
 
 
-__all__ = ["CONFIG_DIR", "OBSERVER", "broker_properties", "observer_address", "zoo_cfg"]
+__all__ = ["CONFIG_DIR", "OBSERVER", "MetadataSettings", "broker_properties", "controller_properties",
+           "kraft_broker_settings", "kraft_voters", "observer_address", "zoo_cfg",
+           "zookeeper_broker_settings"]

@@ -20,6 +20,7 @@ node's files can be cut), so kill/start brings back the same broker id, address 
 from __future__ import annotations
 
 import io
+import shlex
 import socket
 import tarfile
 from collections.abc import Mapping
@@ -37,7 +38,9 @@ from harness.cluster.node_config import (
     SYNC_JOURNAL,
     SYNC_JOURNAL_LIBRARY,
     ZK_DATA_DIR,
+    MetadataSettings,
     broker_properties,
+    controller_properties,
     zoo_cfg,
 )
 from harness.cluster.proxies import ProxyControl
@@ -45,8 +48,10 @@ from harness.cluster.resources import RunIdentity
 from harness.cluster.versions import KafkaRelease
 from harness.cluster.waiting import wait_until_clear
 from harness.errors import ChaosError, PortInUse
-from topologies.model import Topology
+from topologies.model import ControllerNode, Topology
 
+# Formats a KRaft node's storage with the cluster's id (kafka-storage.sh's main class).
+STORAGE_TOOL = "kafka.tools.StorageTool"
 JVM_FLAGS = [
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
@@ -196,22 +201,44 @@ class Nodes:
         container.start()
         self._containers[name] = container
 
-    def start_broker(self, broker_id: int, data_volume: str) -> None:
+    def _launched(self, java: list[str], config: str, format_cluster_id: str | None) -> list[str]:
+        """``java``, after formatting the node's storage with ``format_cluster_id`` when
+        given. ``--ignore-formatted`` makes every later start's format a no-op; ``exec``
+        leaves the JVM the container's main process."""
+        if format_cluster_id is None:
+            return java
+        tool = ["java", "-Xmx128m", *JVM_FLAGS, "-cp", "/opt/kafka/libs/*", STORAGE_TOOL, "format",
+                "--ignore-formatted", "-t", format_cluster_id, "-c", config]
+        return ["sh", "-c", f"{shlex.join(tool)} && exec {shlex.join(java)}"]
+
+    def start_controller(self, controller: ControllerNode, data_volume: str, cluster_id: str) -> None:
+        """Start a dedicated KRaft controller, its metadata log on the volume ``data_volume``,
+        its storage formatted with ``cluster_id`` first."""
+        assert self.images is not None
+        config = f"{CONFIG_DIR}/server.properties"
+        java = self._java(self.topology.controller_heap_mb, "kafka.Kafka", config, KAFKA_DATA_DIR)
+        container = (
+            self._container(controller.name, self.images.kafka, "controller")
+            .with_command(self._launched(java, config, cluster_id))
+            .with_copy_into_container(controller_properties(self.fabric, controller).encode(), config)
+            .with_volume_mapping(data_volume, KAFKA_DATA_DIR, "rw")
+        )
+        container.start()
+        self._containers[controller.name] = container
+
+    def start_broker(self, broker_id: int, data_volume: str, metadata: MetadataSettings) -> None:
         """Start a broker advertising the published ports Toxiproxy was given, its log
-        directory on the volume ``data_volume``."""
+        directory on the volume ``data_volume``, with what its metadata mode adds."""
         assert self.images is not None
         broker = self.topology.broker(broker_id)
         properties = broker_properties(
-            self.fabric, broker, self.host_ports, self.release.extra_broker_settings
+            self.fabric, broker, self.host_ports, metadata, self.release.extra_broker_settings
         )
+        config = f"{CONFIG_DIR}/server.properties"
+        java = self._java(self.topology.broker_heap_mb, "kafka.Kafka", config, KAFKA_DATA_DIR)
         container = (
             self._container(broker.name, self.images.kafka, "broker")
-            .with_command(
-                self._java(
-                    self.topology.broker_heap_mb, "kafka.Kafka", f"{CONFIG_DIR}/server.properties",
-                    KAFKA_DATA_DIR,
-                )
-            )
+            .with_command(self._launched(java, config, metadata.format_cluster_id))
             .with_copy_into_container(properties.encode(), f"{CONFIG_DIR}/server.properties")
             .with_volume_mapping(data_volume, KAFKA_DATA_DIR, "rw")
         )

@@ -1,9 +1,11 @@
 """The Kafka versions kafka-chaos supports, in one place.
 
-Each entry is a ZooKeeper-mode Apache Kafka release that Maven Central serves as
-``org.apache.kafka:kafka_2.13:<version>``. Differences between versions that matter to
-the harness (a setting that appeared later, a base image with another Java) are
-recorded here, beside the version, so no test has to branch on a version string.
+Each entry is an Apache Kafka release that Maven Central serves as
+``org.apache.kafka:kafka_2.13:<version>``, with the metadata modes the harness runs it in:
+ZooKeeper mode up to 3.9 (the last release that has it), KRaft from 3.9. Differences
+between versions that matter to the harness (a setting that appeared later, a base image
+with another Java) are recorded here, beside the version, so no test has to branch on a
+version string.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.errors import UnsupportedVersion
+from topologies.model import KRAFT, ZOOKEEPER
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,8 @@ class KafkaRelease:
     """One supported Kafka release and what the harness must know about it."""
 
     version: str
+    # The metadata modes the harness runs this release in.
+    metadata_modes: tuple[str, ...] = (ZOOKEEPER,)
     java: int = 17
     # Broker settings this release needs beyond the topology's (e.g. a feature that
     # must be switched off explicitly in later ZooKeeper-mode releases).
@@ -29,7 +34,7 @@ SUPPORTED: tuple[KafkaRelease, ...] = (
     KafkaRelease("3.3.2"),
     KafkaRelease("3.5.2"),
     KafkaRelease("3.7.2"),
-    KafkaRelease("3.9.1"),
+    KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT)),
 )
 
 DEFAULT_VERSION = "3.7.2"
@@ -38,6 +43,16 @@ DEFAULT_VERSION = "3.7.2"
 def supported_versions() -> list[str]:
     """Versions in ascending order, oldest first."""
     return [release.version for release in SUPPORTED]
+
+
+def check_mode(release: KafkaRelease, metadata: str) -> None:
+    """Refuse a metadata mode the release is not run in, naming the releases that are."""
+    if metadata in release.metadata_modes:
+        return
+    able = [r.version for r in SUPPORTED if metadata in r.metadata_modes]
+    raise UnsupportedVersion(f"Kafka {release.version} does not run in {metadata} mode here "
+                             f"(it runs in {', '.join(release.metadata_modes)}); releases that do: "
+                             + ", ".join(able))
 
 
 def release(version: str) -> KafkaRelease:

@@ -25,6 +25,7 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.node_config import format_value
 from harness.cluster.recovery import ClusterKeeper, Escalation, Healer
 from harness.cluster.resources import RunIdentity
+from harness.cluster.versions import check_mode, release
 from harness.compose.judge import Judge
 from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
 from harness.report.model import RunStatus, TestOutcome
@@ -101,6 +102,7 @@ class ChaosRun:
         self.worker = worker
         self.kafka_version = kafka_version
         self.base_topology = load_topology(topology)
+        check_mode(release(kafka_version), self.base_topology.metadata)  # one line, before any container
         self.topology = self.base_topology  # what the next cluster is made from
         self.identity = RunIdentity(f"{run_id}-{worker}" if worker else run_id, keep=keep)
         self.progress = progress

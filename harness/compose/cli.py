@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cluster.resources import new_run_id
-from harness.cluster.versions import DEFAULT_VERSION, release, supported_versions
+from harness.cluster.versions import DEFAULT_VERSION, check_mode, release, supported_versions
 from harness.compose.rundir import reports_root
 from harness.errors import USER_ERRORS
 
@@ -67,7 +67,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
         print(f"run id: {cluster.run_id}")
         for zone in cluster.topology.zones:
             print(f"zone {zone} clients: bootstrap.servers={cluster.bootstrap_servers(zone)}")
-        print(f"ZooKeeper (observer): {cluster.zookeeper.hosts()}")
+        for line in cluster.metadata.address_lines():
+            print(line)
         print(f"Toxiproxy API: http://127.0.0.1:{cluster.host_ports['toxiproxy-api']}")
         print("Ctrl-C removes the cluster." if not args.keep else "Ctrl-C leaves it running (--keep).",
               flush=True)
@@ -82,7 +83,9 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """Scenario files given: run them here. None given: the whole suite through pytest."""
-    release(args.kafka_version)
+    from topologies import load_topology
+
+    check_mode(release(args.kafka_version), load_topology(args.topology).metadata)
     run_id = args.run_id or new_run_id()
     if not args.files:
         selection = ["-k", args.select] if args.select else []
@@ -90,7 +93,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                    "--topology", args.topology, "--run-id", run_id, *selection, *args.pytest_args]
         _progress("running the chaos suite: " + " ".join(command[2:]))
         status = subprocess.call(command)
-        _progress(f"report: {reports_root() / run_id / 'index.html'}")
+        index = reports_root() / run_id / "index.html"
+        if index.is_file():
+            _progress(f"report: {index}")
         return status
     return _run_files(args, run_id)
 
@@ -355,7 +360,8 @@ def _cmd_clean(args: argparse.Namespace) -> int:
 
 def _cmd_versions(args: argparse.Namespace) -> int:
     for version in supported_versions():
-        print(version + (" (default)" if version == DEFAULT_VERSION else ""))
+        modes = ", ".join(release(version).metadata_modes)
+        print(f"{version}  {modes}" + ("  (default)" if version == DEFAULT_VERSION else ""))
     return 0
 
 

@@ -44,6 +44,7 @@ def write_run_config(directory: Path, cluster: Cluster, spec: ScenarioSpec, scen
         "scenario": {"id": scenario_id, "title": spec.title,
                      "description": spec.description, "expected": spec.expected},
         "kafka_version": cluster.kafka_version,
+        "metadata": cluster.metadata.describe(),
         "topology": cluster.topology.describe(),
         "broker_settings": {k: format_value(v) for k, v in cluster.broker_settings().items()},
         "topic": spec.topic.to_dict(topics.topic),

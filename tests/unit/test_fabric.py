@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from harness.cluster.fabric import LinkKind, plan_fabric
-from harness.cluster.node_config import broker_properties, zoo_cfg
+from harness.cluster.node_config import broker_properties, zoo_cfg, zookeeper_broker_settings
 from topologies import load_topology
 
 
@@ -59,7 +59,8 @@ def test_isolating_a_zone_cuts_every_link_crossing_its_border_and_nothing_else(f
 
 def test_broker_advertises_one_listener_per_source_broker_and_per_zone(fabric) -> None:
     ports = _host_ports(fabric)
-    props = _properties(broker_properties(fabric, fabric.topology.broker(0), ports))
+    broker = fabric.topology.broker(0)
+    props = _properties(broker_properties(fabric, broker, ports, zookeeper_broker_settings(fabric, broker)))
     assert props["broker.id"] == "0" and props["broker.rack"] == "a"
     assert props["inter.broker.listener.name"] == "FROM_BROKER_0"
     advertised = dict(entry.split("://") for entry in props["advertised.listeners"].split(","))

@@ -13,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harness.cluster.node_config import MetadataSettings
 from harness.cluster.state import ClusterState, PartitionState
-from topologies.model import SettingValue, Topology
+from topologies.model import BrokerNode, SettingValue, Topology
 
 if TYPE_CHECKING:
     import docker
 
+    from harness.cluster.fabric import Fabric
     from harness.cluster.metadata.zookeeper import ZooKeeperMode
     from harness.cluster.nodes import Nodes
 
@@ -46,6 +48,9 @@ class QuorumHost(Protocol):
 
     @property
     def docker(self) -> docker.DockerClient: ...
+
+    @property
+    def fabric(self) -> Fabric: ...
 
     def broker_settings(self) -> dict[str, SettingValue]: ...
 
@@ -75,6 +80,10 @@ class MetadataMode(Protocol):
 
     def quorum_roles(self) -> dict[str, str | None]:
         """Each quorum node's role now."""
+        ...
+
+    def broker_settings(self, broker: BrokerNode) -> MetadataSettings:
+        """What the mode adds to a broker's ``server.properties``."""
         ...
 
     def quorum_problems(self) -> list[tuple[str, str | None]]:
@@ -123,6 +132,14 @@ class MetadataMode(Protocol):
     def zookeeper(self) -> ZooKeeperMode:
         """The ZooKeeper ensemble, for ZooKeeper-only faults and operations; a mode
         without one refuses, naming what it has instead."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """The mode as the run's record states it (its name; KRaft's cluster id)."""
+        ...
+
+    def address_lines(self) -> list[str]:
+        """Where a person reaches the metadata of a running cluster (``kafka-chaos up``)."""
         ...
 
     def close(self) -> None: ...

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.cluster.metadata.base import QuorumHost, StateReader
-from harness.cluster.node_config import ZK_DATA_DIR
+from harness.cluster.node_config import ZK_DATA_DIR, MetadataSettings, zookeeper_broker_settings
 from harness.cluster.waiting import wait_until_clear
 from harness.cluster.zkstate import ZkObserver, zookeeper_mode
 from harness.errors import describe_error
+from topologies.model import BrokerNode
 
 # Kafka's zookeeper.session.timeout.ms when the topology does not set it (2.5 and later).
 DEFAULT_SESSION_TIMEOUT_MS = 18000
@@ -64,6 +65,9 @@ class ZooKeeperMode:
         for name in self.quorum_nodes:
             self._host.nodes.start_zookeeper(name, self._host.create_volume(name))
         wait_until_clear(lambda: [p for p, _ in self.quorum_problems()], timeout_s, "a ZooKeeper quorum")
+
+    def broker_settings(self, broker: BrokerNode) -> MetadataSettings:
+        return zookeeper_broker_settings(self._host.fabric, broker)
 
     def quorum_roles(self) -> dict[str, str | None]:
         return {name: zookeeper_mode(self._host.observer_address(name)) for name in self.quorum_nodes}
@@ -152,6 +156,12 @@ class ZooKeeperMode:
     def reset_config(self, node: str) -> None:
         """Give a ZooKeeper node its topology's configuration back (read at its next start)."""
         self._host.nodes.write_zoo_cfg(node)
+
+    def address_lines(self) -> list[str]:
+        return [f"ZooKeeper (observer): {self.hosts()}"]
+
+    def describe(self) -> dict[str, Any]:
+        return {"mode": self.name, "quorum": list(self.quorum_nodes)}
 
     def close(self) -> None:
         if self._observer is not None:

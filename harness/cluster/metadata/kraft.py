@@ -1,0 +1,272 @@
+"""KRaft mode: the cluster's metadata in a quorum of KRaft controllers.
+
+Every node's storage is formatted with the run's cluster id before its first start
+(Kafka's ``StorageTool format``, run in the node's container ahead of the broker or
+controller process; ``--ignore-formatted`` makes a restart's second format a no-op).
+Dedicated controllers start before the brokers, which register with the quorum's leader
+once it has one; combined controllers are the brokers themselves.
+
+The cluster state is read through the brokers' observer listeners with kafka-python,
+which speaks the two requests librdkafka does not expose: DescribeQuorum (the active
+controller is the quorum's leader, the controller epoch its leader epoch, each voter's
+last fetch its liveness) and Metadata (per partition its leader, leader epoch, ISR and
+replicas, as a broker's metadata image holds them, and the brokers registered and not
+fenced). A broker forwards DescribeQuorum to the quorum, so both answers exist as long
+as one broker does.
+
+A broker killed without a word stays registered until the controllers' broker session
+times out (``broker.session.timeout.ms``). Unlike a ZooKeeper-mode broker it may start
+again at once: it retries its registration (DUPLICATE_BROKER_REGISTRATION) until the old
+session has expired, so the restart policy has nothing to wait for.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.cluster.metadata.base import QuorumHost, StateReader
+from harness.cluster.node_config import MetadataSettings, kraft_broker_settings
+from harness.cluster.state import ClusterState, PartitionState
+from harness.errors import ChaosError, describe_error
+from topologies.model import BrokerNode
+
+if TYPE_CHECKING:
+    from harness.cluster.metadata.zookeeper import ZooKeeperMode
+
+# Kafka's broker.session.timeout.ms when the topology does not set it.
+DEFAULT_BROKER_SESSION_TIMEOUT_MS = 9000
+# A registration can outlive the session by a heartbeat check and a loaded machine.
+SESSION_EXPIRY_MARGIN_S = 15.0
+# A voter counts as in the quorum while the leader saw it fetch this recently: twice
+# Kafka's controller.quorum.fetch.timeout.ms default, after which it would start an
+# election of its own.
+VOTER_FETCH_WITHIN_MS = 4000
+READ_TIMEOUT_MS = 5000
+METADATA_TOPIC = "__cluster_metadata"
+
+
+def new_cluster_id() -> str:
+    """A cluster id as Kafka writes one: a random UUID, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+class KRaftReader:
+    """The cluster state through kafka-python (module doc); one client per reader."""
+
+    def __init__(self, bootstrap: str, voters: dict[int, str]) -> None:
+        from kafka.admin import KafkaAdminClient  # a dependency of KRaft mode alone
+
+        self._voters = voters  # node id -> node name
+        self._admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
+                                       client_id="kafka-chaos-observer", request_timeout_ms=READ_TIMEOUT_MS)
+        self._lock = threading.Lock()  # one request at a time on the client
+
+    def close(self) -> None:
+        self._admin.close()
+
+    def quorum(self) -> dict[str, Any]:
+        """The metadata partition's quorum as its leader describes it."""
+        with self._lock:
+            answer = self._admin.describe_metadata_quorum()
+        partition = answer["topics"][0]["partitions"][0]
+        if partition.get("error"):
+            raise ChaosError(f"DescribeQuorum: {partition['error']}")
+        return dict(partition)
+
+    def roles(self, quorum: dict[str, Any] | None = None) -> dict[str, str | None]:
+        """Each voter's role: ``leader``, ``follower`` (it fetched from the leader lately)
+        or None (out of the quorum, or the quorum unreadable)."""
+        try:
+            quorum = quorum or self.quorum()
+        except Exception:
+            return dict.fromkeys(self._voters.values())
+        return voter_roles(quorum, self._voters, time.time() * 1000)
+
+    def snapshot(self, topics: list[str] | None = None) -> ClusterState:
+        quorum = self.quorum()
+        with self._lock:
+            described = self._admin.describe_topics(topics)
+            cluster = self._admin.describe_cluster()
+        leader = int(quorum["leader_id"])
+        return ClusterState(
+            live_brokers=live_brokers(cluster),
+            controller=None if leader < 0 else leader,
+            controller_epoch=None if leader < 0 else int(quorum["leader_epoch"]),
+            partitions={(p.topic, p.partition): p for p in partition_states(described)},
+        )
+
+    def live_brokers(self) -> tuple[int, ...]:
+        with self._lock:
+            return live_brokers(self._admin.describe_cluster())
+
+    def topic_state(self, topic: str) -> list[PartitionState]:
+        with self._lock:
+            described = self._admin.describe_topics([topic])
+        return sorted(partition_states(described), key=lambda p: p.partition)
+
+
+def voter_roles(quorum: dict[str, Any], voters: dict[int, str], now_ms: float) -> dict[str, str | None]:
+    """Each voter's role from a DescribeQuorum answer (see :meth:`KRaftReader.roles`)."""
+    leader = int(quorum.get("leader_id", -1))
+    roles: dict[str, str | None] = dict.fromkeys(voters.values())
+    for voter in quorum.get("current_voters", []):
+        node = voters.get(int(voter["replica_id"]))
+        if node is None:
+            continue
+        fetched = voter.get("last_fetch_timestamp", -1)
+        if int(voter["replica_id"]) == leader:
+            roles[node] = "leader"
+        elif fetched is not None and fetched >= 0 and now_ms - fetched <= VOTER_FETCH_WITHIN_MS:
+            roles[node] = "follower"
+    return roles
+
+
+def partition_states(described: list[dict[str, Any]]) -> list[PartitionState]:
+    """Every partition of a Metadata answer's topics (a topic answering an error has none)."""
+    states = []
+    for topic in described:
+        if topic.get("error_code", 0) != 0:
+            continue
+        for p in topic.get("partitions", []):
+            states.append(PartitionState(
+                topic=str(topic["name"]), partition=int(p["partition_index"]), leader=int(p["leader_id"]),
+                leader_epoch=int(p["leader_epoch"]), isr=tuple(int(b) for b in p["isr_nodes"]),
+                controller_epoch=-1,  # KRaft keeps no controller epoch per partition
+                replicas=tuple(int(b) for b in p["replica_nodes"])))
+    return states
+
+
+def live_brokers(cluster: dict[str, Any]) -> tuple[int, ...]:
+    """The brokers registered and not fenced, from a DescribeCluster answer."""
+    return tuple(sorted(int(b["broker_id"]) for b in cluster.get("brokers", []) if not b.get("is_fenced")))
+
+
+class KRaftMode:
+    """The metadata in the topology's KRaft controller quorum (module doc)."""
+
+    name = "kraft"
+
+    def __init__(self, host: QuorumHost) -> None:
+        self._host = host
+        self.cluster_id = new_cluster_id()
+        self._reader: KRaftReader | None = None
+
+    @property
+    def _voters(self) -> dict[int, str]:
+        return {c.node_id: c.name for c in self._host.topology.controllers}
+
+    # -- the quorum ----------------------------------------------------------------------
+    @property
+    def quorum_nodes(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self._host.topology.dedicated_controllers)
+
+    def start_quorum(self, timeout_s: float) -> None:
+        """Start the dedicated controllers; the brokers register once they elect a leader
+        (no read of the quorum before then: it is read through the brokers)."""
+        for controller in self._host.topology.dedicated_controllers:
+            self._host.nodes.start_controller(controller, self._host.create_volume(controller.name),
+                                              self.cluster_id)
+
+    def broker_settings(self, broker: BrokerNode) -> MetadataSettings:
+        return kraft_broker_settings(self._host.fabric, broker, self.cluster_id)
+
+    def quorum_roles(self) -> dict[str, str | None]:
+        try:
+            return self._kraft_reader.roles()
+        except Exception:
+            return dict.fromkeys(self._voters.values())
+
+    def quorum_problems(self) -> list[tuple[str, str | None]]:
+        try:
+            quorum = self._kraft_reader.quorum()
+        except Exception as err:
+            return [(f"the KRaft quorum unreadable: {describe_error(err)}", None)]
+        if int(quorum.get("leader_id", -1)) < 0:
+            return [("the KRaft quorum has no leader", None)]
+        roles = voter_roles(quorum, self._voters, time.time() * 1000)
+        return [(f"{node} not in the KRaft quorum", node) for node, role in roles.items() if role is None]
+
+    def role_readers(self) -> dict[str, Callable[[], str | None]]:
+        def role_of(node: str) -> Callable[[], str | None]:
+            return lambda: self.quorum_roles().get(node)
+
+        return {name: role_of(name) for name in self._voters.values()}
+
+    def data_dir(self, node: str) -> str | None:
+        return None  # a controller keeps its metadata log where a broker keeps its log
+
+    # -- the state -----------------------------------------------------------------------
+    @property
+    def _kraft_reader(self) -> KRaftReader:
+        if self._reader is None:
+            self._reader = self._open()
+        return self._reader
+
+    def _open(self) -> KRaftReader:
+        bootstrap = ",".join(self._host.observer_address(b.name) for b in self._host.topology.brokers)
+        return KRaftReader(bootstrap, self._voters)
+
+    @property
+    def reader(self) -> StateReader:
+        return self._kraft_reader
+
+    def open_reader(self) -> StateReader:
+        return self._open()
+
+    def diagnostics(self) -> tuple[str, dict[str, Any]]:
+        found: dict[str, Any] = {"cluster_id": self.cluster_id}
+        errors: dict[str, str] = {}
+        for what, read in (("quorum", lambda: self._kraft_reader.quorum()),
+                           ("state", lambda: _state_dict(self._kraft_reader.snapshot()))):
+            try:
+                found[what] = read()
+            except Exception as err:
+                errors[what] = describe_error(err)
+        return "kraft.json", {**found, "errors": errors}
+
+    # -- brokers' registrations ------------------------------------------------------------
+    @property
+    def registration_timeout_s(self) -> float:
+        """The controllers' broker session timeout."""
+        settings = {**self._host.broker_settings(), **self._host.topology.controller_settings}
+        return int(settings.get("broker.session.timeout.ms", DEFAULT_BROKER_SESSION_TIMEOUT_MS)) / 1000
+
+    @property
+    def registration_expiry_bound_s(self) -> float:
+        return self.registration_timeout_s + SESSION_EXPIRY_MARGIN_S
+
+    def registration_holder(self, broker_id: int) -> str | None:
+        return None  # a restarted broker retries its registration until the old session expires
+
+    def zookeeper(self) -> ZooKeeperMode:
+        raise ChaosError("this is a KRaft cluster: it has no ZooKeeper; its metadata lives in the controller "
+                         f"quorum ({', '.join(self._voters.values())})")
+
+    def address_lines(self) -> list[str]:
+        return [f"KRaft controllers: {', '.join(self._voters.values())} (cluster id {self.cluster_id}); "
+                "their quorum answers through any broker's observer address"]
+
+    def describe(self) -> dict[str, Any]:
+        return {"mode": self.name, "cluster_id": self.cluster_id,
+                "layout": self._host.topology.controller_layout,
+                "voters": {str(i): name for i, name in self._voters.items()}}
+
+    def close(self) -> None:
+        if self._reader is not None:
+            try:
+                self._reader.close()
+            finally:
+                self._reader = None
+
+
+def _state_dict(state: ClusterState) -> dict[str, Any]:
+    return {"live_brokers": list(state.live_brokers), "controller": state.controller,
+            "controller_epoch": state.controller_epoch,
+            "partitions": {f"{t}-{p}": {"leader": s.leader, "leader_epoch": s.leader_epoch,
+                                        "isr": list(s.isr), "replicas": list(s.replicas)}
+                           for (t, p), s in sorted(state.partitions.items())}}

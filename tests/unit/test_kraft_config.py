@@ -1,0 +1,114 @@
+"""A KRaft cluster's links, configuration files and state parsing (no Docker: the fabric's
+plan, the rendered files, and DescribeQuorum / Metadata answers as kafka-python gives them)."""
+
+from __future__ import annotations
+
+from harness.cluster.fabric import CONTROLLER_LISTENER_PORT, TOXIPROXY_HOST, LinkKind, plan_fabric
+from harness.cluster.metadata.kraft import live_brokers, new_cluster_id, partition_states, voter_roles
+from harness.cluster.node_config import (
+    broker_properties,
+    controller_properties,
+    kraft_broker_settings,
+    kraft_voters,
+)
+from topologies import load_topology
+from topologies.loader import build_topology
+
+
+def _properties(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if line)
+
+
+def test_every_link_to_a_controller_passes_a_proxy_of_its_own() -> None:
+    fabric = plan_fabric(load_topology("three_az_kraft"))
+    quorum = [link.name for link in fabric.links if link.kind is LinkKind.KRAFT_QUORUM]
+    brokers = [link.name for link in fabric.links if link.kind is LinkKind.KRAFT_BROKER]
+    assert quorum == ["kraft-a->kraft-b", "kraft-a->kraft-c", "kraft-b->kraft-a", "kraft-b->kraft-c",
+                      "kraft-c->kraft-a", "kraft-c->kraft-b"]
+    assert len(brokers) == 9 and "kafka-1->kraft-c" in brokers
+    assert not [link for link in fabric.links if link.kind in (LinkKind.ZK_SESSION, LinkKind.ZK_QUORUM)]
+    # Each node reaches a controller on a listener of its own: one port per source.
+    upstreams = {link.source: link.upstream for link in fabric.links if link.destination == "kraft-b"}
+    assert upstreams["kraft-a"] == f"kraft-b:{CONTROLLER_LISTENER_PORT}"
+    assert upstreams["kafka-2"] == f"kraft-b:{CONTROLLER_LISTENER_PORT + 5}"
+    assert len(set(upstreams.values())) == len(upstreams) == 5
+    assert [link.name for link in fabric.touching("kraft-a")][:2] == ["kraft-a->kraft-b", "kraft-a->kraft-c"]
+    assert "kraft-a->kraft-b" in [link.name for link in fabric.crossing_zone("a")]
+
+
+def test_a_node_names_each_voter_at_the_proxy_of_its_own_link_to_it() -> None:
+    fabric = plan_fabric(load_topology("three_az_kraft"))
+    to_b = fabric.one("kafka-0", "kraft-b", LinkKind.KRAFT_BROKER).listen_port
+    assert f"101@{TOXIPROXY_HOST}:{to_b}" in kraft_voters(fabric, "kafka-0").split(",")
+    own = kraft_voters(fabric, "kraft-a").split(",")
+    assert own[0] == f"100@kraft-a:{CONTROLLER_LISTENER_PORT}", "a controller names itself directly"
+    controller = _properties(controller_properties(fabric, fabric.topology.controllers[1]))
+    assert controller["process.roles"] == "controller" and controller["node.id"] == "101"
+    # A leader tells each node where it is by that node's own listener name: the proxy.
+    names = controller["controller.listener.names"].split(",")
+    assert names[0] == "CONTROLLER_FROM_KRAFT_B" and len(names) == 6
+    advertised = dict(entry.split("://") for entry in controller["advertised.listeners"].split(","))
+    from_kafka_0 = fabric.one("kafka-0", "kraft-b", LinkKind.KRAFT_BROKER).listen_port
+    assert advertised["CONTROLLER_FROM_KAFKA_0"] == f"{TOXIPROXY_HOST}:{from_kafka_0}"
+    assert advertised["CONTROLLER_FROM_KRAFT_B"] == f"kraft-b:{CONTROLLER_LISTENER_PORT + 1}"
+    assert controller["broker.session.timeout.ms"] == "6000", "the topology's controller settings"
+    assert "zookeeper.connect" not in controller
+
+
+def test_a_kraft_broker_is_a_broker_with_the_voters_and_no_zookeeper() -> None:
+    fabric = plan_fabric(load_topology("three_az_kraft"))
+    broker = fabric.topology.broker(2)
+    metadata = kraft_broker_settings(fabric, broker, "cluster-1")
+    props = _properties(broker_properties(fabric, broker, dict.fromkeys(
+        [link.name for link in fabric.links if link.published], 1), metadata))
+    assert props["process.roles"] == "broker" and props["node.id"] == "2"
+    assert props["controller.listener.names"] == "CONTROLLER_FROM_KAFKA_2"
+    assert "CONTROLLER_FROM_KAFKA_2:PLAINTEXT" in props["listener.security.protocol.map"]
+    assert "CONTROLLER" not in props["listeners"], "a dedicated layout's broker binds no controller listener"
+    assert "zookeeper.connect" not in props and metadata.format_cluster_id == "cluster-1"
+
+
+def test_combined_nodes_are_brokers_and_controllers_with_links_apart_from_replication() -> None:
+    topology = build_topology({"zones": ["a", "b", "c"], "metadata": "kraft", "controllers": "combined"})
+    fabric = plan_fabric(topology)
+    names = {link.name: link.kind for link in fabric.links}
+    assert names["kafka-0->kafka-1"] is LinkKind.REPLICATION
+    assert names["kafka-0->kafka-1:controller"] is LinkKind.KRAFT_QUORUM
+    metadata = kraft_broker_settings(fabric, topology.broker(0), "c")
+    assert metadata.settings["process.roles"] == "broker,controller"
+    assert metadata.listeners == tuple(f"CONTROLLER_FROM_KAFKA_{i}://0.0.0.0:{CONTROLLER_LISTENER_PORT + i}"
+                                       for i in (0, 1, 2))
+
+
+def test_a_cluster_id_is_a_kafka_uuid() -> None:
+    ids = {new_cluster_id() for _ in range(5)}
+    assert len(ids) == 5 and all(len(i) == 22 and "=" not in i for i in ids)
+
+
+QUORUM = {"leader_id": 101, "leader_epoch": 7, "high_watermark": 420,
+          "current_voters": [{"replica_id": 100, "log_end_offset": 420, "last_fetch_timestamp": 9_500},
+                             {"replica_id": 101, "log_end_offset": 420, "last_fetch_timestamp": -1},
+                             {"replica_id": 102, "log_end_offset": 300, "last_fetch_timestamp": 1_000}]}
+VOTERS = {100: "kraft-a", 101: "kraft-b", 102: "kraft-c"}
+
+
+def test_a_voter_is_in_the_quorum_while_the_leader_sees_it_fetch() -> None:
+    assert voter_roles(QUORUM, VOTERS, now_ms=10_000) == {"kraft-a": "follower", "kraft-b": "leader",
+                                                          "kraft-c": None}
+
+
+def test_partitions_and_brokers_come_from_the_metadata_answers() -> None:
+    described = [
+        {"error_code": 0, "name": "t", "partitions": [
+            {"partition_index": 1, "leader_id": 2, "leader_epoch": 5, "isr_nodes": [2, 0],
+             "replica_nodes": [2, 0, 1]},
+            {"partition_index": 0, "leader_id": -1, "leader_epoch": 6, "isr_nodes": [1],
+             "replica_nodes": [1, 2, 0]}]},
+        {"error_code": 3, "name": "gone", "partitions": []},
+    ]
+    states = {(s.topic, s.partition): s for s in partition_states(described)}
+    assert set(states) == {("t", 0), ("t", 1)}
+    assert states[("t", 1)].leader_epoch == 5 and states[("t", 1)].isr == (2, 0)
+    assert not states[("t", 0)].online
+    cluster = {"brokers": [{"broker_id": 2}, {"broker_id": 0, "is_fenced": True}, {"broker_id": 1}]}
+    assert live_brokers(cluster) == (1, 2), "a fenced broker is registered but not live"
