@@ -104,6 +104,7 @@ class ChaosRun:
         self.base_topology = load_topology(topology)
         check_mode(release(kafka_version), self.base_topology.metadata)  # one line, before any container
         self.topology = self.base_topology  # what the next cluster is made from
+        self.cluster_version = kafka_version  # and the release it runs
         self.identity = RunIdentity(f"{run_id}-{worker}" if worker else run_id, keep=keep)
         self.progress = progress
         self.keeper = ClusterKeeper(self._new_cluster, healer, progress)
@@ -114,7 +115,7 @@ class ChaosRun:
         self._judge: Judge | None = None
 
     def _new_cluster(self) -> Cluster:
-        return Cluster(self.topology, self.kafka_version, identity=self.identity, progress=self.progress)
+        return Cluster(self.topology, self.cluster_version, identity=self.identity, progress=self.progress)
 
     def use_broker_settings(self, settings: Mapping[str, SettingValue]) -> bool:
         """From now on, clusters run the base topology with ``settings`` over its broker
@@ -123,21 +124,26 @@ class ChaosRun:
         listing = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items()) or "the topology's own"
         return self.use_topology(topology, f"broker settings from here on: {listing}")
 
-    def use_topology(self, topology: Topology, why: str | None = None) -> bool:
-        """From now on, clusters are made from ``topology`` (another shape, or other
-        settings); True when that meant removing a cluster made from another one.
+    def use_topology(self, topology: Topology, why: str | None = None,
+                     kafka_version: str | None = None) -> bool:
+        """From now on, clusters are made from ``topology`` (another shape, other settings,
+        another metadata mode) on ``kafka_version`` (default: the run's); True when that
+        meant removing a cluster made from another one.
 
         The keeper makes every cluster (fresh or replacement) from :attr:`topology`, so
         changing it and closing the current cluster is enough; the next test's cluster
         starts from the new one. One cluster at a time: the old one is removed first.
         """
-        if topology == self.topology:
+        version = kafka_version or self.kafka_version
+        if topology == self.topology and version == self.cluster_version:
             return False
+        check_mode(release(version), topology.metadata)
         had_cluster = self.keeper.started
         self.keeper.close()
-        self.topology = topology
+        self.topology, self.cluster_version = topology, version
         self.progress(why or f"clusters from here on: topology {topology.name} "
-                      f"({len(topology.brokers)} brokers in zones {', '.join(topology.zones)})")
+                      f"({len(topology.brokers)} brokers in zones {', '.join(topology.zones)}, "
+                      f"{topology.metadata} mode, Kafka {version})")
         return had_cluster
 
     # -- parts, made on first use -----------------------------------------------------------

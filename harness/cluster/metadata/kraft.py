@@ -23,6 +23,7 @@ session has expired, so the restart policy has nothing to wait for.
 from __future__ import annotations
 
 import base64
+import logging
 import threading
 import time
 import uuid
@@ -37,6 +38,10 @@ from topologies.model import BrokerNode
 
 if TYPE_CHECKING:
     from harness.cluster.metadata.zookeeper import ZooKeeperMode
+
+# kafka-python logs every connection it loses at ERROR, and faults make it lose many; what
+# the harness makes of a failed read is said where it reads.
+logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 # Kafka's broker.session.timeout.ms when the topology does not set it.
 DEFAULT_BROKER_SESSION_TIMEOUT_MS = 9000

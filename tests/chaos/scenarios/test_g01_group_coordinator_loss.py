@@ -82,7 +82,6 @@ def g1_spec(group: str, coordinator: int, brokers: list[int], session_timeout_s:
     )
 
 
-@pytest.mark.core(strikes=("kill",), judges=("messages", "groups"))
 def test_g1_a_group_loses_no_read_and_no_commit_through_its_coordinators_loss(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, spare_brokers: tuple[int, ...]
 ) -> None:

@@ -76,7 +76,8 @@ def g2_spec(commit: str) -> ScenarioSpec:
     )
 
 
-@pytest.mark.parametrize("commit", ["auto", "sync"])
+@pytest.mark.parametrize("commit", [
+    "auto", pytest.param("sync", marks=pytest.mark.core(judges=("messages", "groups")))])
 def test_g2_a_rebalance_storm_skips_records_only_when_commits_run_ahead_of_processing(
     scenario: Callable[[ScenarioSpec], ScenarioRun], commit: str
 ) -> None:
