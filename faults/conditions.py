@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, required, typed
-from faults.targets import BrokerId, ClusterView, partition_state
+from faults.targets import BrokerId, ClusterView, needs_zookeeper, partition_state
 from harness.cluster.state import ClusterState, PartitionState
 from topologies.model import Topology
 
@@ -408,9 +408,17 @@ class IsrIs(_PartitionCondition):
 
 @dataclass(frozen=True)
 class ControllerIs(_BrokerCondition):
-    """Broker ``broker`` is the controller (``/controller``)."""
+    """Node ``broker`` is the active controller: the broker holding ``/controller`` in
+    ZooKeeper mode, the quorum's leader (a controller id) in KRaft."""
 
     kind: ClassVar[str] = "controller_is"
+
+    def check(self, topology: Topology) -> None:
+        names = topology.controller_candidates
+        if self.broker not in {_node_id(topology, name) for name in names}:
+            ids = ", ".join(str(_node_id(topology, name)) for name in names)
+            raise TargetError(f"controller_is = {self.broker}: node {self.broker} can never be the active "
+                              f"controller of topology {topology.name!r}; the ones that can are {ids}")
 
     def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
         if state.controller == self.broker:
@@ -431,6 +439,9 @@ class ZkServing(Condition):
     kind: ClassVar[str] = "zk_serving"
 
     def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"condition {self.kind!r}",
+                        "a quorum's roles are read into the cluster state in both modes; wait on "
+                        "controller_changed or controller_is")
         names = [z.name for z in topology.zookeepers]
         if self.node not in names:
             raise TargetError(f"no ZooKeeper node {self.node!r}; the nodes are {', '.join(names)}")
@@ -669,3 +680,11 @@ def topics_to_read(conditions: list[Condition]) -> list[str] | None:
     if any(condition.all_topics for condition in conditions) and not named:
         return None
     return named
+
+
+def _node_id(topology: Topology, name: str) -> int:
+    """The metadata's id of a node that can be the active controller."""
+    for controller in topology.controllers:
+        if controller.name == name:
+            return controller.node_id
+    return next(b.broker_id for b in topology.brokers if b.name == name)

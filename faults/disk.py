@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 from faults.errors import TargetError
 from faults.process import NodeFault
 from faults.spec import check_keys
-from faults.targets import Node, Target, ZooKeeperLeader, target_from
+from faults.targets import (
+    AllControllers,
+    AllZooKeepers,
+    ControllerMajority,
+    KRaftController,
+    Node,
+    Target,
+    ZooKeeperLeader,
+    target_from,
+)
 from topologies.model import Topology
 
 if TYPE_CHECKING:
@@ -47,9 +56,11 @@ class FillDisk(NodeFault):
         if topology.broker_disk_mb is None:
             raise TargetError(f"fill_disk needs broker disks of a size: topology {topology.name!r} has no "
                               "broker_disk_mb")
-        zookeepers = {z.name for z in topology.zookeepers}
-        if isinstance(self.target, ZooKeeperLeader) or (isinstance(self.target, Node)
-                                                         and self.target.name in zookeepers):
+        brokers = {b.name for b in topology.brokers}
+        quorum_only = isinstance(self.target, (ZooKeeperLeader, AllZooKeepers)) or (
+            isinstance(self.target, (KRaftController, AllControllers, ControllerMajority))
+            and bool(topology.dedicated_controllers))
+        if quorum_only or (isinstance(self.target, Node) and self.target.name not in brokers):
             raise TargetError(f"fill_disk fills a broker's disk, not {self.target.describe()}'s")
 
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:

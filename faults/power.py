@@ -80,12 +80,14 @@ class PowerLoss(Kill):
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         """Power back on for every node; a ZooKeeper node that refuses to start for want
         of a snapshot replays its logs instead (see the module's docstring)."""
-        # ZooKeeper first: a broker is started once its old session has expired, which
-        # takes a serving ensemble.
-        zookeepers = [node for node in resolved if cluster.broker_id_of(node) is None]
-        for node in zookeepers:
+        # The metadata quorum first (ZooKeeper nodes, KRaft controllers): a broker starts
+        # once its old session has expired, or registers with a quorum, which takes a
+        # serving quorum.
+        quorum = [node for node in resolved if cluster.broker_id_of(node) is None]
+        for node in quorum:
             nodes.ensure_running(cluster, node)
-        refused = _refused_for_no_snapshot(cluster, zookeepers)
+        ensemble = {z.name for z in cluster.topology.zookeepers}
+        refused = _refused_for_no_snapshot(cluster, [node for node in quorum if node in ensemble])
         for node in refused:
             cluster.zookeeper.start_from_logs(node)
         try:

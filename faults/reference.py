@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faults.errors import FaultSpecError
+from faults.errors import FaultSpecError, TargetError
 from faults.network import CutMode
 from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault
 from faults.schedule import ENTRY_KEYS
-from faults.targets import TARGET_KINDS, parse_links
+from faults.targets import TARGET_KINDS, parse_links, parse_target
 from faults.toxics import _DEGRADATIONS, STREAMS
 from harness.cluster.fabric import LinkKind
+from topologies import Topology, load_topology
 
 TOPIC = "$topic"
 """How the examples name the scenario's topic (a scenario file replaces it at run time)."""
@@ -51,8 +52,8 @@ TARGET_DOCS: dict[str, TargetDoc] = {
     doc.kind: doc
     for doc in (
         TargetDoc("broker", "The broker with this id, wherever it runs.", ({"broker": 1},)),
-        TargetDoc("node", "A node by name: a broker (`kafka-<id>`) or a ZooKeeper node (`zk-<zone>`).",
-                  ({"node": "zk-b"},)),
+        TargetDoc("node", "A node by name: a broker (`kafka-<id>`), a ZooKeeper node (`zk-<zone>`) or a "
+                  "dedicated KRaft controller (`kraft-<zone>`).", ({"node": "zk-b"}, {"node": "kraft-b"})),
         TargetDoc("zone", "Every node of the zone and the zone's clients (`client-<zone>`): what a zone "
                   "outage takes down.", ({"zone": "a"},)),
         TargetDoc("zone_clients", "Only the zone's clients (`client-<zone>`); no node.",
@@ -73,13 +74,23 @@ TARGET_DOCS: dict[str, TargetDoc] = {
                   "(placed as `coordinator_of` places a group); fails if no transactional producer has "
                   "called `init_transactions` yet, which is what creates that topic.",
                   ({"txn_coordinator_of": "orders-writer"},)),
-        TargetDoc("controller", "The broker that holds /controller at that moment.", ("controller",)),
+        TargetDoc("controller", "The bare word: the active controller at that moment, as "
+                  "`active_controller`. With an id: that KRaft controller (quorum voter), whatever its role.",
+                  ("controller", {"controller": 101})),
+        TargetDoc("active_controller", "The active controller at that moment: the broker that holds "
+                  "/controller in ZooKeeper mode, the quorum's leader in KRaft; fails if there is none then.",
+                  ("active_controller",)),
+        TargetDoc("controller_majority", "A majority of the KRaft quorum's voters (n // 2 + 1 of n), the "
+                  "active controller first, then the others in id order: down or cut off, the rest can "
+                  "neither elect a leader nor commit a metadata change.", ("controller_majority",)),
         TargetDoc("zookeeper_leader", "The ZooKeeper node that leads the ensemble at that moment (its "
                   "`srvr` answer says leader); fails if the ensemble has no quorum.", ("zookeeper_leader",)),
         TargetDoc("all_brokers", "Every broker of the topology at once (what a power cut of the whole "
                   "cluster takes down).", ("all_brokers",)),
         TargetDoc("all_zookeepers", "Every ZooKeeper node of the topology at once (the whole ensemble "
                   "losing power together).", ("all_zookeepers",)),
+        TargetDoc("all_controllers", "Every KRaft controller of the topology at once (the quorum losing "
+                  "power together).", ("all_controllers",)),
     )
 }
 
@@ -127,7 +138,8 @@ SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
               "was healed. If that entry is never healed, this one is not injected and the schedule "
               "fails."),
     "when": ("condition", "none", "Once the start has come, inject at the first look at which this holds "
-             "on ZooKeeper's state: `\"isr_full\"`, `\"controller_changed\"`, "
+             "on the cluster state (ZooKeeper's or the KRaft quorum's): `\"isr_full\"`, "
+             "`\"controller_changed\"`, "
              "`{ leaves_isr = { broker, topic, partition } }` (or `joins_isr`), "
              "`{ leader_changed = { topic, partition } }`, `{ new_leader_from_isr = { topic, partition } }`, "
              "`{ offline = { topic, partition } }`, `{ leader_is = { broker, topic, partition } }`, "
@@ -275,6 +287,46 @@ def _aims(doc: FaultDoc) -> str:
     return "the cluster"
 
 
+MODE_TOPOLOGIES = {"ZooKeeper": "three_az", "KRaft": "three_az_kraft"}
+"""The topology each metadata mode's support is checked on, for the page's mode columns."""
+
+
+def _modes(check: Callable[[Topology], None]) -> str:
+    """The modes in which ``check`` accepts its spec: the code's own refusal decides."""
+    accepted = []
+    for mode, name in MODE_TOPOLOGIES.items():
+        try:
+            check(load_topology(name))
+        except (FaultSpecError, TargetError):
+            continue
+        accepted.append(mode)
+    return ", ".join(accepted) or "neither"
+
+
+def _fault_modes(doc: FaultDoc) -> str:
+    return _modes(lambda topology: build_fault(_on_topic(doc.example)).check(topology))
+
+
+def _target_modes(doc: TargetDoc) -> str:
+    """The modes in which one of the form's examples is accepted (``{ node = "zk-b" }`` in
+    ZooKeeper mode, ``{ node = "kraft-b" }`` in KRaft)."""
+    def any_accepted(topology: Topology) -> None:
+        refusals = []
+        for example in doc.examples:
+            try:
+                parse_target(_on_topic(example)).check(topology)
+                return
+            except TargetError as err:
+                refusals.append(err)
+        raise refusals[0]
+
+    return _modes(any_accepted)
+
+
+def _on_topic(spec: Mapping[str, Any]) -> Any:
+    return json.loads(json.dumps(spec).replace(TOPIC, "orders"))
+
+
 def render_markdown() -> str:
     """The whole of docs/FAULTS.md; UndocumentedError when the records and the code disagree."""
     found = problems()
@@ -318,19 +370,23 @@ def render_markdown() -> str:
         "",
         "An entry can wait for the cluster instead of a guessed time: `after = N` counts its `start_s`",
         "from the heal of entry N, and `when` injects it at the first moment its condition holds on",
-        "ZooKeeper's state. A rolling restart is three `controlled_shutdown` entries, the second and",
+        "cluster state. A rolling restart is three `controlled_shutdown` entries, the second and",
         "third with `after` naming the one before and `when = \"isr_full\"`, so each broker goes only",
         "once every replica is back in sync.",
         "",
         "## Fault kinds",
         "",
-        "| kind | aimed at | what it does |",
-        "|---|---|---|",
+        "The modes column says where each kind runs: a ZooKeeper-mode cluster, a KRaft one, or both.",
+        "A kind that acts on ZooKeeper itself is refused on a KRaft topology before anything starts,",
+        "and its refusal names what to do there instead.",
+        "",
+        "| kind | aimed at | modes | what it does |",
+        "|---|---|---|---|",
     ]
     docs = [FAULT_DOCS[kind] for kind in FAULTS]
     for doc in docs:
         first = doc.summary.split(". ")[0].rstrip(".")
-        out.append(f"| [`{doc.kind}`](#{doc.kind}) | {_aims(doc)} | {first}. |")
+        out.append(f"| [`{doc.kind}`](#{doc.kind}) | {_aims(doc)} | {_fault_modes(doc)} | {first}. |")
     for doc in docs:
         out += ["", f"### {doc.kind}", "", doc.summary, "", f"Heal: {doc.heals}", ""]
         out += ["| parameter | type | default | meaning |", "|---|---|---|---|"]
@@ -344,13 +400,13 @@ def render_markdown() -> str:
         "",
         "A target is either a bare word or a table with exactly one key.",
         "",
-        "| form | example | resolves to |",
-        "|---|---|---|",
+        "| form | example | modes | resolves to |",
+        "|---|---|---|---|",
     ]
     for kind in TARGET_KINDS:
         target_doc = TARGET_DOCS[kind]
         examples = "<br>".join(f"`{toml_value(e)}`" for e in target_doc.examples)
-        out.append(f"| `{kind}` | {examples} | {target_doc.resolves_to} |")
+        out.append(f"| `{kind}` | {examples} | {_target_modes(target_doc)} | {target_doc.resolves_to} |")
     out += [
         "",
         "Targets resolve to endpoints: node names and, for zones, the zone's clients. Process faults",

@@ -124,7 +124,7 @@ def _clean(example: bool) -> Param:
     return Param("clean", "bool", meaning, example, False)
 
 
-_TIMEOUT_MEANING = "Seconds to wait for ZooKeeper to show the effect before the inject fails."
+_TIMEOUT_MEANING = "Seconds to wait for the metadata to show the effect before the inject fails."
 _PROCESS_HEAL = (
     "Starts every node that is down again and waits until each one serves "
     "(a broker is back in /brokers/ids)."
@@ -214,11 +214,11 @@ _FIXED_DOCS: tuple[FaultDoc, ...] = (
         "at inject.",
         "Starts any node still down (normally none: the inject already restarted them).",
         (
-            _target("zookeeper_leader"),
+            _target("active_controller"),
             _clean(True),
             Param("downtime_s", "float", "Seconds to stay down before starting again.", 2.0, 0.0),
         ),
-        {"fault": "restart", "target": "zookeeper_leader", "clean": True, "downtime_s": 2.0},
+        {"fault": "restart", "target": "active_controller", "clean": True, "downtime_s": 2.0},
     ),
     FaultDoc(
         "bounce",
@@ -302,8 +302,9 @@ _FIXED_DOCS: tuple[FaultDoc, ...] = (
     ),
     FaultDoc(
         "reassign",
-        "Moves one partition's replicas to the given brokers by writing /admin/reassign_partitions (which "
-        "ZooKeeper-mode controllers execute); returns once the request is gone, the assignment is the new "
+        "Moves one partition's replicas to the given brokers: in ZooKeeper mode by writing "
+        "/admin/reassign_partitions (which its controllers execute), in KRaft with the "
+        "AlterPartitionReassignments admin API; returns once no move is pending, the assignment is the new "
         "list and every new replica is in the ISR. Fails if another reassignment is in progress.",
         _METADATA_HEAL,
         (

@@ -183,12 +183,31 @@ class AllBrokers(Target):
         return self.kind
 
 
+def needs_zookeeper(topology: Topology, what: str, on_kraft: str) -> None:
+    """Refuse ``what`` on a topology with no ZooKeeper ensemble (a KRaft cluster), naming
+    ``on_kraft``, its KRaft counterpart."""
+    if not topology.zookeepers:
+        raise TargetError(f"{what} acts on ZooKeeper, and topology {topology.name!r} has none (its metadata "
+                          f"is in a KRaft controller quorum); on KRaft: {on_kraft}")
+
+
+def needs_controllers(topology: Topology, what: str, on_zookeeper: str) -> None:
+    """Refuse ``what`` on a topology with no KRaft controller quorum (a ZooKeeper-mode
+    cluster), naming ``on_zookeeper``, its ZooKeeper-mode counterpart."""
+    if not topology.controllers:
+        raise TargetError(f"{what} names KRaft controllers, and topology {topology.name!r} has none (its "
+                          f"metadata is in ZooKeeper); in ZooKeeper mode: {on_zookeeper}")
+
+
 @dataclass(frozen=True)
 class AllZooKeepers(Target):
     """Every ZooKeeper node of the topology: the whole ensemble losing power together."""
 
     kind: ClassVar[str] = "all_zookeepers"
     moves: ClassVar[bool] = False
+
+    def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"target {self.kind!r}", '"all_controllers"')
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
         return tuple(z.name for z in cluster.topology.zookeepers)
@@ -200,21 +219,104 @@ class AllZooKeepers(Target):
         return self.kind
 
 
-# -- roles read from ZooKeeper -----------------------------------------------------------
 @dataclass(frozen=True)
-class Controller(Target):
-    """The broker that holds ``/controller`` now."""
+class AllControllers(Target):
+    """Every voter of the KRaft controller quorum: the controllers losing power together."""
 
+    kind: ClassVar[str] = "all_controllers"
+    moves: ClassVar[bool] = False
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {self.kind!r}", '"all_zookeepers"')
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return tuple(dict.fromkeys(c.name for c in cluster.topology.controllers))
+
+    def describe(self) -> str:
+        return "all KRaft controllers"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class KRaftController(Target):
+    """The KRaft controller (quorum voter) with node id ``node_id``, whatever its role."""
+
+    node_id: int
     kind: ClassVar[str] = "controller"
+    moves: ClassVar[bool] = False
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {{controller = {self.node_id}}}",
+                          '"controller" (the broker holding /controller)')
+        _checked(lambda: topology.controller(self.node_id))
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return (cluster.topology.controller(self.node_id).name,)
+
+    def describe(self) -> str:
+        return f"controller {self.node_id}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.node_id}
+
+
+# -- roles read from the metadata ----------------------------------------------------------
+@dataclass(frozen=True)
+class ActiveController(Target):
+    """The active controller now: the broker that holds ``/controller`` in ZooKeeper mode,
+    the quorum's leader in KRaft."""
+
+    kind: ClassVar[str] = "active_controller"
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
         controller = cluster.state(topics=[]).controller
         if controller is None:
-            raise TargetError("there is no controller now (/controller is empty)")
-        return (cluster.topology.broker(controller).name,)
+            raise TargetError("there is no active controller now (no broker holds /controller, or the KRaft "
+                              "quorum has no leader)")
+        return (cluster.topology.node_of_id(controller),)
+
+    def describe(self) -> str:
+        return "active controller"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class Controller(ActiveController):
+    """``"controller"``: the active controller, by the name ZooKeeper-mode schedules give it."""
+
+    kind: ClassVar[str] = "controller"
 
     def describe(self) -> str:
         return "controller"
+
+
+@dataclass(frozen=True)
+class ControllerMajority(Target):
+    """A majority of the KRaft quorum's voters (n // 2 + 1 of n): the active controller
+    first, then the other voters in id order. Down or cut off, the rest cannot elect a
+    leader or commit a metadata change."""
+
+    kind: ClassVar[str] = "controller_majority"
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {self.kind!r}",
+                          "a majority of the ZooKeeper nodes (e.g. two {node = ...} targets)")
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        voters = sorted(cluster.topology.controllers, key=lambda c: c.node_id)
+        leader = cluster.state(topics=[]).controller
+        ordered = sorted(voters, key=lambda c: c.node_id != leader)
+        return tuple(c.name for c in ordered[:len(voters) // 2 + 1])
+
+    def describe(self) -> str:
+        return "a majority of the KRaft controllers"
 
     def to_spec(self) -> Any:
         return self.kind
@@ -225,6 +327,9 @@ class ZooKeeperLeader(Target):
     """The ZooKeeper node that leads the ensemble now (``srvr`` says Mode: leader)."""
 
     kind: ClassVar[str] = "zookeeper_leader"
+
+    def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"target {self.kind!r}", '"active_controller" (the quorum\'s leader)')
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
         leaders = [name for name, mode in cluster.quorum_roles().items() if mode == "leader"]
@@ -543,8 +648,9 @@ class Isolation(LinkTarget):
 
 # -- parsing -----------------------------------------------------------------------------
 _NO_ARGUMENT: dict[str, type[Target]] = {
-    "controller": Controller, "zookeeper_leader": ZooKeeperLeader, "all_brokers": AllBrokers,
-    "all_zookeepers": AllZooKeepers,
+    "controller": Controller, "active_controller": ActiveController,
+    "controller_majority": ControllerMajority, "zookeeper_leader": ZooKeeperLeader,
+    "all_brokers": AllBrokers, "all_zookeepers": AllZooKeepers, "all_controllers": AllControllers,
 }
 TARGET_KINDS = (
     "broker",
@@ -571,6 +677,8 @@ def parse_target(spec: object) -> Target:
         raise FaultSpecError(f"a target has exactly one kind, got {dict(mapping)!r}")
     ((kind, value),) = mapping.items()
     what = f"target {kind!r}"
+    if kind == "controller":
+        return KRaftController(typed(value, int, what))
     if kind in _NO_ARGUMENT:
         return _NO_ARGUMENT[kind]()
     if kind == "broker":

@@ -12,28 +12,32 @@ point; heal only waits for what the cluster repairs by itself (a re-registration
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NoNodeError
 
 from faults import nodes, zksession
 from faults.base import Fault
 from faults.errors import FaultError, FaultSpecError, TargetError
 from faults.spec import check_keys, optional, positive, required, typed
-from faults.targets import Controller, Target, partition_state, target_from
+from faults.targets import Controller, Target, needs_zookeeper, partition_state, target_from
 from faults.waiting import wait_until, wait_until_clear
 from harness.cluster.fabric import LinkKind
+from harness.errors import ChaosError
 from topologies.model import Topology
 
 if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
 
-REASSIGN_PATH = "/admin/reassign_partitions"
+# What a KRaft cluster does instead of a ZooKeeper-only fault, as its refusal says.
+FENCE_ON_KRAFT = ('fence the broker by cutting its heartbeats, {fault = "cut", links = {from = {broker = N}, '
+                  'to = "all_controllers", kind = "kraft-broker"}}')
+NEW_CONTROLLER_ON_KRAFT = ('make the quorum elect another leader, {fault = "kill", target = '
+                           '"active_controller"} or {fault = "isolate", target = "active_controller"}')
 CONTROLLER_PATH = "/controller"
 ELECT_ANSWER_S = 10.0  # one ElectLeaders request's wait; its election completes in well under 1 s
 
@@ -66,9 +70,11 @@ class ExpireSession(Fault):
         return {"fault": self.kind, "target": self.target.to_spec(), "timeout_s": self.timeout_s}
 
     def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"fault {self.kind!r}", FENCE_ON_KRAFT)
         self.target.check(topology)
 
     def check_exists(self, cluster: ClusterControl) -> None:
+        self.check(cluster.topology)
         self.target.check_exists(cluster)
 
     def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
@@ -135,6 +141,9 @@ class DeleteController(Fault):
 
     def to_spec(self) -> dict[str, Any]:
         return {"fault": self.kind, "timeout_s": self.timeout_s}
+
+    def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"fault {self.kind!r}", NEW_CONTROLLER_ON_KRAFT)
 
     def _resolve(self, cluster: ClusterControl) -> tuple[str, ...]:
         """The controller whose claim is deleted. While an election is under way
@@ -295,10 +304,10 @@ def _error_code(error: object) -> int | None:
 class Reassign(PartitionFault):
     """Move one partition's replicas to ``replicas`` and wait until the move completes.
 
-    confluent-kafka has no AlterPartitionReassignments call, so this writes the request
-    to ``/admin/reassign_partitions``, which a ZooKeeper-mode controller (2.4 through
-    3.9) still executes like the API. Done means: the znode is gone, the topic's
-    assignment in ZooKeeper is ``replicas``, and every new replica is in the ISR. When
+    The metadata mode makes the request (:meth:`MetadataMode.request_reassignment`: the
+    ``/admin/reassign_partitions`` znode in ZooKeeper mode, AlterPartitionReassignments
+    in KRaft). Done means: no move is pending, the topic's assignment is ``replicas``,
+    and every new replica is in the ISR. When
     another fault holds one of the old or new replicas down (paused or not running), the
     reassignment is requested and not awaited, and the outcome says so: it cannot finish
     before that fault's heal, which a wait here would hold up.
@@ -352,17 +361,11 @@ class Reassign(PartitionFault):
 
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         self.previous = partition_state(cluster, self.topic, self.partition).replicas
-        request = {
-            "version": 1,
-            "partitions": [{"topic": self.topic, "partition": self.partition, "replicas": self.replicas}],
-        }
         started = time.monotonic()
         try:
-            cluster.zookeeper.create_znode(REASSIGN_PATH, json.dumps(request).encode())
-        except NodeExistsError:
-            raise FaultError(
-                f"a partition reassignment is already in progress ({REASSIGN_PATH} exists)"
-            ) from None
+            cluster.metadata.request_reassignment(self.topic, self.partition, self.replicas)
+        except ChaosError as err:
+            raise FaultError(str(err)) from None
 
         held, cut_off = self._held_elsewhere(cluster), self._cut_off_elsewhere(cluster)
         if held or cut_off:
@@ -375,7 +378,7 @@ class Reassign(PartitionFault):
                     f"awaited: {'; '.join(why)}")
 
         def done() -> bool:
-            if cluster.zk.pending_reassignment():
+            if cluster.metadata.reassignment_pending():
                 return False
             state = partition_state(cluster, self.topic, self.partition)
             return list(state.replicas) == self.replicas and set(self.replicas) <= set(state.isr)
@@ -394,10 +397,10 @@ class Reassign(PartitionFault):
 
     def _cut_off_elsewhere(self, cluster: ClusterControl) -> list[str]:
         """The brokers of the old or new replica set whose links to other brokers or to
-        ZooKeeper another fault has disabled or slowed: a replica isolated by a cut is
+        the metadata (ZooKeeper, the KRaft controllers) another fault has disabled or slowed: a replica isolated by a cut is
         alive, so it is not held down, yet it cannot catch up (an exploration round that
         isolated a replica lost 60 s waiting here)."""
         broken = set(cluster.proxies.damaged())
-        needed = (LinkKind.REPLICATION, LinkKind.ZK_SESSION)
+        needed = (LinkKind.REPLICATION, LinkKind.ZK_SESSION, LinkKind.KRAFT_BROKER)
         return [name for name in self._replica_nodes(cluster)
                 if any(link.kind in needed and link.name in broken for link in cluster.fabric.touching(name))]

@@ -47,6 +47,8 @@ KNOWN_KEYS = {
 SETTINGS_TABLES = ("broker_settings", "topic_defaults", "zookeeper_settings", "controller_settings")
 # What only a ZooKeeper-mode declaration says, left behind by a KRaft variant of one.
 ZOOKEEPER_KEYS = ("zookeeper_nodes", "zookeepers", "zookeeper_settings", "zookeeper_heap_mb")
+ZOOKEEPER_SESSION = "zookeeper.session.timeout.ms"
+BROKER_SESSION, BROKER_HEARTBEAT = "broker.session.timeout.ms", "broker.heartbeat.interval.ms"
 KRAFT_KEYS = ("controllers", "controllers_per_zone", "controller_heap_mb", "controller_settings")
 
 
@@ -87,6 +89,13 @@ def _extended(data: dict[str, Any], path: Path, seen: tuple[Path, ...]) -> dict[
     if base_path.resolve() in seen:
         raise TopologyError(f"topology file {path} extends {base_name!r}, which extends it back")
     _, base = _read(base_path, seen)
+    return _over(base, data)
+
+
+def _over(base: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Declaration ``data`` laid over ``base``: its keys replace the base's, its settings
+    tables are merged into the base's, and a KRaft variant of a ZooKeeper declaration
+    leaves the ZooKeeper parts behind."""
     merged = {**base, **data}
     for table in SETTINGS_TABLES:
         if table in base and table in data:
@@ -106,7 +115,37 @@ def _extended(data: dict[str, Any], path: Path, seen: tuple[Path, ...]) -> dict[
         merged["broker_settings"] = {k: v for k, v in merged.get("broker_settings", {}).items()
                                      if not (k.startswith("zookeeper.") and k in base_settings
                                              and k not in data.get("broker_settings", {}))}
+        _session_from_zookeeper(merged, base_settings)
     return merged
+
+
+def _session_from_zookeeper(merged: dict[str, Any], zookeeper_settings: dict[str, Any]) -> None:
+    """A broker's ZooKeeper session becomes its KRaft broker session: a broker that stops
+    heartbeating is fenced after as long as a ZooKeeper-mode broker's session took to
+    expire, so a fault's timing carries over. It heartbeats six times per session (Kafka's
+    own 2 s in 9 s is 4.5), unless the declaration says otherwise."""
+    session = zookeeper_settings.get(ZOOKEEPER_SESSION)
+    if not isinstance(session, int) or isinstance(session, bool):
+        return
+    controller_settings = merged.setdefault("controller_settings", {})
+    controller_settings.setdefault(BROKER_SESSION, session)
+    heartbeat = max(1, int(controller_settings[BROKER_SESSION]) // 6)
+    merged["broker_settings"].setdefault(BROKER_HEARTBEAT, heartbeat)
+
+
+def _in_mode(stem: str, data: dict[str, Any], metadata: str) -> tuple[str, dict[str, Any]]:
+    """The declaration in another metadata mode: a ZooKeeper one's KRaft variant, as
+    ``extends = "<it>"`` with ``metadata = "kraft"`` would make it, named ``<it>_kraft``.
+    A KRaft declaration has no ZooKeeper variant: it says nothing of the ensemble."""
+    if metadata not in METADATA_MODES:
+        raise TopologyError(problem_line("metadata", metadata, f"must be one of {', '.join(METADATA_MODES)}"))
+    if metadata != KRAFT:
+        raise TopologyError(f"topology {stem!r} is a KRaft topology and has no ZooKeeper variant; "
+                            "name a ZooKeeper topology (e.g. three_az) for metadata = \"zookeeper\"")
+    variant = _over(data, {"metadata": KRAFT})
+    variant.pop("name", None)
+    variant.pop("description", None)
+    return f"{stem}_kraft", variant
 
 
 def _settings(raw: Any, what: str) -> dict[str, SettingValue]:
@@ -249,10 +288,15 @@ def load_topology(
     zookeeper_nodes: int | None = None,
     broker_settings: dict[str, SettingValue] | None = None,
     topic_defaults: dict[str, SettingValue] | None = None,
+    metadata: str | None = None,
 ) -> Topology:
-    """Load a built-in topology by name (or a TOML file by path) and apply parameters.
-    Every problem is one TopologyError naming the file, the key and the value."""
+    """Load a built-in topology by name (or a TOML file by path) and apply parameters;
+    ``metadata`` asks for the declaration in that metadata mode (a ZooKeeper topology's
+    KRaft variant when it says "kraft"). Every problem is one TopologyError naming the
+    file, the key and the value."""
     stem, data = _read(name_or_path)
+    if metadata is not None and metadata != data.get("metadata", ZOOKEEPER):
+        stem, data = _in_mode(stem, data, metadata)
     if brokers_per_zone is not None:
         data.pop("brokers", None)
         data["brokers_per_zone"] = brokers_per_zone

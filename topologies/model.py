@@ -97,6 +97,29 @@ class Topology:
                 return node
         raise TopologyError(f"topology {self.name!r} has no ZooKeeper node {name!r}")
 
+    def controller(self, node_id: int) -> ControllerNode:
+        """The KRaft controller (quorum voter) ``node_id``."""
+        for node in self.controllers:
+            if node.node_id == node_id:
+                return node
+        ids = ", ".join(str(c.node_id) for c in self.controllers)
+        has = f"its controllers are {ids}" if ids else "it has no KRaft controllers"
+        raise TopologyError(f"topology {self.name!r} has no KRaft controller {node_id}; {has}")
+
+    @property
+    def controller_candidates(self) -> tuple[str, ...]:
+        """The nodes one of which is the active controller: the quorum's voters where the
+        cluster has a quorum of controllers, else (a ZooKeeper-mode cluster) every broker."""
+        return tuple(c.name for c in self.controllers) or tuple(b.name for b in self.brokers)
+
+    def node_of_id(self, node_id: int) -> str:
+        """The node of a controller id as the metadata reports it: a KRaft voter's node, or
+        (a ZooKeeper-mode controller is a broker) the broker's."""
+        for node in self.controllers:
+            if node.node_id == node_id:
+                return node.name
+        return self.broker(node_id).name
+
     @property
     def placed_nodes(self) -> tuple[PlacedNode, ...]:
         """Every broker, ZooKeeper node and controller (a combined one twice: as broker too)."""

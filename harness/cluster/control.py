@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from harness.cluster.fabric import Fabric
+from harness.cluster.metadata.base import MetadataMode
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.state import ClusterState, PartitionState
@@ -115,6 +116,13 @@ class ClusterObservation(Protocol):
     def observer_bootstrap(self) -> str: ...
 
 
+class MetadataAccess(Protocol):
+    """The metadata mode's own actions (a replica move), in whichever mode the cluster runs."""
+
+    @property
+    def metadata(self) -> MetadataMode: ...
+
+
 class ZooKeeperAccess(Protocol):
     """ZooKeeper mode's ensemble, for the faults that exist only there."""
 
@@ -125,5 +133,6 @@ class ZooKeeperAccess(Protocol):
     def zk(self) -> ZkObserver: ...
 
 
-class ClusterControl(NodeControl, NetworkControl, ClusterObservation, ZooKeeperAccess, Protocol):
+class ClusterControl(NodeControl, NetworkControl, ClusterObservation, MetadataAccess, ZooKeeperAccess,
+                     Protocol):
     """Everything a fault may use: the cluster as the nemesis sees it."""

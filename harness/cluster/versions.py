@@ -2,7 +2,8 @@
 
 Each entry is an Apache Kafka release that Maven Central serves as
 ``org.apache.kafka:kafka_2.13:<version>``, with the metadata modes the harness runs it in:
-ZooKeeper mode up to 3.9 (the last release that has it), KRaft from 3.9. Differences
+ZooKeeper mode up to 3.9 (the last release that has it), KRaft from 3.9, and KRaft only
+from 4.0 (Kafka removed ZooKeeper mode there). Differences
 between versions that matter to the harness (a setting that appeared later, a base image
 with another Java) are recorded here, beside the version, so no test has to branch on a
 version string.
@@ -35,6 +36,8 @@ SUPPORTED: tuple[KafkaRelease, ...] = (
     KafkaRelease("3.5.2"),
     KafkaRelease("3.7.2"),
     KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT)),
+    KafkaRelease("4.0.0", metadata_modes=(KRAFT,)),
+    KafkaRelease("4.4.0", metadata_modes=(KRAFT,)),
 )
 
 DEFAULT_VERSION = "3.7.2"
@@ -43,6 +46,11 @@ DEFAULT_VERSION = "3.7.2"
 def supported_versions() -> list[str]:
     """Versions in ascending order, oldest first."""
     return [release.version for release in SUPPORTED]
+
+
+def runs(version: str) -> list[tuple[str, str]]:
+    """Every (version, metadata mode) pair the harness runs ``version`` in."""
+    return [(version, mode) for mode in release(version).metadata_modes]
 
 
 def check_mode(release: KafkaRelease, metadata: str) -> None:

@@ -89,20 +89,30 @@ def safe_name(text: str, limit: int = 120) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:limit] or "test"
 
 
+def session_topology(topology: str, metadata: str | None, kafka_version: str) -> Topology:
+    """The topology a run's clusters are made from: the named one, in ``metadata`` mode when
+    given (a ZooKeeper topology's KRaft variant for "kraft"), refused in one line before
+    any container when the release does not run that mode."""
+    chosen = load_topology(topology, metadata=metadata)
+    check_mode(release(kafka_version), chosen.metadata)
+    return chosen
+
+
 class ChaosRun:
     """The lifecycle of one run: cluster, judge, folder, records, report."""
 
     def __init__(self, run_id: str, kafka_version: str, topology: str, healer: Healer,
-                 keep: bool = False, progress: Progress = _quiet, worker: str | None = None) -> None:
-        """``worker`` names a pytest-xdist worker: each worker runs its own cluster (its
+                 keep: bool = False, progress: Progress = _quiet, worker: str | None = None,
+                 metadata: str | None = None) -> None:
+        """``metadata`` asks for the topology in that metadata mode (``--metadata``).
+        ``worker`` names a pytest-xdist worker: each worker runs its own cluster (its
         containers labelled ``<run id>-<worker>``, so no worker removes another's) and
         writes its records to ``workers/<worker>.json`` in the shared run folder; the
         controller merges them into one report (:meth:`absorb_workers`)."""
         self.run_id = run_id
         self.worker = worker
         self.kafka_version = kafka_version
-        self.base_topology = load_topology(topology)
-        check_mode(release(kafka_version), self.base_topology.metadata)  # one line, before any container
+        self.base_topology = session_topology(topology, metadata, kafka_version)
         self.topology = self.base_topology  # what the next cluster is made from
         self.cluster_version = kafka_version  # and the release it runs
         self.identity = RunIdentity(f"{run_id}-{worker}" if worker else run_id, keep=keep)

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cluster.resources import new_run_id
-from harness.cluster.versions import DEFAULT_VERSION, check_mode, release, supported_versions
+from harness.cluster.versions import DEFAULT_VERSION, release, supported_versions
 from harness.compose.rundir import reports_root
 from harness.errors import USER_ERRORS
+from topologies.model import METADATA_MODES
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
@@ -53,13 +54,13 @@ def _cmd_setup(args: argparse.Namespace) -> int:
 def _cmd_up(args: argparse.Namespace) -> int:
     from harness.cluster.lifecycle import Cluster
     from harness.cluster.resources import RunIdentity, new_run_id
-    from harness.compose.chaos_run import unwind_on_sigterm
-    from topologies import load_topology
+    from harness.compose.chaos_run import session_topology, unwind_on_sigterm
 
+    topology = session_topology(args.topology, args.metadata, args.kafka_version)
     unwind_on_sigterm()
     identity = RunIdentity(args.run_id or new_run_id(), keep=args.keep)
     cluster = Cluster(
-        load_topology(args.topology), args.kafka_version, identity=identity,
+        topology, args.kafka_version, identity=identity,
         host_port_base=args.port_base, progress=_progress,
     )
     try:
@@ -83,14 +84,15 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """Scenario files given: run them here. None given: the whole suite through pytest."""
-    from topologies import load_topology
+    from harness.compose.chaos_run import session_topology
 
-    check_mode(release(args.kafka_version), load_topology(args.topology).metadata)
+    session_topology(args.topology, args.metadata, args.kafka_version)  # refused here, in one line
     run_id = args.run_id or new_run_id()
     if not args.files:
         selection = ["-k", args.select] if args.select else []
+        mode = ["--metadata", args.metadata] if args.metadata else []
         command = [sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", args.kafka_version,
-                   "--topology", args.topology, "--run-id", run_id, *selection, *args.pytest_args]
+                   "--topology", args.topology, *mode, "--run-id", run_id, *selection, *args.pytest_args]
         _progress("running the chaos suite: " + " ".join(command[2:]))
         status = subprocess.call(command)
         index = reports_root() / run_id / "index.html"
@@ -160,7 +162,8 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     )
     from harness.compose.spec_runner import run_spec
 
-    chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress)
+    chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress,
+                     metadata=args.metadata)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
     for scenario in scenarios:
         check_runnable(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
@@ -205,7 +208,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     options = ExploreOptions(args.seed, args.rounds, args.minutes if args.rounds is None else None, kinds,
                              args.max_concurrent, args.until_violation)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
-                     progress=_progress)
+                     progress=_progress, metadata=args.metadata)
     base = load_base(args.file, chaos)
     space_for(base, chaos, options)  # refuse an impossible space before any container starts
 
@@ -242,7 +245,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     path = Path(args.file)
     scenario = load_scenario_file(path)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
-                     progress=_progress)
+                     progress=_progress, metadata=args.metadata)
     check_runnable(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
     out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
     written: list[Path] = []
@@ -336,14 +339,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
     """The suite (or chosen scenarios) across versions in turn, then a summary grid."""
-    from harness.compose.matrix import run_versions, write_summary
+    from harness.compose.matrix import matrix_runs, run_versions, write_summary
 
     versions = [v.strip() for v in args.versions.split(",") if v.strip()]
-    for version in versions:
-        release(version)
+    runs = matrix_runs(versions, args.metadata)  # refused here, in one line, before anything starts
     matrix_id = args.matrix_id or f"matrix-{new_run_id()}"
     selection = ["-k", args.scenarios] if args.scenarios else []
-    results = run_versions(versions, matrix_id, [*selection, *args.pytest_args], _progress)
+    results = run_versions(runs, matrix_id, [*selection, *args.pytest_args], _progress)
     summary = write_summary(matrix_id, results)
     _progress(f"summary: {summary}")
     return 0 if all(r.exit_code == 0 for r in results) else 1
@@ -367,10 +369,10 @@ def _cmd_versions(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     """Validate declarations with no engine: one line per problem on stderr, exit 2."""
+    from harness.compose.chaos_run import session_topology
     from harness.compose.check_files import check_paths
-    from topologies import load_topology
 
-    topology = load_topology(args.topology)
+    topology = session_topology(args.topology, args.metadata, args.kafka_version)
     checked = check_paths(args.paths, topology, release(args.kafka_version).extra_broker_settings)
     for line in checked.problems:
         print(f"kafka-chaos: {line}", file=sys.stderr)
@@ -395,6 +397,16 @@ def _version(value: str) -> str:
     return value
 
 
+def _mode_list(value: str) -> list[str]:
+    """Comma-separated metadata modes, each one of METADATA_MODES."""
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    wrong = [m for m in modes if m not in METADATA_MODES]
+    if wrong or not modes:
+        raise argparse.ArgumentTypeError(f"{(wrong or [value])[0]!r} is not a metadata mode; modes are "
+                                         + ", ".join(METADATA_MODES))
+    return modes
+
+
 def _positive_minutes(value: str) -> float:
     try:
         minutes = float(value)
@@ -408,6 +420,8 @@ def _positive_minutes(value: str) -> float:
 VERSION_HELP = (f"the Kafka release the cluster runs (default {DEFAULT_VERSION}; 'kafka-chaos versions' "
                 "lists them)")
 TOPOLOGY_HELP = "a built-in topology's name or a topology TOML file (default three_az)"
+METADATA_HELP = ("the metadata mode: 'kraft' runs a ZooKeeper topology's KRaft variant (three_az's is "
+                 "three_az_kraft); default: the topology's own")
 
 
 def _command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
@@ -416,10 +430,16 @@ def _command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str
     return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
 
 
+def _topology_options(command: argparse.ArgumentParser, topology_help: str = TOPOLOGY_HELP) -> None:
+    """The options that choose the cluster's shape and metadata mode."""
+    command.add_argument("--topology", default="three_az", help=topology_help)
+    command.add_argument("--metadata", default=None, choices=METADATA_MODES, help=METADATA_HELP)
+
+
 def _cluster_options(command: argparse.ArgumentParser) -> None:
     """The options of every command that runs scenarios on a cluster of its own."""
     command.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version, help=VERSION_HELP)
-    command.add_argument("--topology", default="three_az", help=TOPOLOGY_HELP)
+    _topology_options(command)
     command.add_argument("--run-id", default=None, help="report folder name under reports/")
 
 
@@ -441,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = _command(sub, "up", help="start a cluster and keep it until Ctrl-C")
     up.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version, help=VERSION_HELP)
-    up.add_argument("--topology", default="three_az", help=TOPOLOGY_HELP)
+    _topology_options(up)
     up.add_argument("--port-base", type=int, default=None,
                     help="publish ports on 127.0.0.1 from this port up (default: free ports)")
     up.add_argument("--run-id", default=None, help="names the cluster's containers (default: time-based)")
@@ -505,9 +525,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("paths", nargs="*", help="where pytest collects (default: its configured testpaths)")
     listing.set_defaults(func=_cmd_list)
 
-    matrix = _command(sub, "matrix", help="run the suite across Kafka versions; write a summary grid")
+    matrix = _command(sub, "matrix", help="run the suite across Kafka versions and metadata modes; write a "
+                                          "summary grid")
     matrix.add_argument("--versions", default=",".join(supported_versions()),
                         help="comma-separated versions (default: every supported one)")
+    matrix.add_argument("--metadata", default=None, type=_mode_list,
+                        help="comma-separated metadata modes, e.g. 'zookeeper,kraft' (default: every mode "
+                             "each version runs, so 3.9 runs both side by side)")
     matrix.add_argument("--scenarios", default=None,
                         help="pytest -k expression choosing scenarios, e.g. 's04 or s05'")
     matrix.add_argument("--matrix-id", default=None, help="summary folder name under reports/")
@@ -526,8 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          "without a Docker engine (exit 0, or 2 with one line per problem)")
     check.add_argument("paths", nargs="+", metavar="FILE|DIR",
                        help="TOML files, or folders searched for them")
-    check.add_argument("--topology", default="three_az",
-                       help="the topology scenario files are checked on (default three_az)")
+    _topology_options(check, "the topology scenario files are checked on (default three_az)")
     check.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version,
                        help="the release whose broker settings they are checked against "
                             f"(default {DEFAULT_VERSION})")

@@ -1,9 +1,11 @@
-"""The local equivalent of the nightly matrix: the suite across Kafka versions, in turn.
+"""The local equivalent of the nightly matrix: the suite across Kafka versions and
+metadata modes, in turn.
 
-Each version runs as its own pytest session (its own cluster, its own report under
-``reports/<matrix id>-<version>/``), reusing images already built; then a summary page
-``reports/<matrix id>/index.html`` shows a grid of scenario x version whose cells link
-to each scenario's page in that version's report.
+Each column (a version in one metadata mode) runs as its own pytest session (its own
+cluster, its own report under ``reports/<matrix id>-<version>-<mode>/``), reusing images
+already built; then a summary page ``reports/<matrix id>/index.html`` shows a grid of
+scenario x column whose cells link to each scenario's page in that column's report. A
+release that runs both modes (3.9) gets a ZooKeeper and a KRaft column side by side.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader
 
-from harness.cluster.versions import release
+from harness.cluster.versions import check_mode, release
 from harness.compose.rundir import reports_root
 from harness.report.load import load_run, page_name
 from harness.report.model import Outcome
@@ -26,29 +28,55 @@ CSS = {Outcome.PASSED: "passed", Outcome.FAILED: "failed", Outcome.NOT_JUDGED: "
 
 
 @dataclass(frozen=True)
-class VersionResult:
+class MatrixRun:
+    """One column of the matrix: a Kafka release in one metadata mode."""
+
     version: str
+    metadata: str
+
+    @property
+    def label(self) -> str:
+        return f"Kafka {self.version} {MODE_NAMES.get(self.metadata, self.metadata)}"
+
+
+@dataclass(frozen=True)
+class VersionResult:
+    run: MatrixRun
     run_dir: Path
     exit_code: int
 
 
-def run_versions(versions: Sequence[str], matrix_id: str, pytest_args: Sequence[str],
+MODE_NAMES = {"zookeeper": "ZooKeeper", "kraft": "KRaft"}
+
+
+def matrix_runs(versions: Sequence[str], modes: Sequence[str] | None) -> list[MatrixRun]:
+    """Each version in each of ``modes`` (default: every mode the release runs), so a
+    release with both shows them side by side. A mode a named release does not run is
+    refused in one line before anything starts."""
+    runs = []
+    for version in versions:
+        kafka = release(version)
+        for mode in modes or kafka.metadata_modes:
+            check_mode(kafka, mode)
+            runs.append(MatrixRun(version, mode))
+    return runs
+
+
+def run_versions(runs: Sequence[MatrixRun], matrix_id: str, pytest_args: Sequence[str],
                  progress: Callable[[str], None]) -> list[VersionResult]:
-    """Set up and run the chaos suite once per version; never stops at a failing one."""
-    for version in versions:
-        release(version)  # refuse the whole matrix before starting if one is unsupported
+    """Set up and run the chaos suite once per column; never stops at a failing one."""
     results = []
-    for version in versions:
-        run_id = f"{matrix_id}-{version}"
-        progress(f"Kafka {version}: images")
-        subprocess.run([sys.executable, "-m", "harness.compose.cli", "setup", "--kafka-version", version],
+    for run in runs:
+        run_id = f"{matrix_id}-{run.version}-{run.metadata}"
+        progress(f"{run.label}: images")
+        subprocess.run([sys.executable, "-m", "harness.compose.cli", "setup", "--kafka-version", run.version],
                        check=True)
-        progress(f"Kafka {version}: chaos suite (report {reports_root() / run_id})")
+        progress(f"{run.label}: chaos suite (report {reports_root() / run_id})")
         started = time.monotonic()
-        code = subprocess.call([sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", version,
-                                "--run-id", run_id, *pytest_args])
-        progress(f"Kafka {version}: pytest exit {code} after {time.monotonic() - started:.0f} s")
-        results.append(VersionResult(version, reports_root() / run_id, code))
+        code = subprocess.call([sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", run.version,
+                                "--metadata", run.metadata, "--run-id", run_id, *pytest_args])
+        progress(f"{run.label}: pytest exit {code} after {time.monotonic() - started:.0f} s")
+        results.append(VersionResult(run, reports_root() / run_id, code))
     return results
 
 
@@ -77,18 +105,18 @@ def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
         else:
             run = load_run(result.run_dir)
             for scenario in run.scenarios:
-                outcomes[(scenario.id, result.version)] = scenario.outcome
+                outcomes[(scenario.id, result.run)] = scenario.outcome
             # The column's headline is the run's outcome, which also counts the fault,
             # fabric and cleanup tests that no scenario cell shows.
             problem = _column_problem(run.outcome, run.test_counts(), result.exit_code)
-        columns.append({"version": result.version, "problem": problem,
+        columns.append({"label": result.run.label, "problem": problem,
                         "index_href": f"../{result.run_dir.name}/index.html"})
     scenario_ids = sorted({sid for sid, _ in outcomes})
     rows = []
     for sid in scenario_ids:
         cells = []
         for result in results:
-            outcome = outcomes.get((sid, result.version))
+            outcome = outcomes.get((sid, result.run))
             page = page_name(sid)
             cells.append({
                 "label": outcome.value if outcome else "not run",

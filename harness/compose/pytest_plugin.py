@@ -44,6 +44,7 @@ from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.tiers import CORE_MARKER_HELP, TIERS, CoreClaim, TierError, selects_core_only, unmet
 from harness.errors import USER_ERRORS, EngineUnavailable
 from harness.report.model import RunStatus
+from topologies.model import METADATA_MODES
 
 _CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
@@ -66,6 +67,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--topology",
         default=os.environ.get("KAFKA_CHAOS_TOPOLOGY", "three_az"),
         help="topology name or TOML path (default three_az)",
+    )
+    group.addoption(
+        "--metadata",
+        default=os.environ.get("KAFKA_CHAOS_METADATA") or None,
+        choices=METADATA_MODES,
+        help="metadata mode: 'kraft' runs the topology's KRaft variant (default: the topology's own, "
+        "or $KAFKA_CHAOS_METADATA)",
     )
     group.addoption(
         "--run-id",
@@ -115,6 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
             keep=bool(config.getoption("--keep-cluster")),
             progress=live,
             worker=workerinput["workerid"] if workerinput else None,
+            metadata=config.getoption("--metadata"),
         )
     except USER_ERRORS as err:
         raise pytest.UsageError(str(err)) from err

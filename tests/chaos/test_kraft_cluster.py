@@ -1,4 +1,5 @@
-"""A KRaft cluster (``three_az_kraft`` on Kafka 3.9.1): healthy, every connection through
+"""A KRaft cluster (``three_az_kraft``, on the session's release where it runs KRaft, else
+on 3.9.1): healthy, every connection through
 its proxy, a new active controller when the old one is cut off, and a killed broker fenced
 after its session.
 
@@ -20,14 +21,16 @@ import pytest
 from harness.cluster.fabric import TOXIPROXY_HOST
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.state import ClusterState
+from harness.cluster.versions import release
 from harness.cluster.waiting import CLUSTER_SETTLING, wait_until_clear
 from harness.compose.chaos_run import ChaosRun
 from topologies import load_topology
+from topologies.model import KRAFT
 
 pytestmark = pytest.mark.chaos
 
 TOPOLOGY = "three_az_kraft"
-RELEASE = "3.9.1"  # the one release the harness runs in both modes
+BOTH_MODES_RELEASE = "3.9.1"  # the last release with ZooKeeper mode, and KRaft too
 QUORUM_FETCH_TIMEOUT_S, QUORUM_ELECTION_TIMEOUT_S = 2.0, 1.0  # Kafka's defaults
 NEW_LEADER_WITHIN_S = 5 * (QUORUM_FETCH_TIMEOUT_S + QUORUM_ELECTION_TIMEOUT_S)
 MARGIN_S = 15.0
@@ -35,8 +38,12 @@ MARGIN_S = 15.0
 
 @pytest.fixture(scope="module")
 def kraft(chaos_run: ChaosRun) -> Iterator[None]:
-    """This module's clusters are KRaft clusters on 3.9.1; the session's own after."""
-    chaos_run.use_topology(load_topology(TOPOLOGY), kafka_version=RELEASE)
+    """This module's clusters are KRaft clusters (on the session's release if it runs KRaft,
+    so a 4.x session tests its own release); the session's own after."""
+    version = chaos_run.kafka_version
+    if KRAFT not in release(version).metadata_modes:
+        version = BOTH_MODES_RELEASE
+    chaos_run.use_topology(load_topology(TOPOLOGY), kafka_version=version)
     try:
         yield
     finally:

@@ -15,7 +15,7 @@ from topologies.loader import load_topology
 
 
 class _Cluster:
-    """ZooKeeper holding p1 on brokers 1, 0, 2; a reassignment finishes once requested,
+    """The metadata holding p1 on brokers 1, 0, 2; a reassignment finishes once requested,
     unless a replica is held (then it never does)."""
 
     def __init__(self, stopped: frozenset[str] = frozenset(), exited: frozenset[str] = frozenset(),
@@ -25,8 +25,7 @@ class _Cluster:
         self.stopped, self.exited, self.broken = stopped, exited, broken
         self.proxies = SimpleNamespace(damaged=lambda: sorted(self.broken))
         self.replicas: tuple[int, ...] = (1, 0, 2)
-        self.requested: list[bytes] = []
-        self.zk = SimpleNamespace(pending_reassignment=lambda: self.held)
+        self.requested: list[tuple[str, int, list[int]]] = []
 
     @property
     def held(self) -> bool:
@@ -41,13 +40,16 @@ class _Cluster:
         return "exited" if node in self.exited else "running"
 
     @property
-    def zookeeper(self) -> _Cluster:  # its ZooKeeper-only operations are its own
+    def metadata(self) -> _Cluster:  # the metadata mode's replica moves are its own
         return self
 
-    def create_znode(self, path: str, data: bytes) -> None:
-        self.requested.append(data)
+    def request_reassignment(self, topic: str, partition: int, replicas: list[int]) -> None:
+        self.requested.append((topic, partition, replicas))
         if not self.held:
             self.replicas = (0, 2, 1)
+
+    def reassignment_pending(self) -> bool:
+        return self.held
 
     def state(self, topics: list[str]) -> Any:
         part = PartitionState("t", 1, self.replicas[0], 1, self.replicas, 1, self.replicas)

@@ -130,7 +130,7 @@ def test_roles_that_name_nothing_now_are_refused(target: Target, message: str) -
 
 def test_controller_and_zookeeper_leader_may_be_absent() -> None:
     headless = FakeCluster(controller=None, modes={"zk-a": None, "zk-b": None, "zk-c": None})
-    with pytest.raises(TargetError, match="no controller"):
+    with pytest.raises(TargetError, match="no active controller"):
         Controller().resolve(headless)
     with pytest.raises(TargetError, match="no quorum"):
         ZooKeeperLeader().resolve(headless)

@@ -53,6 +53,34 @@ def test_a_kraft_variant_of_a_zookeeper_declaration_leaves_zookeeper_behind(tmp_
     assert isinstance(described, list) and described[0] == {"id": 100, "name": "kraft-a", "zone": "a"}
 
 
+def test_a_zookeeper_topology_asked_for_in_kraft_mode_is_its_kraft_variant() -> None:
+    """``--metadata kraft`` on three_az is three_az_kraft: the ZooKeeper session (6 s)
+    becomes the broker session the controllers fence after, heartbeating six times in it."""
+    variant = load_topology("three_az", metadata="kraft")
+    shipped = load_topology("three_az_kraft")
+    assert variant.name == "three_az_kraft" and variant.metadata == "kraft"
+    assert variant.controller_settings == {"broker.session.timeout.ms": 6000}
+    assert variant.broker_settings["broker.heartbeat.interval.ms"] == 1000
+    assert variant.describe() == shipped.describe()
+    assert load_topology("three_az", metadata="zookeeper") == load_topology("three_az")
+
+
+def test_a_declared_broker_session_is_kept_over_the_derived_one(tmp_path: Path) -> None:
+    variant = tmp_path / "kraft.toml"
+    variant.write_text('extends = "three_az"\nmetadata = "kraft"\n[controller_settings]\n'
+                       '"broker.session.timeout.ms" = 9000\n')
+    topology = load_topology(variant)
+    assert topology.controller_settings["broker.session.timeout.ms"] == 9000
+    assert topology.broker_settings["broker.heartbeat.interval.ms"] == 1500
+
+
+def test_a_kraft_topology_has_no_zookeeper_variant() -> None:
+    with pytest.raises(TopologyError, match="'three_az_kraft' is a KRaft topology and has no ZooKeeper"):
+        load_topology("three_az_kraft", metadata="zookeeper")
+    with pytest.raises(TopologyError, match='metadata = "raft": must be one of zookeeper, kraft'):
+        load_topology("three_az", metadata="raft")
+
+
 @pytest.mark.parametrize(("declaration", "message"), [
     ({**KRAFT, "metadata": "raft"}, 'metadata = "raft": must be one of zookeeper, kraft'),
     ({**KRAFT, "controllers": "shared"}, 'controllers = "shared": must be one of dedicated, combined'),

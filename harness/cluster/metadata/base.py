@@ -129,6 +129,15 @@ class MetadataMode(Protocol):
         diagnostics folder, errors included rather than raised."""
         ...
 
+    def request_reassignment(self, topic: str, partition: int, replicas: list[int]) -> None:
+        """Ask the controller to move a partition's replicas to ``replicas``; ChaosError
+        when it refuses (another move of the partition under way)."""
+        ...
+
+    def reassignment_pending(self) -> bool:
+        """Whether the controller still has a replica move under way."""
+        ...
+
     def zookeeper(self) -> ZooKeeperMode:
         """The ZooKeeper ensemble, for ZooKeeper-only faults and operations; a mode
         without one refuses, naming what it has instead."""

@@ -109,6 +109,21 @@ class KRaftReader:
         with self._lock:
             return live_brokers(self._admin.describe_cluster())
 
+    def reassign(self, topic: str, partition: int, replicas: list[int]) -> None:
+        """AlterPartitionReassignments for one partition; ChaosError with the partition's error."""
+        from kafka.structs import TopicPartition
+
+        with self._lock:
+            answer = self._admin.alter_partition_reassignments({TopicPartition(topic, partition): replicas})
+        error = next(iter(answer.values()), None) if answer else None
+        if error is not None:
+            raise ChaosError(f"AlterPartitionReassignments of {topic}-{partition} refused: {error.__name__}")
+
+    def reassignments(self) -> int:
+        """How many partitions have a replica move under way (ListPartitionReassignments)."""
+        with self._lock:
+            return len(self._admin.list_partition_reassignments())
+
     def topic_state(self, topic: str) -> list[PartitionState]:
         with self._lock:
             described = self._admin.describe_topics([topic])
@@ -247,6 +262,13 @@ class KRaftMode:
 
     def registration_holder(self, broker_id: int) -> str | None:
         return None  # a restarted broker retries its registration until the old session expires
+
+    # -- replica moves ---------------------------------------------------------------------
+    def request_reassignment(self, topic: str, partition: int, replicas: list[int]) -> None:
+        self._kraft_reader.reassign(topic, partition, replicas)
+
+    def reassignment_pending(self) -> bool:
+        return self._kraft_reader.reassignments() > 0
 
     def zookeeper(self) -> ZooKeeperMode:
         raise ChaosError("this is a KRaft cluster: it has no ZooKeeper; its metadata lives in the controller "

@@ -16,11 +16,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kazoo.exceptions import NodeExistsError
+
 from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.node_config import ZK_DATA_DIR, MetadataSettings, zookeeper_broker_settings
 from harness.cluster.waiting import wait_until_clear
 from harness.cluster.zkstate import ZkObserver, zookeeper_mode
-from harness.errors import describe_error
+from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
 
 # Kafka's zookeeper.session.timeout.ms when the topology does not set it (2.5 and later).
@@ -38,6 +40,7 @@ SERVING_MODES = ("leader", "follower")
 # A frozen ZooKeeper node costs a sampler's roles thread this much, never its state thread.
 ROLE_READ_TIMEOUT_S = 0.5
 
+REASSIGN_PATH = "/admin/reassign_partitions"
 MAX_ZNODES = 5000
 # A ZooKeeper without quorum answers nothing, and kazoo's plain calls wait for it forever:
 # each read gets this long, the whole dump ZNODE_DUMP_S, so diagnostics always finish.
@@ -132,6 +135,22 @@ class ZooKeeperMode:
         path = f"/brokers/ids/{broker_id}"
         owner = self.observer.ephemeral_owner(path)
         return None if owner is None else f"{path} still held by session 0x{owner:x}"
+
+    # -- replica moves ---------------------------------------------------------------------
+    def request_reassignment(self, topic: str, partition: int, replicas: list[int]) -> None:
+        """Write the move to /admin/reassign_partitions, which a ZooKeeper-mode controller
+        (2.4 through 3.9) executes like the AlterPartitionReassignments API; confluent-kafka
+        has no such call."""
+        move = {"topic": topic, "partition": partition, "replicas": replicas}
+        try:
+            request = json.dumps({"version": 1, "partitions": [move]})
+            self.observer.client.create(REASSIGN_PATH, request.encode())
+        except NodeExistsError:
+            raise ChaosError(f"a partition reassignment is already in progress ({REASSIGN_PATH} "
+                             "exists)") from None
+
+    def reassignment_pending(self) -> bool:
+        return self.observer.pending_reassignment()
 
     # -- ZooKeeper-only operations ---------------------------------------------------------
     def zookeeper(self) -> ZooKeeperMode:
