@@ -397,9 +397,9 @@ class Reassign(PartitionFault):
 
     def _cut_off_elsewhere(self, cluster: ClusterControl) -> list[str]:
         """The brokers of the old or new replica set whose links to other brokers or to
-        the metadata (ZooKeeper, the KRaft controllers) another fault has disabled or slowed: a replica isolated by a cut is
-        alive, so it is not held down, yet it cannot catch up (an exploration round that
-        isolated a replica lost 60 s waiting here)."""
+        the metadata (ZooKeeper, the KRaft controllers) another fault has disabled or
+        slowed: a replica isolated by a cut is alive, so it is not held down, yet it cannot
+        catch up (an exploration round that isolated a replica lost 60 s waiting here)."""
         broken = set(cluster.proxies.damaged())
         needed = (LinkKind.REPLICATION, LinkKind.ZK_SESSION, LinkKind.KRAFT_BROKER)
         return [name for name in self._replica_nodes(cluster)

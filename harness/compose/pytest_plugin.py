@@ -41,7 +41,16 @@ from harness.compose.console import LiveLines, anomaly_phrase, ended_line, openi
 from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory, reports_root
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.tiers import CORE_MARKER_HELP, TIERS, CoreClaim, TierError, selects_core_only, unmet
+from harness.compose.tiers import (
+    CORE_MARKER_HELP,
+    METADATA_MARKER_HELP,
+    TIERS,
+    CoreClaim,
+    TierError,
+    runs_in,
+    selects_core_only,
+    unmet,
+)
 from harness.errors import USER_ERRORS, EngineUnavailable
 from harness.report.model import RunStatus
 from topologies.model import METADATA_MODES
@@ -50,6 +59,7 @@ _CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
 _SCENARIO_KEY = pytest.StashKey[ScenarioRun]()
 _TIER_KEY = pytest.StashKey[str]()
+_MODE_KEY = pytest.StashKey[str]()
 _CALL_PASSED_KEY = pytest.StashKey[bool]()
 _LIVE_KEY = pytest.StashKey[LiveLines]()
 _ORDER_KEY = pytest.StashKey[dict[str, int]]()
@@ -101,6 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "chaos: runs against a real Kafka cluster in Docker (needs a Docker engine)"
     )
     config.addinivalue_line("markers", CORE_MARKER_HELP)
+    config.addinivalue_line("markers", METADATA_MARKER_HELP)
     # SIGTERM (a CI runner cancelling the job) must unwind like Ctrl-C, so that fixture
     # finalizers remove the run's containers instead of leaving them behind.
     unwind_on_sigterm()
@@ -148,6 +159,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             CoreClaim.of(item)
     except TierError as err:
         raise pytest.UsageError(str(err)) from err
+    _keep_the_sessions_mode(config, items)
     from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
     if not selects_core_only(config.getoption("--tier"), from_testpaths,
                              config.option.markexpr, config.option.keyword):
@@ -161,8 +173,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                    "('pytest -m chaos' or 'kafka-chaos run' runs them all)")
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    return config.stash.get(_TIER_KEY, None)
+def _keep_the_sessions_mode(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests of another metadata mode's own machinery (their ``metadata``
+    marker), saying how many in the header: deselected, not skipped."""
+    mode = chaos_run_of(config).base_topology.metadata
+    other = [i for i in items if not runs_in(i, mode)]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [i for i in items if i not in set(other)]
+        config.stash[_MODE_KEY] = f"{mode} mode: {len(other)} test(s) of another metadata mode deselected"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [line for line in (config.stash.get(_MODE_KEY, None), config.stash.get(_TIER_KEY, None)) if line]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

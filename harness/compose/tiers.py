@@ -139,3 +139,15 @@ def selects_core_only(tier: str, from_testpaths: bool, markexpr: str, keyword: s
     if tier == "core":
         return True
     return tier == "auto" and from_testpaths and not markexpr and not keyword
+
+
+METADATA_MARKER = "metadata"
+METADATA_MARKER_HELP = (f"{METADATA_MARKER}(modes...): a test of one metadata mode's own machinery "
+                        "(ZooKeeper's sessions, /controller); deselected in a session of another mode")
+
+
+def runs_in(item: _Marked, mode: str) -> bool:
+    """Whether ``item`` runs in a session of metadata mode ``mode``: every test does but
+    one whose ``metadata`` marker names other modes only."""
+    marker = item.get_closest_marker(METADATA_MARKER)
+    return marker is None or mode in marker.args

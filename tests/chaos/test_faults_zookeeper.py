@@ -23,6 +23,7 @@ REQUEST_HELD_S = 1.5  # the observer's requests held this long on their way to Z
 OBSERVER_DOWN_S = 3.0
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("delete_controller",))
 def test_deleting_the_controller_znode_produces_a_new_controller_epoch(
     cluster: Cluster, fault_log: EventLog
@@ -37,6 +38,7 @@ def test_deleting_the_controller_znode_produces_a_new_controller_epoch(
     print(f"\n/controller deleted: {fault_log.events[-1].outcome}")
 
 
+@pytest.mark.metadata("zookeeper")
 def test_deleting_the_controller_rides_out_the_observer_losing_zookeeper_mid_request(
     cluster: Cluster, fault_log: EventLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,6 +118,7 @@ def test_a_reassignment_moves_replicas_and_zookeeper_shows_the_new_assignment(
     print(f"\nreassigned {topic}-0: {fault_log.events[-1].outcome}")
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("expire_session", "preferred_election"))
 def test_an_expired_session_deregisters_the_broker_which_registers_again_and_leads_after_preferred_election(
     cluster: Cluster, fault_log: EventLog

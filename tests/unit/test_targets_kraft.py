@@ -28,11 +28,12 @@ ZOOKEEPER = load_topology("three_az")
 
 
 def _kraft_cluster(controller: int | None = 101) -> FakeCluster:
-    return dataclasses.replace(FakeCluster(), topology=KRAFT, fabric=plan_fabric(KRAFT), controller=controller,
+    return dataclasses.replace(FakeCluster(), topology=KRAFT, fabric=plan_fabric(KRAFT),
+                               controller=controller,
                                modes={"kraft-a": "follower", "kraft-b": "leader", "kraft-c": "follower"})
 
 
-def test_the_active_controller_is_the_quorum_leader_on_kraft_and_the_controller_broker_on_zookeeper() -> None:
+def test_the_active_controller_is_the_quorum_leader_on_kraft_and_the_controller_broker_in_zk() -> None:
     assert ActiveController().resolve(_kraft_cluster(101)) == ("kraft-b",)
     assert Controller().resolve(_kraft_cluster(102)) == ("kraft-c",), "the bare word means the same"
     assert ActiveController().resolve(FakeCluster(controller=2)) == ("kafka-2",)

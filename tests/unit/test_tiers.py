@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from faults.registry import fault_kinds
-from harness.compose.tiers import CoreClaim, Coverage, TierError, judged_families, selects_core_only, unmet
+from harness.compose.tiers import (
+    CoreClaim,
+    Coverage,
+    TierError,
+    judged_families,
+    runs_in,
+    selects_core_only,
+    unmet,
+)
 from harness.history import ANOMALY_FAMILIES
 
 
@@ -92,3 +100,19 @@ def test_the_message_pass_always_judges_and_the_others_only_with_their_data() ->
 def test_the_core_tier_is_the_default_only_when_the_command_names_no_tests(
         tier: str, from_testpaths: bool, markexpr: str, keyword: str, core_only: bool) -> None:
     assert selects_core_only(tier, from_testpaths, markexpr, keyword) is core_only
+
+
+@dataclass
+class _ModeItem:
+    nodeid: str
+    modes: tuple[str, ...] | None
+
+    def get_closest_marker(self, name: str) -> _Marker | None:
+        return _Marker(self.modes) if name == "metadata" and self.modes is not None else None
+
+
+def test_a_test_of_one_modes_machinery_runs_only_in_a_session_of_that_mode() -> None:
+    zookeeper_only = _ModeItem("t.py::test_expire", ("zookeeper",))
+    assert runs_in(zookeeper_only, "zookeeper") and not runs_in(zookeeper_only, "kraft")
+    unmarked = _ModeItem("t.py::test_kill", None)
+    assert runs_in(unmarked, "zookeeper") and runs_in(unmarked, "kraft")

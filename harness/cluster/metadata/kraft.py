@@ -52,6 +52,8 @@ SESSION_EXPIRY_MARGIN_S = 15.0
 # election of its own.
 VOTER_FETCH_WITHIN_MS = 4000
 READ_TIMEOUT_MS = 5000
+# A quorum with a leader answers DescribeQuorum in milliseconds; one without waits.
+QUORUM_READ_TIMEOUT_MS = 1500
 METADATA_TOPIC = "__cluster_metadata"
 
 
@@ -69,15 +71,25 @@ class KRaftReader:
         self._voters = voters  # node id -> node name
         self._admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
                                        client_id="kafka-chaos-observer", request_timeout_ms=READ_TIMEOUT_MS)
+        # The quorum on a client of its own with a short timeout: a broker forwards
+        # DescribeQuorum to the active controller, and while the quorum has none the
+        # request waits out its timeout, which must not slow the brokers' own answers.
+        self._quorum_admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
+                                              client_id="kafka-chaos-quorum",
+                                              request_timeout_ms=QUORUM_READ_TIMEOUT_MS)
         self._lock = threading.Lock()  # one request at a time on the client
+        self._quorum_lock = threading.Lock()
 
     def close(self) -> None:
-        self._admin.close()
+        try:
+            self._admin.close()
+        finally:
+            self._quorum_admin.close()
 
     def quorum(self) -> dict[str, Any]:
         """The metadata partition's quorum as its leader describes it."""
-        with self._lock:
-            answer = self._admin.describe_metadata_quorum()
+        with self._quorum_lock:
+            answer = self._quorum_admin.describe_metadata_quorum()
         partition = answer["topics"][0]["partitions"][0]
         if partition.get("error"):
             raise ChaosError(f"DescribeQuorum: {partition['error']}")
@@ -93,7 +105,13 @@ class KRaftReader:
         return voter_roles(quorum, self._voters, time.time() * 1000)
 
     def snapshot(self, topics: list[str] | None = None) -> ClusterState:
-        quorum = self.quorum()
+        """The brokers' metadata and the quorum's leader. A quorum that cannot answer
+        (no leader: a majority down or cut off) is a state with no controller, while the
+        brokers' metadata, which they keep serving, is still read."""
+        try:
+            quorum = self.quorum()
+        except Exception:
+            quorum = {"leader_id": -1}
         with self._lock:
             described = self._admin.describe_topics(topics)
             cluster = self._admin.describe_cluster()

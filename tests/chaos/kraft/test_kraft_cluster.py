@@ -1,5 +1,5 @@
-"""A KRaft cluster (``three_az_kraft``, on the session's release where it runs KRaft, else
-on 3.9.1): healthy, every connection through
+"""A KRaft cluster (the ``kraft`` fixture's: ``three_az_kraft`` on the session's release
+where it runs KRaft, else on 3.9.1): healthy, every connection through
 its proxy, a new active controller when the old one is cut off, and a killed broker fenced
 after its session.
 
@@ -14,40 +14,19 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from harness.cluster.fabric import TOXIPROXY_HOST
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.state import ClusterState
-from harness.cluster.versions import release
 from harness.cluster.waiting import CLUSTER_SETTLING, wait_until_clear
-from harness.compose.chaos_run import ChaosRun
-from topologies import load_topology
-from topologies.model import KRAFT
 
 pytestmark = pytest.mark.chaos
 
-TOPOLOGY = "three_az_kraft"
-BOTH_MODES_RELEASE = "3.9.1"  # the last release with ZooKeeper mode, and KRaft too
 QUORUM_FETCH_TIMEOUT_S, QUORUM_ELECTION_TIMEOUT_S = 2.0, 1.0  # Kafka's defaults
 NEW_LEADER_WITHIN_S = 5 * (QUORUM_FETCH_TIMEOUT_S + QUORUM_ELECTION_TIMEOUT_S)
 MARGIN_S = 15.0
-
-
-@pytest.fixture(scope="module")
-def kraft(chaos_run: ChaosRun) -> Iterator[None]:
-    """This module's clusters are KRaft clusters (on the session's release if it runs KRaft,
-    so a 4.x session tests its own release); the session's own after."""
-    version = chaos_run.kafka_version
-    if KRAFT not in release(version).metadata_modes:
-        version = BOTH_MODES_RELEASE
-    chaos_run.use_topology(load_topology(TOPOLOGY), kafka_version=version)
-    try:
-        yield
-    finally:
-        chaos_run.use_topology(chaos_run.base_topology)
 
 
 def _addresses(cluster: Cluster) -> dict[str, str]:
@@ -73,7 +52,7 @@ def _peers(cluster: Cluster, node: str, addresses: dict[str, str]) -> set[str]:
     return peers
 
 
-def test_a_kraft_cluster_is_healthy_and_every_connection_passes_a_proxy(kraft: None,
+def test_a_kraft_cluster_is_healthy_and_every_connection_passes_a_proxy(
                                                                        cluster: Cluster) -> None:
     state = cluster.state([])
     voters = {c.node_id for c in cluster.topology.controllers}
@@ -89,7 +68,8 @@ def test_a_kraft_cluster_is_healthy_and_every_connection_passes_a_proxy(kraft: N
 
 
 def test_cutting_the_active_controller_off_elects_another_and_the_brokers_stay_unfenced(
-        kraft: None, cluster: Cluster) -> None:
+    cluster: Cluster
+) -> None:
     before = cluster.state([])
     assert before.controller is not None and before.controller_epoch is not None
     leader = next(c.name for c in cluster.topology.controllers if c.node_id == before.controller)
@@ -119,8 +99,7 @@ def test_cutting_the_active_controller_off_elects_another_and_the_brokers_stay_u
           f"{after.controller} (epoch {after.controller_epoch}) in {took:.1f} s")
 
 
-def test_a_killed_broker_is_fenced_after_its_session_and_registers_again_at_once(
-        kraft: None, cluster: Cluster) -> None:
+def test_a_killed_broker_is_fenced_after_its_session_and_registers_again_at_once(cluster: Cluster) -> None:
     session_s = cluster.session_timeout_s
     heartbeat_s = int(cluster.broker_settings().get("broker.heartbeat.interval.ms", 2000)) / 1000
     cluster.signal_node("kafka-2", "SIGKILL")

@@ -1,0 +1,65 @@
+"""K5 Power loss of every KRaft controller under load.
+
+The quorum writes a record only once a majority has it on disk (each controller syncs
+its metadata log before it acknowledges), so a power cut that keeps only what was synced
+loses nothing the quorum committed. The controllers come back on what is left of their
+logs, elect a leader (the epoch rises), and the cluster's metadata is as it was: the
+topic, its partitions and full ISRs. The brokers keep serving writes throughout, and
+nothing acknowledged is lost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from faults.conditions import AllOf, ControllerChanged, IsrIs
+from harness.cluster.lifecycle import Cluster
+from harness.compose.checks import Eventually, Sends, heal, inject
+from harness.compose.expectations import CountRange
+from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec
+from harness.compose.spec_runner import run_spec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
+from tests.chaos.kraft._bounds import (
+    DURABLE_PRODUCER,
+    DURABLE_TOPIC,
+    NOTHING_LOST,
+    QUORUM_BACK_WITHIN_S,
+    RATE_PER_S,
+)
+
+pytestmark = pytest.mark.chaos
+
+DARK_S = 12.0
+
+
+def k5_spec() -> ScenarioSpec:
+    full = (0, 1, 2)
+    return ScenarioSpec(
+        id="k5-controller-power-loss", title="K5 every KRaft controller loses power",
+        description="KRaft, three dedicated controllers; acks=all, RF 3, min.insync.replicas=2. All three "
+                    f"controllers lose power together under load (each one's files cut to what it synced) "
+                    f"and come back {DARK_S:g} s later.",
+        expected="The brokers keep acknowledging writes while the controllers are dark; the quorum comes "
+                 "back on its synced logs and elects a leader (the epoch rises); every partition is there "
+                 "with its full ISR; nothing acknowledged is lost.",
+        topic=DURABLE_TOPIC,
+        producers=(ProducerSpec("pa", "a", DURABLE_PRODUCER, rate_per_s=RATE_PER_S),),
+        consumers=(ConsumerSpec("cb", "b"),),
+        expectations=NOTHING_LOST, warmup_acked=100, min_acked=500,
+        schedule=({"start_s": 0, "duration_s": DARK_S, "fault": "power_loss", "target": "all_controllers"},),
+        checks=(
+            Sends("acked", CountRange(at_least=RATE_PER_S), start=inject(1), until=heal(1), timed_by="ack",
+                  label="writes acknowledged while every controller was dark"),
+            Eventually(AllOf((ControllerChanged(), *(IsrIs(TOPIC, p, brokers=full) for p in range(3)))),
+                       inject(1), within_s=DARK_S + QUORUM_BACK_WITHIN_S,
+                       label="a new quorum leader, and every partition with its full ISR"),
+        ),
+    )
+
+
+def test_k5_the_controllers_lose_power_and_the_metadata_and_data_survive(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
+) -> None:
+    run = run_spec(k5_spec(), scenario)
+    assert run.passed, run.failures()
