@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader
 
 from harness.cluster.versions import check_mode, release
 from harness.compose.rundir import reports_root
+from harness.report.comparison import figures
 from harness.report.load import load_run, page_name
 from harness.report.model import Outcome
 
@@ -97,7 +98,7 @@ def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
     """Render the scenario x version grid; a version with no report is shown as such."""
     out_dir = reports_root() / matrix_id
     out_dir.mkdir(parents=True, exist_ok=True)
-    columns, outcomes = [], {}
+    columns, outcomes, measured = [], {}, {}
     for result in results:
         problem = ""
         if not (result.run_dir / "run.json").exists():
@@ -106,6 +107,7 @@ def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
             run = load_run(result.run_dir)
             for scenario in run.scenarios:
                 outcomes[(scenario.id, result.run)] = scenario.outcome
+                measured[(scenario.id, result.run)] = figures(scenario)
             # The column's headline is the run's outcome, which also counts the fault,
             # fabric and cleanup tests that no scenario cell shows.
             problem = _column_problem(run.outcome, run.test_counts(), result.exit_code)
@@ -117,8 +119,11 @@ def write_summary(matrix_id: str, results: Sequence[VersionResult]) -> Path:
         cells = []
         for result in results:
             outcome = outcomes.get((sid, result.run))
+            found = measured.get((sid, result.run))
             page = page_name(sid)
             cells.append({
+                "figures": found.text() if found else "",
+                "per_partition": found.per_partition() if found else "",
                 "label": outcome.value if outcome else "not run",
                 "css": CSS[outcome] if outcome else "not-judged",
                 "href": f"../{result.run_dir.name}/{page}" if outcome and page else None,

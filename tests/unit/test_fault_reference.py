@@ -167,6 +167,9 @@ def test_the_scenario_page_names_every_scenario_file_key_expectation_and_client_
         assert re.search(rf"^## S{number}\b", page, re.M), f"S{number} missing"
     for module in re.findall(r"tests/chaos/scenarios/test_s\d\d_\w+\.py", page):
         assert (ROOT / module).is_file(), module
+    for module in sorted((ROOT / "tests/chaos/kraft").glob("test_k[0-9][0-9]_*.py")):
+        number = f"K{int(module.name[6:8])}"
+        assert re.search(rf"^### {number}\b", page, re.M), f"{number} missing"
 
 
 def test_readme_points_nowhere_outside_the_repository() -> None:

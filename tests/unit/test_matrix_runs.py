@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from harness.compose.matrix import MatrixRun, matrix_runs
+from harness.compose.matrix import MatrixRun, VersionResult, matrix_runs, write_summary
+from harness.compose.rundir import REPORTS_ENV
 from harness.errors import UnsupportedVersion
+from tests.report.sample_run import RUN_ID, build_sample_run
 
 
 def test_a_release_with_both_modes_gets_a_column_for_each_by_default() -> None:
@@ -23,3 +27,16 @@ def test_asked_modes_narrow_the_columns() -> None:
 def test_a_mode_a_release_lacks_is_refused_before_anything_runs() -> None:
     with pytest.raises(UnsupportedVersion, match=r"Kafka 4\.4\.0 does not run in zookeeper mode"):
         matrix_runs(["3.9.1", "4.4.0"], ["zookeeper"])
+
+
+def test_the_summary_sets_each_mode_beside_the_other_with_its_figures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REPORTS_ENV, str(tmp_path))
+    results = []
+    for run in matrix_runs(["3.9.1"], None):
+        run_dir = build_sample_run(tmp_path / f"m-{run.version}-{run.metadata}")
+        results.append(VersionResult(run, run_dir, 0))
+    page = write_summary("m", results).read_text()
+    assert page.index("Kafka 3.9.1 ZooKeeper") < page.index("Kafka 3.9.1 KRaft")
+    assert page.count("unavailable ") >= 2 and "new leader" in page, "each cell carries its figures"
+    assert page.count(f'href="../{RUN_ID}/index.html"') == 2, "each column links its own report"

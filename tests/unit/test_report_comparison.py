@@ -1,0 +1,49 @@
+"""The figures a matrix page sets side by side per scenario, from a report's own data."""
+
+from __future__ import annotations
+
+from harness.report.comparison import figures
+from harness.report.model import Bucket, ClusterEvent, FaultWindow, PartitionSummary, Scenario, Verdict
+
+
+def _verdict(outage_buckets: dict[int, int]) -> Verdict:
+    partitions = [PartitionSummary("t", p, {}, {}, {}, [Bucket(float(i), 0, 1, 0) for i in range(n)])
+                  for p, n in outage_buckets.items()]
+    return Verdict(True, [], {}, [], {}, {}, 0.5, [], partitions)
+
+
+def _events() -> list[ClusterEvent]:
+    return [
+        ClusterEvent(100.0, "isr", "t", 0, "isr none -> [0, 1, 2]"),
+        ClusterEvent(100.0, "isr", "t", 1, "isr none -> [0, 1, 2]"),
+        ClusterEvent(100.0, "leader", "t", 0, "leader none -> 0 (epoch 0)"),
+        ClusterEvent(104.0, "leader", "t", 0, "leader 0 -> -1 (epoch 1)"),
+        ClusterEvent(106.5, "leader", "t", 0, "leader -1 -> 2 (epoch 2)"),
+        ClusterEvent(106.5, "isr", "t", 0, "isr [0, 1, 2] -> [1, 2]"),
+        ClusterEvent(107.0, "isr", "other", 0, "isr [0, 1, 2] -> [1]"),  # another topic: not counted
+        ClusterEvent(121.0, "isr", "t", 0, "isr [1, 2] -> [0, 1, 2]"),
+    ]
+
+
+def test_the_figures_come_from_the_outage_the_events_and_the_fault_windows() -> None:
+    scenario = Scenario("s", None, verdict=_verdict({0: 8, 1: 0}), events=_events(),
+                        faults=[FaultWindow("kill", "kafka-0", 103.0, 118.0, True)])
+    found = figures(scenario)
+    assert found.unavailable_s == {0: 4.0, 1: 0.0}
+    assert found.new_leader_s == 3.5, "the first leader that is a broker, not -1"
+    assert found.full_isr_s == 3.0
+    assert found.text() == "unavailable 4 s · new leader 3.5 s · ISR full 3.0 s after heal"
+    assert found.per_partition() == "p0: 4 s, p1: 0 s"
+
+
+def test_an_isr_full_at_the_heal_counts_zero_and_one_never_full_again_none() -> None:
+    full_at_heal = Scenario("s", None, verdict=_verdict({0: 0}), events=_events(),
+                            faults=[FaultWindow("cut", "x", 103.0, 125.0, True)])
+    assert figures(full_at_heal).full_isr_s == 0.0
+    events = [*_events()[:-1]]
+    never = Scenario("s", None, verdict=_verdict({0: 0}), events=events,
+                     faults=[FaultWindow("kill", "kafka-0", 103.0, 118.0, True)])
+    assert figures(never).full_isr_s is None
+    unhealed = Scenario("s", None, verdict=_verdict({0: 0}), events=events,
+                        faults=[FaultWindow("kill", "kafka-0", 103.0, None, True)])
+    assert figures(unhealed).full_isr_s is None and figures(unhealed).new_leader_s == 3.5
