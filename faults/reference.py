@@ -24,7 +24,7 @@ from typing import Any
 
 from faults.errors import FaultSpecError, TargetError
 from faults.network import CutMode
-from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault
+from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault, kinds_for
 from faults.schedule import ENTRY_KEYS
 from faults.targets import TARGET_KINDS, parse_links, parse_target
 from faults.toxics import _DEGRADATIONS, STREAMS
@@ -304,7 +304,8 @@ def _modes(check: Callable[[Topology], None]) -> str:
 
 
 def _fault_modes(doc: FaultDoc) -> str:
-    return _modes(lambda topology: build_fault(_on_topic(doc.example)).check(topology))
+    return ", ".join(mode for mode, name in MODE_TOPOLOGIES.items()
+                     if doc.kind in kinds_for(load_topology(name))) or "neither"
 
 
 def _target_modes(doc: TargetDoc) -> str:

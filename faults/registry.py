@@ -17,13 +17,14 @@ from typing import Any, Final
 from faults.base import Fault
 from faults.config import TopicConfig
 from faults.disk import FillDisk
-from faults.errors import FaultSpecError
+from faults.errors import FaultSpecError, TargetError
 from faults.network import Cut, Degrade
 from faults.power import PowerLoss
 from faults.process import Bounce, ControlledShutdown, Kill, Pause, Restart
 from faults.spec import as_mapping
 from faults.toxics import _DEGRADATIONS, DEGRADATIONS
 from faults.zookeeper import DeleteController, ExpireSession, PreferredLeaderElection, Reassign
+from topologies.model import Topology
 
 Builder = Callable[[Mapping[str, Any]], Fault]
 
@@ -386,3 +387,17 @@ FAULT_DOCS: dict[str, FaultDoc] = {
     **{kind: _degradation_doc(kind) for kind in DEGRADATIONS if kind in _DEGRADATION_TEXT},
 }
 """Every documented fault kind; the unit tests require the same keys as :data:`FAULTS`."""
+
+
+def kinds_for(topology: Topology) -> tuple[str, ...]:
+    """The fault kinds ``topology`` can take: each kind's documented example checked
+    against it, so a kind of one metadata mode's own machinery (a ZooKeeper session's
+    expiry) is left out of the other's, by the kind's own refusal."""
+    runnable = []
+    for kind in fault_kinds():
+        try:
+            build_fault(FAULT_DOCS[kind].example).check(topology)
+        except (FaultSpecError, TargetError):
+            continue
+        runnable.append(kind)
+    return tuple(runnable)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faults.registry import build_fault, fault_kinds
+from faults.registry import build_fault, fault_kinds, kinds_for
 from faults.toxics import DEGRADATIONS
 from topologies.model import Topology
 
@@ -66,12 +66,14 @@ _LAG_MS, _SESSION_MS = 30_000, 18_000
 def leave_isr_s(topology: Topology) -> float:
     """How long after a follower stops fetching it has surely left the ISR: its leader
     drops it once it lags replica.lag.time.max.ms, checking every half of that, and the
-    controller drops a dead one when its ZooKeeper session expires; plus
+    controller drops a dead one when its session expires (ZooKeeper's, or the KRaft
+    controllers' broker session); plus
     LEAVE_ISR_MARGIN_S. Kafka's settings, read from the topology, never a guess (12.5 s on
     three_az)."""
     settings = topology.broker_settings
     lag = float(settings.get("replica.lag.time.max.ms", _LAG_MS))
-    session = float(settings.get("zookeeper.session.timeout.ms", _SESSION_MS))
+    session = float(settings.get("zookeeper.session.timeout.ms",
+                                 topology.controller_settings.get("broker.session.timeout.ms", _SESSION_MS)))
     return round(max(1.5 * lag, session) / 1000 + LEAVE_ISR_MARGIN_S, 1)
 
 
@@ -96,11 +98,20 @@ class Space:
     duration_s: tuple[float, float] = (2.0, 20.0)
     # How long after a follower is taken out it has surely left the ISR (see leave_isr_s).
     leave_isr_s: float = 12.5
+    # The KRaft controllers that are nodes of their own, by id (none in ZooKeeper mode or
+    # a combined layout, where the active controller is a broker).
+    controllers: tuple[int, ...] = ()
+    # The kinds the cluster can take (faults.registry.kinds_for); () means every kind.
+    runnable: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.kinds) - set(fault_kinds()))
         if unknown:
             raise ValueError(f"unknown fault kind(s) {', '.join(unknown)}; known: {', '.join(fault_kinds())}")
+        refused = sorted(set(self.kinds) - set(self.runnable or fault_kinds()))
+        if refused:
+            raise ValueError(f"fault kind(s) {', '.join(refused)} cannot run on this cluster (another "
+                             f"metadata mode's own); it takes: {', '.join(self.runnable)}")
         if self.max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
         low, high = self.faults
@@ -119,11 +130,14 @@ class Space:
     def of(cls, topology: Topology, partitions: int, replication_factor: int = 3, **limits: Any) -> Space:
         limits.setdefault("leave_isr_s", leave_isr_s(topology))
         return cls(tuple(b.broker_id for b in topology.brokers), tuple(topology.zones),
-                   tuple(z.name for z in topology.zookeepers), partitions, replication_factor, **limits)
+                   tuple(z.name for z in topology.zookeepers), partitions, replication_factor,
+                   controllers=tuple(c.node_id for c in topology.dedicated_controllers),
+                   runnable=kinds_for(topology), **limits)
 
     @property
     def drawn_kinds(self) -> tuple[str, ...]:
-        return self.kinds or tuple(k for k in fault_kinds() if k not in EXCLUDED_BY_DEFAULT)
+        every = self.runnable or tuple(fault_kinds())
+        return self.kinds or tuple(k for k in every if k not in EXCLUDED_BY_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -255,35 +269,47 @@ def _free_start(entries: list[Entry], duration: float, space: Space, rng: random
 # -- targets ---------------------------------------------------------------------------------
 
 def _broker_role(d: Draw) -> Any:
-    """A broker by a role resolved when the fault strikes, or by id."""
+    """A broker by a role resolved when the fault strikes, or by id; the active
+    controller is one only where it is a broker (not a dedicated KRaft controller)."""
     partition = d.partition()
     return d.rng.choice([
-        "controller",
+        *(() if d.space.controllers else ("controller",)),
         {"leader_of": [TOPIC, partition]},
         {"follower_of": [TOPIC, partition]},
         {"broker": d.rng.choice(d.space.brokers)},
     ])
 
 
+def _quorum_node(d: Draw) -> Any:
+    """A node of a dedicated KRaft quorum: its leader, one by id, or a majority."""
+    return d.rng.choice(["active_controller", {"controller": d.rng.choice(d.space.controllers)},
+                         "controller_majority"])
+
+
 def _node(d: Draw) -> Any:
-    """A broker role or a ZooKeeper node: what a process fault can hit."""
+    """A broker role or a metadata quorum node: what a process fault can hit."""
     if d.space.zookeepers and d.rng.random() < 0.25:
         return d.rng.choice(["zookeeper_leader", {"node": d.rng.choice(d.space.zookeepers)}])
+    if d.space.controllers and d.rng.random() < 0.25:
+        return _quorum_node(d)
     return _broker_role(d)
 
 
 def _isolated(d: Draw) -> Any:
     """What an isolation cuts off: a node or a whole zone."""
     if d.rng.random() < 0.3:
-        return d.rng.choice([{"zone": d.rng.choice(d.space.zones)}, {"zone_of": "controller"}])
+        controller = "active_controller" if d.space.controllers else "controller"
+        return d.rng.choice([{"zone": d.rng.choice(d.space.zones)}, {"zone_of": controller}])
     return _node(d)
 
 
 def _links(d: Draw) -> dict[str, Any]:
-    """A link selection: an isolation, replication between two brokers, a broker's
-    ZooKeeper session, or a zone's clients to a broker."""
+    """A link selection: an isolation, replication between two brokers, a broker's link
+    to the metadata (its ZooKeeper session, or its heartbeats to a KRaft controller), a
+    zone's clients to a broker, or (KRaft) one controller's Raft link to another."""
     rng = d.rng
-    shape = rng.choice(["isolate", "replication", "zk-session", "client"])
+    shape = rng.choice(["isolate", "replication", "zk-session", "client",
+                        *(("quorum",) if d.space.controllers else ())])
     if shape == "isolate":
         return {"isolate": _isolated(d)}
     if shape == "replication":  # one partition's follower and leader: never the same broker
@@ -293,6 +319,13 @@ def _links(d: Draw) -> dict[str, Any]:
     if shape == "zk-session" and d.space.zookeepers:
         return {"from": _broker_role(d), "to": {"node": rng.choice(d.space.zookeepers)},
                 "kind": "zk-session"}
+    if shape == "zk-session" and d.space.controllers:  # the KRaft counterpart: heartbeats
+        return {"from": _broker_role(d), "to": rng.choice([{"controller": rng.choice(d.space.controllers)},
+                                                          "all_controllers"]), "kind": "kraft-broker"}
+    if shape == "quorum":
+        source, destination = rng.sample(d.space.controllers, 2)
+        return {"from": {"controller": source}, "to": {"controller": destination}, "kind": "kraft-quorum",
+                "both_ways": rng.random() < 0.5}
     return {"from": {"zone_clients": rng.choice(d.space.zones)}, "to": _broker_role(d),
             "kind": "client"}
 

@@ -54,6 +54,10 @@ VOTER_FETCH_WITHIN_MS = 4000
 READ_TIMEOUT_MS = 5000
 # A quorum with a leader answers DescribeQuorum in milliseconds; one without waits.
 QUORUM_READ_TIMEOUT_MS = 1500
+# The cluster's own reader rides out a broker going away for this long (as the ZooKeeper
+# observer rides out a reconnect); a sampler's reader fails at once and records the gap.
+RIDE_OUT_S = 15.0
+RETRY_PAUSE_S = 0.2
 METADATA_TOPIC = "__cluster_metadata"
 
 
@@ -65,10 +69,13 @@ def new_cluster_id() -> str:
 class KRaftReader:
     """The cluster state through kafka-python (module doc); one client per reader."""
 
-    def __init__(self, bootstrap: str, voters: dict[int, str]) -> None:
+    def __init__(self, bootstrap: str, voters: dict[int, str], ride_out_s: float = 0.0) -> None:
+        """``ride_out_s``: how long a read retries Kafka's retriable errors (a broker it
+        asked killed, restarting or timing out) before it raises; 0 fails at once."""
         from kafka.admin import KafkaAdminClient  # a dependency of KRaft mode alone
 
         self._voters = voters  # node id -> node name
+        self._ride_out_s = ride_out_s
         self._admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
                                        client_id="kafka-chaos-observer", request_timeout_ms=READ_TIMEOUT_MS)
         # The quorum on a client of its own with a short timeout: a broker forwards
@@ -112,9 +119,8 @@ class KRaftReader:
             quorum = self.quorum()
         except Exception:
             quorum = {"leader_id": -1}
-        with self._lock:
-            described = self._admin.describe_topics(topics)
-            cluster = self._admin.describe_cluster()
+        described = self._asked(lambda admin: admin.describe_topics(topics))
+        cluster = self._asked(lambda admin: admin.describe_cluster())
         leader = int(quorum["leader_id"])
         return ClusterState(
             live_brokers=live_brokers(cluster),
@@ -124,27 +130,39 @@ class KRaftReader:
         )
 
     def live_brokers(self) -> tuple[int, ...]:
-        with self._lock:
-            return live_brokers(self._admin.describe_cluster())
+        return live_brokers(self._asked(lambda admin: admin.describe_cluster()))
+
+    def _asked(self, request: Callable[[Any], Any]) -> Any:
+        """One request on the brokers' client, retried on Kafka's retriable errors for
+        ``ride_out_s`` (kafka-python asks another broker once one has failed it)."""
+        from kafka.errors import RetriableError
+
+        deadline = time.monotonic() + self._ride_out_s
+        while True:
+            try:
+                with self._lock:
+                    return request(self._admin)
+            except RetriableError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(RETRY_PAUSE_S)
 
     def reassign(self, topic: str, partition: int, replicas: list[int]) -> None:
         """AlterPartitionReassignments for one partition; ChaosError with the partition's error."""
         from kafka.structs import TopicPartition
 
-        with self._lock:
-            answer = self._admin.alter_partition_reassignments({TopicPartition(topic, partition): replicas})
+        answer = self._asked(lambda admin: admin.alter_partition_reassignments(
+            {TopicPartition(topic, partition): replicas}))
         error = next(iter(answer.values()), None) if answer else None
         if error is not None:
             raise ChaosError(f"AlterPartitionReassignments of {topic}-{partition} refused: {error.__name__}")
 
     def reassignments(self) -> int:
         """How many partitions have a replica move under way (ListPartitionReassignments)."""
-        with self._lock:
-            return len(self._admin.list_partition_reassignments())
+        return len(self._asked(lambda admin: admin.list_partition_reassignments()))
 
     def topic_state(self, topic: str) -> list[PartitionState]:
-        with self._lock:
-            described = self._admin.describe_topics([topic])
+        described = self._asked(lambda admin: admin.describe_topics([topic]))
         return sorted(partition_states(described), key=lambda p: p.partition)
 
 
@@ -242,12 +260,12 @@ class KRaftMode:
     @property
     def _kraft_reader(self) -> KRaftReader:
         if self._reader is None:
-            self._reader = self._open()
+            self._reader = self._open(RIDE_OUT_S)
         return self._reader
 
-    def _open(self) -> KRaftReader:
+    def _open(self, ride_out_s: float = 0.0) -> KRaftReader:
         bootstrap = ",".join(self._host.observer_address(b.name) for b in self._host.topology.brokers)
-        return KRaftReader(bootstrap, self._voters)
+        return KRaftReader(bootstrap, self._voters, ride_out_s)
 
     @property
     def reader(self) -> StateReader:
