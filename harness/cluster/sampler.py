@@ -163,7 +163,7 @@ def events_of(records: Sequence[StateRecord]) -> list[ClusterEvent]:
         if record.state is None:
             gap = record
             events.append(ClusterEvent(record.ts, ZK_UNREADABLE, None, None,
-                                       f"ZooKeeper state unreadable: {record.error}"))
+                                       f"metadata unreadable: {record.error}"))
             continue
         if gap is not None:
             events.append(ClusterEvent(record.ts, ZK_READABLE, None, None,

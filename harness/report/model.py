@@ -40,6 +40,8 @@ class TestOutcome(StrEnum):
 RUN_COMPLETE = RunStatus.COMPLETE
 SHRINK_FILE = "shrink.json"  # beside run.json in a shrink run (ShrinkResult)
 ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.cluster.sampler
+# Where each metadata mode keeps the cluster state, as a page names it.
+METADATA_STORES = {"zookeeper": "ZooKeeper", "kraft": "KRaft metadata"}
 ZK_READABLE = "zk_readable"
 
 
@@ -363,6 +365,14 @@ class Scenario:
         if open_ is not None:
             gaps.append(ZkGap(open_.ts, None, open_.detail))
         return gaps
+
+    @property
+    def metadata_store(self) -> str:
+        """What the run's cluster state was read from, as the page names it (config.json's
+        ``metadata.mode``; a run that does not say was a ZooKeeper-mode run)."""
+        section = self.config.sections.get("metadata") if self.config else None
+        mode = section.get("mode") if isinstance(section, dict) else None
+        return METADATA_STORES.get(str(mode), METADATA_STORES["zookeeper"])
 
     @property
     def planned(self) -> list[ScheduleEntry]:

@@ -4,8 +4,9 @@ One picture answers the reviewer's first question - did the outage line up with 
 fault, and did leadership move when it should have. Send outcomes are bucketed by send
 time, which hides a stall whose sends were acknowledged late (they count as acknowledged
 in the second they were sent), so a second panel counts acknowledgements by the time
-they arrived: a stall is a gap there. Stretches in which ZooKeeper could not be read are
-drawn as a band in their own lane, since no change can be seen in them. It is drawn with
+they arrived: a stall is a gap there. Stretches in which the metadata (ZooKeeper, or
+KRaft's) could not be read are drawn as a band in their own lane, since no change can be
+seen in them. It is drawn with
 matplotlib into an SVG that is inlined into the page: no JavaScript, no network, and it
 scales to the screen. The figure is built with the object API (no pyplot), so rendering does not touch
 global state or need a display, and fixed SVG ids and no date keep the output
@@ -43,7 +44,6 @@ OUTCOME_LABELS = {"acked": "acknowledged", "failed": "failed", "unknown": "in do
 FAULT_COLOR = "#BBBBBB"
 ACK_COLOR = OUTCOME_COLORS["acked"]
 ZK_GAP_COLOR = "#CCBB44"
-ZK_LANE = "ZooKeeper"
 GAP_KINDS = (ZK_UNREADABLE, ZK_READABLE)  # drawn as bands, not markers
 
 # event kind -> (lane, marker, colour, legend label); unknown kinds go to the "other" lane.
@@ -168,7 +168,7 @@ def _fault_row(f: FaultWindow, rows: list[str]) -> str:
 def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str | None:
     """The inline <svg> element for one scenario, or None when nothing was recorded.
 
-    ``end`` is where an unhealed fault's shading (or an unended ZooKeeper gap) stops
+    ``end`` is where an unhealed fault's shading (or an unended metadata gap) stops
     (the history's end if known).
     """
     verdict = scenario.verdict
@@ -178,13 +178,14 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     read = scenario.ack_buckets  # None: the sends table was not read, so no panel
     acks = None if read is None else ack_series(read, width, t0, span)
     faults, events, gaps = scenario.faults, scenario.events, scenario.zk_gaps
+    store = scenario.metadata_store  # the gaps' lane: where the state could not be read
     if data is None and acks is None and not faults and not events:
         return None
     span_end = _span_end(data, acks, faults, events, t0, end)
     fault_rows = _fault_rows(faults)
     marked = [e for e in events if e.kind not in GAP_KINDS]
     lanes = [
-        *([ZK_LANE] if gaps else []),
+        *([store] if gaps else []),
         *EVENT_LANES,
         *(["other"] if any(e.kind not in EVENT_STYLE for e in marked) else []),
     ]
@@ -205,7 +206,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
             _shade_faults(ax, faults, t0, span_end)
         _mark_changes(top, events, t0)
         _draw_lanes(bottom, rows, fault_rows, faults, marked, t0, span_end)
-        _draw_gaps(bottom, rows, gaps, t0, span_end)
+        _draw_gaps(bottom, rows.index(store) if gaps else 0, rows, gaps, t0, span_end)
         starts = [0.0, *(data.x[:1] if data else []), *(acks.x[:1] if acks else [])]
         starts += [f.start - t0 for f in faults[:1]]
         left = min(*starts, *(e.ts - t0 for e in events[:1]))
@@ -213,7 +214,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
-            handles=_legend(events, bool(faults), data is not None, bool(gaps)),
+            handles=_legend(events, bool(faults), data is not None, store if gaps else None),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
             ncol=5,
@@ -222,7 +223,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         )
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return _inline(buf.getvalue(), _summary(data, acks, faults, events, gaps))
+    return _inline(buf.getvalue(), _summary(data, acks, faults, events, gaps, store))
 
 
 def _axes(fig: Figure, rows: Sequence[str], with_acks: bool) -> list[Axes]:
@@ -263,10 +264,11 @@ def _draw_acks(ax: Axes, acks: AckSeries) -> None:
     ax.margins(x=0)
 
 
-def _draw_gaps(ax: Axes, rows: list[str], gaps: Sequence[ZkGap], t0: float, span_end: float) -> None:
+def _draw_gaps(ax: Axes, lane: int, rows: list[str], gaps: Sequence[ZkGap], t0: float,
+               span_end: float) -> None:
     if not gaps:
         return
-    row = len(rows) - 1 - rows.index(ZK_LANE)
+    row = len(rows) - 1 - lane
     for g in gaps:
         stop = (g.end if g.end is not None else span_end + t0) - t0
         ax.broken_barh(
@@ -388,16 +390,17 @@ def _draw_lanes(
 
 
 def _legend(
-    events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool, have_gaps: bool = False
+    events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool, gaps_of: str | None = None
 ) -> list[Patch | Line2D]:
+    """``gaps_of``: the metadata store that went unreadable (None: it never did)."""
     handles: list[Patch | Line2D] = []
     if have_sends:
         handles += [Patch(color=OUTCOME_COLORS[k], label=v) for k, v in OUTCOME_LABELS.items()]
     if have_faults:
         handles.append(Patch(facecolor=FAULT_COLOR, edgecolor="#555555", label="fault in force"))
-    if have_gaps:
+    if gaps_of:
         handles.append(
-            Patch(facecolor=ZK_GAP_COLOR, edgecolor="#555555", hatch="xx", label="ZooKeeper unreadable")
+            Patch(facecolor=ZK_GAP_COLOR, edgecolor="#555555", hatch="xx", label=f"{gaps_of} unreadable")
         )
     kinds = {e.kind for e in events}
     for kind, (_, marker, color, label) in EVENT_STYLE.items():
@@ -412,6 +415,7 @@ def _summary(
     faults: Sequence[FaultWindow],
     events: Sequence[ClusterEvent],
     gaps: Sequence[ZkGap] = (),
+    store: str = "ZooKeeper",
 ) -> str:
     """The figure in one sentence, for screen readers and for a quick check without looking."""
     parts = []
@@ -425,7 +429,7 @@ def _summary(
     parts.append(f"{len(faults)} fault window(s)")
     parts.append(f"{sum(e.kind not in GAP_KINDS for e in events)} cluster change(s)")
     if gaps:
-        parts.append(f"{len(gaps)} stretch(es) with ZooKeeper unreadable")
+        parts.append(f"{len(gaps)} stretch(es) with {store} unreadable")
     return "Timeline: " + "; ".join(parts)
 
 

@@ -11,7 +11,16 @@ import pytest
 
 from harness.history import SENDS_SCHEMA, HistoryWriter
 from harness.report.load import ack_buckets
-from harness.report.model import AckBucket, Bucket, ClusterEvent, FaultWindow, HistoryInfo, Scenario, Verdict
+from harness.report.model import (
+    AckBucket,
+    Bucket,
+    ClusterEvent,
+    FaultWindow,
+    HistoryInfo,
+    Scenario,
+    ScenarioConfig,
+    Verdict,
+)
 from harness.report.timeline import MAX_POINTS, ack_series, origin, series, timeline_svg
 
 T0 = 1_700_000_000.0
@@ -176,6 +185,19 @@ def test_ack_series_of_nothing_is_none_but_zeros_over_a_send_span() -> None:
 
 
 # -------------------------------------------------------------- ZooKeeper unreadable
+
+
+def test_a_kraft_runs_gaps_are_named_after_its_metadata() -> None:
+    events = [
+        ClusterEvent(T0 + 2, "zk_unreadable", None, None, "metadata unreadable: KafkaConnectionError"),
+        ClusterEvent(T0 + 6, "zk_readable", None, None, "readable again"),
+    ]
+    config = ScenarioConfig("t", "", "", "3.9.1", [], {"metadata": {"mode": "kraft", "cluster_id": "x"}})
+    svg = timeline_svg(_scenario(events=events, config=config), T0)
+    assert svg is not None
+    texts = "".join(ElementTree.fromstring(svg).itertext())
+    assert "KRaft metadata unreadable" in texts and "ZooKeeper" not in texts
+    assert "1 stretch(es) with KRaft metadata unreadable" in svg
 
 
 def test_zookeeper_gaps_get_a_lane_and_a_legend_entry() -> None:
