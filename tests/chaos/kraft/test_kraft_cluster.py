@@ -52,8 +52,9 @@ def _peers(cluster: Cluster, node: str, addresses: dict[str, str]) -> set[str]:
     return peers
 
 
-def test_a_kraft_cluster_is_healthy_and_every_connection_passes_a_proxy(
-                                                                       cluster: Cluster) -> None:
+def test_a_kraft_cluster_is_healthy_and_every_connection_passes_a_proxy(cluster: Cluster) -> None:
+    """A quorum leader among the voters, every broker registered, and no node talking to
+    another directly."""
     state = cluster.state([])
     voters = {c.node_id for c in cluster.topology.controllers}
     assert state.controller in voters and state.live_brokers == (0, 1, 2), state
