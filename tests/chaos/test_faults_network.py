@@ -70,6 +70,7 @@ def test_refuse_resets_at_once_and_blackhole_hangs_until_the_timeout(
     assert healed == "answered"
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("isolate",))
 def test_isolating_a_zone_loses_its_zookeeper_quorum_while_the_others_keep_theirs(
     cluster: Cluster, fault_log: EventLog

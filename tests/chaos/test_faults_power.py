@@ -137,6 +137,7 @@ def _synced(journal: list[str], name: str) -> bool:
     return any(name in path and size > 0 for path, size in durable_sizes(journal).items())
 
 
+@pytest.mark.metadata("zookeeper")
 def test_zookeeper_keeps_every_acknowledged_write_through_a_power_loss_of_the_whole_ensemble(
     cluster: Cluster, fault_log: EventLog
 ) -> None:

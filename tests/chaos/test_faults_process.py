@@ -51,6 +51,7 @@ def _moved_off(topic: str, partition: int, broker: int) -> Callable[[ClusterStat
     return moved
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("kill",))
 def test_kill_9_of_a_leader_is_noticed_only_after_the_session_timeout(
     cluster: Cluster, fault_log: EventLog
@@ -203,6 +204,7 @@ def test_a_clean_bounce_chases_the_leader(cluster: Cluster, fault_log: EventLog)
     print(f"\nclean bounce x2 chased the leader: {fault_log.events[-1].outcome}")
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("restart",))
 def test_a_clean_restart_of_a_follower_brings_it_back_with_a_new_session_and_into_the_isr(
     cluster: Cluster, fault_log: EventLog

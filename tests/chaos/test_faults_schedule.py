@@ -56,6 +56,7 @@ def _run(schedule: Schedule, cluster: Cluster, topic: str) -> EventLog:
     return log
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("latency", "delete_controller", "pause"))
 def test_a_recorded_schedule_replayed_from_its_file_injects_the_same_faults_on_the_same_roles(
     cluster: Cluster, fault_log: EventLog, tmp_path: Path
@@ -84,6 +85,7 @@ def test_a_recorded_schedule_replayed_from_its_file_injects_the_same_faults_on_t
     assert json.loads(saved.read_text())["recorded"][0]["fault"] == first.events[0].fault
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core
 def test_bad_input_gets_one_clear_error_before_anything_is_injected(
     cluster: Cluster, fault_log: EventLog, tmp_path: Path
@@ -124,6 +126,7 @@ def test_bad_input_gets_one_clear_error_before_anything_is_injected(
     assert not active_faults(cluster) and not running_schedules(cluster)
 
 
+@pytest.mark.metadata("zookeeper")
 @pytest.mark.core(strikes=("kill", "pause", "latency", "isolate"))
 def test_heal_all_undoes_every_kind_of_damage_in_one_call(cluster: Cluster, fault_log: EventLog) -> None:
     topic = unique_topic("healall")
