@@ -215,7 +215,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     def work() -> None:
         exploration = explore(chaos, base, options, _progress)
         _progress(f"rounds and coverage: {write_exploration(exploration, chaos.directory.path)}")
-        for line in summary_lines(exploration, chaos.directory.path):
+        for line in summary_lines(exploration, chaos.directory.path, _cluster_flags(args)):
             _progress(line)
 
     result = _chaos_session(chaos, work)
@@ -434,6 +434,19 @@ def _topology_options(command: argparse.ArgumentParser, topology_help: str = TOP
     """The options that choose the cluster's shape and metadata mode."""
     command.add_argument("--topology", default="three_az", help=topology_help)
     command.add_argument("--metadata", default=None, choices=METADATA_MODES, help=METADATA_HELP)
+
+
+def _cluster_flags(args: argparse.Namespace) -> str:
+    """The cluster options of ``args`` that differ from their defaults, as flags to paste
+    after a command that must run on the same cluster (a round's replay and shrink)."""
+    flags = []
+    if args.kafka_version != DEFAULT_VERSION:
+        flags.append(f"--kafka-version {args.kafka_version}")
+    if args.topology != "three_az":
+        flags.append(f"--topology {args.topology}")
+    if args.metadata:
+        flags.append(f"--metadata {args.metadata}")
+    return " ".join(flags)
 
 
 def _cluster_options(command: argparse.ArgumentParser) -> None:

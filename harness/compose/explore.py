@@ -200,15 +200,18 @@ def write_exploration(exploration: Exploration, folder: Path) -> Path:
     return path
 
 
-def summary_lines(exploration: Exploration, folder: Path) -> Sequence[str]:
+def summary_lines(exploration: Exploration, folder: Path, cluster_flags: str = "") -> Sequence[str]:
     """What an exploration found, with the commands that replay and shrink each violating
-    round of the run folder ``folder``, ready to paste."""
+    round of the run folder ``folder``, ready to paste; ``cluster_flags`` (the
+    exploration's own release, topology and mode) go with them, so they run on the same
+    kind of cluster."""
     lines = [f"explored {len(exploration.outcomes)} round(s) from seed {exploration.seed}: "
              f"{len(exploration.violations)} violated, {len(exploration.inconclusive)} could not be judged "
              "as drawn"]
     shown = _relative(folder)
+    flags = f" {cluster_flags}" if cluster_flags else ""
     lines += [f"  {scenario} broke {', '.join(exploration.violated[scenario])}: kafka-chaos replay "
-              f"{shown / scenario}; kafka-chaos shrink {shown / scenario / 'scenario.toml'}"
+              f"{shown / scenario}{flags}; kafka-chaos shrink {shown / scenario / 'scenario.toml'}{flags}"
               for scenario in exploration.violations]
     cells = coverage(exploration.schedules)
     lines.append("coverage (fault x target named, entries, seconds in force):")

@@ -75,3 +75,44 @@ def test_the_version_and_every_command_and_option_have_words() -> None:
         assert command.description, f"'kafka-chaos {name}' has no description"
         for action in command._actions:
             assert action.help, f"'kafka-chaos {name}' option {action.dest} has no help"
+
+
+ZOOKEEPER_FAULT = """id = "zk-on-kraft"
+title = "expire a session"
+[topic]
+partitions = 1
+[[producers]]
+name = "pa"
+zone = "a"
+[[schedule]]
+start_s = 1
+fault = "expire_session"
+target = { broker = 1 }
+"""
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("run", "--kafka-version", "4.4.0"),
+     "Kafka 4.4.0 does not run in zookeeper mode here (it runs in kraft)"),
+    (("up", "--kafka-version", "4.0.0", "--metadata", "zookeeper"),
+     "Kafka 4.0.0 does not run in zookeeper mode"),
+    (("run", "--metadata", "kraft"), "Kafka 3.7.2 does not run in kraft mode here"),
+])
+def test_a_metadata_mode_the_release_lacks_is_one_line_before_any_container(
+        args: tuple[str, ...], expected: str) -> None:
+    _one_line_error(_cli(*args), expected)
+
+
+def test_a_zookeeper_fault_on_kraft_and_a_controller_role_on_zookeeper_are_one_line(tmp_path: Path) -> None:
+    zookeeper_fault = tmp_path / "zk.toml"
+    zookeeper_fault.write_text(ZOOKEEPER_FAULT)
+    result = _cli("run", str(zookeeper_fault), "--kafka-version", "3.9.1", "--metadata", "kraft")
+    _one_line_error(result, "fault 'expire_session' acts on ZooKeeper, and topology 'three_az_kraft' "
+                            "has none")
+    assert 'kind = "kraft-broker"' in result.stderr, "the KRaft counterpart is named"
+    controller_role = tmp_path / "majority.toml"
+    controller_role.write_text(ZOOKEEPER_FAULT.replace('"expire_session"', '"kill"')
+                               .replace("{ broker = 1 }", '"controller_majority"'))
+    result = _cli("run", str(controller_role))
+    _one_line_error(result, "target 'controller_majority' names KRaft controllers, and topology 'three_az' "
+                            "has none")

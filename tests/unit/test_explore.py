@@ -788,6 +788,10 @@ def test_an_exploration_summary_names_violations_and_coverage() -> None:
     assert lines[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/r7/explore-9-r2; "
                         "kafka-chaos shrink reports/r7/explore-9-r2/scenario.toml")
     assert lines[2].startswith("coverage") and lines[-1].startswith("fault kinds not exercised: ")
+    on_kraft = summary_lines(found, Path.cwd() / "reports" / "r7", "--kafka-version 3.9.1 --metadata kraft")
+    assert on_kraft[1] == ("  explore-9-r2 broke rule lost: kafka-chaos replay reports/r7/explore-9-r2 "
+                           "--kafka-version 3.9.1 --metadata kraft; kafka-chaos shrink "
+                           "reports/r7/explore-9-r2/scenario.toml --kafka-version 3.9.1 --metadata kraft")
 
 
 def test_live_progress_names_the_faults_in_force_and_the_ack_rate() -> None:
