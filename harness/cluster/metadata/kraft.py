@@ -56,7 +56,10 @@ READ_TIMEOUT_MS = 5000
 QUORUM_READ_TIMEOUT_MS = 1500
 # The cluster's own reader rides out a broker going away for this long (as the ZooKeeper
 # observer rides out a reconnect); a sampler's reader fails at once and records the gap.
-RIDE_OUT_S = 15.0
+# kafka-python picks the broker to ask at random among those it knows, and one that is
+# restarting (a bounce) can cost a request's whole timeout (twice 5 s) before the next
+# try: 15 s was seen to be two unlucky tries during a broker's three hard bounces.
+RIDE_OUT_S = 60.0
 RETRY_PAUSE_S = 0.2
 METADATA_TOPIC = "__cluster_metadata"
 
