@@ -197,7 +197,7 @@ class BrokerGone(_BrokerCondition):
         return False, f"broker {self.broker} is registered (live brokers {list(state.live_brokers)})"
 
     def describe(self) -> str:
-        return f"broker {self.broker} gone from /brokers/ids"
+        return f"broker {self.broker} no longer registered"
 
 
 @dataclass(frozen=True)

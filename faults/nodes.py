@@ -93,7 +93,7 @@ def wait_deregistered(cluster: ClusterControl, node: str, timeout_s: float) -> f
     return wait_until_clear(
         lambda: f"{node} still registered" if registered(cluster, broker) else None,
         timeout_s,
-        f"{node} leaving /brokers/ids",
+        f"{node} deregistering",
     )
 
 
@@ -105,7 +105,7 @@ def wait_back(cluster: ClusterControl, node: str, timeout_s: float = START_TIMEO
         back = serving(cluster, node) if broker is None else registered(cluster, broker)
         return None if back else f"{node} is {cluster.node_status(node)} but not back"
 
-    what = "serving again" if broker is None else "registering in /brokers/ids"
+    what = "serving again" if broker is None else "registering again"
     return wait_until_clear(not_back, timeout_s, f"{node} {what}")
 
 

@@ -128,7 +128,7 @@ def _clean(example: bool) -> Param:
 _TIMEOUT_MEANING = "Seconds to wait for the metadata to show the effect before the inject fails."
 _PROCESS_HEAL = (
     "Starts every node that is down again and waits until each one serves "
-    "(a broker is back in /brokers/ids)."
+    "(a broker is registered again: in /brokers/ids, or unfenced by the KRaft controllers)."
 )
 _METADATA_HEAL = (
     "Nothing to undo: the cluster is left healthy in its new state; heal records the end of the window."

@@ -71,7 +71,7 @@ def diff_states(before: ClusterState | None, after: ClusterState, ts: float) -> 
     for broker in sorted(set(after.live_brokers) - old_brokers):
         events.append(ClusterEvent(ts, "broker_up", None, None, f"broker {broker} registered"))
     for broker in sorted(old_brokers - set(after.live_brokers)):
-        events.append(ClusterEvent(ts, "broker_down", None, None, f"broker {broker} gone from /brokers/ids"))
+        events.append(ClusterEvent(ts, "broker_down", None, None, f"broker {broker} no longer registered"))
     new_controller = (after.controller, after.controller_epoch)
     if before is None or (before.controller, before.controller_epoch) != new_controller:
         was = "none" if before is None else f"{before.controller} (epoch {before.controller_epoch})"

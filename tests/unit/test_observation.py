@@ -33,7 +33,7 @@ def test_diff_reports_leader_isr_controller_and_broker_changes() -> None:
     assert kinds["leader"] == "leader 0 -> 1 (epoch 1)"
     assert kinds["isr"] == "isr [0, 1, 2] -> [1, 2]"
     assert kinds["controller"] == "controller 0 (epoch 1) -> 1 (epoch 2)"
-    assert kinds["broker_down"] == "broker 0 gone from /brokers/ids"
+    assert kinds["broker_down"] == "broker 0 no longer registered"
     assert diff_states(after, after, 11.0) == []
 
 
