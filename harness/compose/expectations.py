@@ -17,8 +17,6 @@ snapshot. :class:`~harness.compose.scenario.ScenarioRun` gathers them.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -246,29 +244,6 @@ def send_outcomes(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     for row in rows:
         counts[str(row["outcome"])] = counts.get(str(row["outcome"]), 0) + 1
     return counts
-
-
-def longest_gaps(rows: Iterable[Mapping[str, Any]], start: float, end: float) -> dict[int, float]:
-    """Per partition that had any send, the longest stretch in [start, end] without an
-    acknowledgement on it (all producers together).
-
-    ``start`` and ``end`` count as boundaries, as in the suite's client log: a partition
-    dark from the fault to the end of the workload shows the whole stretch, and one whose
-    acknowledgements resumed shows the time from the fault to the first of them.
-    """
-    acks: dict[int, list[float]] = {}
-    for row in rows:
-        times = acks.setdefault(int(row["partition"]), [])
-        if row["outcome"] == hist.OUTCOME_ACKED and row.get("ack_ts") is not None:
-            times.append(float(row["ack_ts"]))
-    return {p: longest_gap(sorted(times), start, end) for p, times in sorted(acks.items())}
-
-
-def longest_gap(times: Sequence[float], start: float, end: float) -> float:
-    """The longest stretch in [start, end] between sorted ``times`` and the two ends."""
-    inside = times[bisect.bisect_left(times, start):bisect.bisect_right(times, end)]
-    points = [start, *inside, end]
-    return max(b - a for a, b in itertools.pairwise(points))
 
 
 @dataclass(frozen=True)

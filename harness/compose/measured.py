@@ -28,9 +28,9 @@ from harness.compose.expectations import (
     isr_full_since,
     isr_shortfalls,
     leader_epoch_changes,
-    longest_gaps,
     send_outcomes,
 )
+from harness.history.gaps import longest_gaps
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster

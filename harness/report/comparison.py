@@ -1,10 +1,11 @@
 """The figures a platform engineer compares across metadata modes, per scenario: how long
-each partition was unavailable, how soon a partition had a new leader after the first
+each partition was unavailable, how soon a partition had a leader again after the first
 fault, and how soon every ISR was full again after the last heal.
 
-They are read from what a scenario's report already holds (the verdict's per-partition
-outage buckets, the sampled cluster events, the fault windows), so a matrix page can set
-a ZooKeeper and a KRaft run of the same scenario side by side without a second judge.
+They are read from what a scenario's report already holds (the longest stretch each
+partition went without an acknowledgement while sends were made, read from the sends
+table; the sampled cluster events; the fault windows), so a matrix page can set a
+ZooKeeper and a KRaft run of the same scenario side by side without a second judge.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ class Figures:
     """One scenario's comparison figures; None where the run has nothing to measure
     (no fault, no leader change, no heal)."""
 
-    unavailable_s: dict[int, float]  # partition -> seconds whose sends failed or stayed in doubt
-    new_leader_s: float | None  # first fault's inject -> the first partition led by a new broker
+    unavailable_s: dict[int, float]  # partition -> the longest it went without an acknowledgement
+    new_leader_s: float | None  # first fault's inject -> the first leader change to a broker
     full_isr_s: float | None  # last heal -> every partition's ISR as large as at the start
 
     def text(self) -> str:
         """One line for a grid cell."""
         worst = max(self.unavailable_s.values(), default=0.0)
-        parts = [f"unavailable {worst:.0f} s"]
+        parts = [f"unavailable {worst:.1f} s"]
         if self.new_leader_s is not None:
             parts.append(f"new leader {self.new_leader_s:.1f} s")
         if self.full_isr_s is not None:
@@ -38,13 +39,15 @@ class Figures:
         return " · ".join(parts)
 
     def per_partition(self) -> str:
-        return ", ".join(f"p{p}: {s:.0f} s" for p, s in sorted(self.unavailable_s.items())) or "no sends"
+        return ", ".join(f"p{p}: {s:.1f} s" for p, s in sorted(self.unavailable_s.items())) or "no sends"
 
 
 def figures(scenario: Scenario) -> Figures:
     verdict = scenario.verdict
-    unavailable = ({p.partition: len(p.outage) * verdict.bucket_seconds for p in verdict.partitions}
-                   if verdict else {})
+    unavailable = scenario.ack_stalls
+    if unavailable is None:  # the sends were not read: the seconds whose sends failed or stayed in doubt
+        unavailable = ({p.partition: len(p.outage) * verdict.bucket_seconds for p in verdict.partitions}
+                       if verdict else {})
     topics = {p.topic for p in verdict.partitions} if verdict else None
     events = [e for e in scenario.events if topics is None or e.topic is None or e.topic in topics]
     injects = [f.start for f in scenario.faults]

@@ -28,6 +28,7 @@ from harness.history import (
     part_files,
     read_manifest,
 )
+from harness.history.gaps import longest_gaps
 from harness.report.fields import (
     Malformed,
     as_bool,
@@ -349,6 +350,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
     if scenario.history:
         width = scenario.verdict.bucket_seconds if scenario.verdict else 1.0
         scenario.ack_buckets = ack_buckets(sdir / "history", width, p)
+        scenario.ack_stalls = ack_stalls(sdir / "history", p)
     scenario.diagnostics = _diagnostics(sdir)
     return scenario
 
@@ -409,6 +411,25 @@ def ack_buckets(hdir: Path, width: float, problems: list[str]) -> list[AckBucket
     counts = pc.value_counts(index)
     pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
     return sorted((AckBucket(float(i) * width, int(c)) for i, c in pairs), key=lambda b: b.start)
+
+
+def ack_stalls(hdir: Path, problems: list[str]) -> dict[int, float] | None:
+    """Per partition, the longest it went without an acknowledgement while the producers
+    were sending (from the first send to the last): :func:`harness.history.gaps.longest_gaps`
+    over the sends table."""
+    columns = ["partition", "outcome", "ack_ts", "send_ts"]
+    try:
+        tables = [pq.read_table(f, columns=columns) for f in part_files(hdir, "sends")]
+    except (OSError, pa.ArrowException) as exc:
+        problems.append(f"the history's sends table cannot be read for acknowledgement stalls: {exc}")
+        return None
+    if not tables:
+        return None
+    rows = pa.concat_tables(tables).to_pylist()
+    if not rows:
+        return {}
+    sent = [float(r["send_ts"]) for r in rows]
+    return longest_gaps(rows, min(sent), max(sent))
 
 
 def _parse(parser: Callable[[Any, list[str]], T], data: Any, name: str, problems: list[str]) -> T | None:

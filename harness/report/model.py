@@ -348,6 +348,9 @@ class Scenario:
     has_schedule_file: bool = False
     schedule_entries: list[ScheduleEntry] = field(default_factory=list)  # from schedule.json
     ack_buckets: list[AckBucket] | None = None  # None: the history's sends were not read
+    # Per partition, the longest it went without an acknowledgement while sends were
+    # made (harness.report.load.ack_stalls); None: the sends were not read.
+    ack_stalls: dict[int, float] | None = None
     diagnostics: list[str] = field(default_factory=list)  # relative to the run directory
     problems: list[str] = field(default_factory=list)
 

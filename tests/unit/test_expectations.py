@@ -31,8 +31,6 @@ from harness.compose.expectations import (
     isr_full_after,
     isr_full_since,
     leader_epoch_changes,
-    longest_gap,
-    longest_gaps,
     send_outcomes,
 )
 from harness.compose.judge import Judge
@@ -46,6 +44,7 @@ from harness.compose.scenario import (
     ScenarioSpec,
     TopicSpec,
 )
+from harness.history.gaps import longest_gap, longest_gaps
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 TOPIC = "t"

@@ -32,8 +32,18 @@ def test_the_figures_come_from_the_outage_the_events_and_the_fault_windows() -> 
     assert found.unavailable_s == {0: 4.0, 1: 0.0}
     assert found.new_leader_s == 3.5, "the first leader that is a broker, not -1"
     assert found.full_isr_s == 3.0
-    assert found.text() == "unavailable 4 s · new leader 3.5 s · ISR full 3.0 s after heal"
-    assert found.per_partition() == "p0: 4 s, p1: 0 s"
+    assert found.text() == "unavailable 4.0 s · new leader 3.5 s · ISR full 3.0 s after heal"
+    assert found.per_partition() == "p0: 4.0 s, p1: 0.0 s"
+
+
+def test_the_longest_stretch_without_an_acknowledgement_is_the_unavailability_when_read() -> None:
+    """A stall whose sends were retried and acknowledged late fails no send: only the
+    acknowledgements' times show it."""
+    scenario = Scenario("s", None, verdict=_verdict({0: 0, 1: 0}), events=_events(),
+                        faults=[FaultWindow("kill", "kafka-0", 103.0, 118.0, True)],
+                        ack_stalls={0: 6.25, 1: 0.5})
+    assert figures(scenario).unavailable_s == {0: 6.25, 1: 0.5}
+    assert figures(scenario).text().startswith("unavailable 6.2 s")
 
 
 def test_an_isr_full_at_the_heal_counts_zero_and_one_never_full_again_none() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from harness.compose.checks.evidence import Anchor, CheckResult, CheckSpecError, Evidence
-from harness.compose.expectations import longest_gap
+from harness.history.gaps import longest_gap
 
 
 class Check(ABC):

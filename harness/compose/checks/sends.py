@@ -21,7 +21,8 @@ from harness.compose.checks.base import (
     with_window,
 )
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
-from harness.compose.expectations import CountRange, longest_gap
+from harness.compose.expectations import CountRange
+from harness.history.gaps import longest_gap
 
 SEND_OUTCOMES = {"acked": (hist.OUTCOME_ACKED,), "failed": (hist.OUTCOME_FAILED,),
                  "in_doubt": (hist.OUTCOME_UNKNOWN,),
