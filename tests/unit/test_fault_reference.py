@@ -168,8 +168,8 @@ def test_the_scenario_page_names_every_scenario_file_key_expectation_and_client_
     for module in re.findall(r"tests/chaos/scenarios/test_s\d\d_\w+\.py", page):
         assert (ROOT / module).is_file(), module
     for module in sorted((ROOT / "tests/chaos/kraft").glob("test_k[0-9][0-9]_*.py")):
-        number = f"K{int(module.name[6:8])}"
-        assert re.search(rf"^### {number}\b", page, re.M), f"{number} missing"
+        heading = f"K{int(module.name[6:8])}"
+        assert re.search(rf"^### {heading}\b", page, re.M), f"{heading} missing"
 
 
 def test_readme_points_nowhere_outside_the_repository() -> None:
