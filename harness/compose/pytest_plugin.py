@@ -184,7 +184,9 @@ def _keep_the_sessions_mode(config: pytest.Config, items: list[pytest.Item]) -> 
         config.stash[_MODE_KEY] = f"{mode} mode: {len(other)} test(s) of another metadata mode deselected"
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """What the selection left out and why, under pytest's "collected" line (a report
+    header would be printed before collection, when neither is known yet)."""
     return [line for line in (config.stash.get(_MODE_KEY, None), config.stash.get(_TIER_KEY, None)) if line]
 
 

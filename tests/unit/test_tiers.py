@@ -116,3 +116,20 @@ def test_a_test_of_one_modes_machinery_runs_only_in_a_session_of_that_mode() -> 
     assert runs_in(zookeeper_only, "zookeeper") and not runs_in(zookeeper_only, "kraft")
     unmarked = _ModeItem("t.py::test_kill", None)
     assert runs_in(unmarked, "zookeeper") and runs_in(unmarked, "kraft")
+
+
+def test_the_collection_says_what_a_kraft_session_deselects() -> None:
+    """Under pytest's "collected" line, not in the header: the header is printed before
+    collection, when nothing has been deselected yet."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider", "-m",
+                             "chaos", "--metadata", "kraft", "--kafka-version", "3.9.1", "tests/chaos"],
+                            cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    collected = next(i for i, line in enumerate(lines) if line.startswith("collected "))
+    assert lines[collected + 1].startswith("kraft mode: ") and "deselected" in lines[collected + 1], lines
