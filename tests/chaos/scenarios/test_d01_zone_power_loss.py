@@ -6,7 +6,7 @@ settings, on ``three_az_two_in_a`` (brokers 0 and 1 in zone a, 2 in b, 3 in c). 
 
 * Third replica out of the ISR: broker 2 is paused until the ISR is zone a's two
   replicas, records are acknowledged by those two alone, then zone a loses power (its
-  brokers and its ZooKeeper node die together and keep only what their JVMs synced).
+  brokers and its ZooKeeper node or KRaft controller die together and keep only what their JVMs synced).
   Nothing in sync is left, so p0 is offline (unclean election is off); when the power is
   back a zone-a broker leads again on what it synced: acknowledged records are lost, and
   the judge must say so (required).
@@ -52,8 +52,9 @@ DARK_S = 15.0  # zone a without power: past a session timeout, so the controller
 
 @pytest.fixture(scope="module")
 def two_in_a(chaos_run: ChaosRun) -> Iterator[None]:
-    """This module's clusters have two brokers in zone a; the session's topology after."""
-    chaos_run.use_topology(load_topology(TOPOLOGY))
+    """This module's clusters have two brokers in zone a, in the session's metadata mode;
+    the session's topology after."""
+    chaos_run.use_topology(load_topology(TOPOLOGY, metadata=chaos_run.base_topology.metadata))
     try:
         yield
     finally:
