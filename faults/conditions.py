@@ -23,7 +23,7 @@ with exactly one key, as targets are (:mod:`faults.targets`)::
     when = { leader_is = { broker = 2, topic = "$topic", partition = 0 } }
     when = { new_leader_from_isr = { topic = "$topic", partition = 0 } }
     when = { isr_is = { brokers = [0, 2], topic = "$topic", partition = 0 } }
-    when = { zk_serving = "zk-a" }
+    when = { quorum_serving = "zk-a" }      # or a KRaft voter, "kraft-a"
     when = { not = "controller_changed" }
     when = { all = [ { offline = { ... } }, { isr_is = { ... } } ] }
 
@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, required, typed
-from faults.targets import BrokerId, ClusterView, needs_zookeeper, partition_state
+from faults.targets import BrokerId, ClusterView, partition_state
 from harness.cluster.state import ClusterState, PartitionState
 from topologies.model import Topology
 
@@ -415,8 +415,8 @@ class ControllerIs(_BrokerCondition):
 
     def check(self, topology: Topology) -> None:
         names = topology.controller_candidates
-        if self.broker not in {_node_id(topology, name) for name in names}:
-            ids = ", ".join(str(_node_id(topology, name)) for name in names)
+        if self.broker not in {topology.id_of_node(name) for name in names}:
+            ids = ", ".join(str(topology.id_of_node(name)) for name in names)
             raise TargetError(f"controller_is = {self.broker}: node {self.broker} can never be the active "
                               f"controller of topology {topology.name!r}; the ones that can are {ids}")
 
@@ -430,25 +430,25 @@ class ControllerIs(_BrokerCondition):
 
 
 @dataclass(frozen=True)
-class ZkServing(Condition):
-    """ZooKeeper node ``node`` serves (its mode is leader or follower): it is part of a
-    quorum. Read from the modes the sampler records beside each snapshot; a state
-    without modes shows nothing, so the condition does not hold on it."""
+class QuorumServing(Condition):
+    """Metadata-quorum member ``node`` serves: a ZooKeeper node whose mode is leader or
+    follower, or a KRaft voter that leads or has fetched from the leader lately. Read from
+    the roles the sampler records beside each snapshot; a state without roles shows
+    nothing, so the condition does not hold on it. ``zk_serving`` is its older spelling."""
 
     node: str
-    kind: ClassVar[str] = "zk_serving"
+    kind: ClassVar[str] = "quorum_serving"
+    OLD_KIND: ClassVar[str] = "zk_serving"
 
     def check(self, topology: Topology) -> None:
-        needs_zookeeper(topology, f"condition {self.kind!r}",
-                        "a quorum's roles are read into the cluster state in both modes; wait on "
-                        "controller_changed or controller_is")
-        names = [z.name for z in topology.zookeepers]
+        names = [node.name for node in topology.quorum_members]
         if self.node not in names:
-            raise TargetError(f"no ZooKeeper node {self.node!r}; the nodes are {', '.join(names)}")
+            raise TargetError(f"{self.kind} = {self.node!r}: topology {topology.name!r} has no "
+                              f"metadata-quorum member {self.node!r}; its members are {', '.join(names)}")
 
     def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
         if state.zk_modes is None:
-            return False, "no ZooKeeper modes were read with this state"
+            return False, "no quorum roles were read with this state"
         mode = state.zk_modes.get(self.node)
         if mode in ("leader", "follower"):
             return HELD
@@ -614,6 +614,10 @@ def _isr_is(value: object, what: str) -> Condition:
                  brokers=tuple(typed(b, int, f"{where}: brokers") for b in brokers))
 
 
+def _quorum_member(kind: str) -> Callable[[Any, str], Condition]:
+    return lambda value, what: QuorumServing(typed(value, str, f"{what}: {kind}"))
+
+
 def _not(value: object, what: str) -> Condition:
     return Not(parse_condition(value, f"{what}: not"))
 
@@ -644,7 +648,7 @@ _TABLES: dict[str, Callable[[object, str], Condition]] = {
     NewLeaderFromIsr.kind: _partition_only(NewLeaderFromIsr),
     LeaderIs.kind: _leader_is,
     IsrIs.kind: _isr_is,
-    ZkServing.kind: lambda value, what: ZkServing(typed(value, str, f"{what}: {ZkServing.kind}")),
+    QuorumServing.kind: _quorum_member(QuorumServing.kind),
     Not.kind: _not,
     AllOf.kind: _combination(AllOf),
     AnyOf.kind: _combination(AnyOf),
@@ -652,6 +656,9 @@ _TABLES: dict[str, Callable[[object, str], Condition]] = {
 
 CONDITION_KINDS: tuple[str, ...] = tuple(_TABLES)
 """Every condition kind, in the order the documentation lists them."""
+
+# Older spellings still read (in scenario files and recorded exploration rounds), never written.
+_OLD_SPELLINGS = {QuorumServing.OLD_KIND: QuorumServing.kind}
 
 
 def parse_condition(value: object, what: str = "'when'") -> Condition:
@@ -668,6 +675,7 @@ def parse_condition(value: object, what: str = "'when'") -> Condition:
         raise FaultSpecError(f"{what} must be a condition name or a table with exactly one key "
                              f"(one of: {known}), got {value!r}")
     ((kind, params),) = value.items()
+    kind = _OLD_SPELLINGS.get(kind, kind)
     if kind not in _TABLES:
         raise FaultSpecError(f"{what}: unknown condition {kind!r}; conditions are: {known}")
     return _TABLES[kind](params, what)
@@ -682,9 +690,3 @@ def topics_to_read(conditions: list[Condition]) -> list[str] | None:
     return named
 
 
-def _node_id(topology: Topology, name: str) -> int:
-    """The metadata's id of a node that can be the active controller."""
-    for controller in topology.controllers:
-        if controller.name == name:
-            return controller.node_id
-    return next(b.broker_id for b in topology.brokers if b.name == name)

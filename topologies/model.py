@@ -121,6 +121,22 @@ class Topology:
         return self.broker(node_id).name
 
     @property
+    def quorum_members(self) -> tuple[PlacedNode, ...]:
+        """The metadata quorum's members: the ZooKeeper ensemble, or the KRaft voters."""
+        return (*self.zookeepers, *self.controllers)
+
+    def id_of_node(self, name: str) -> int:
+        """The metadata's id of a node that can be the active controller (the inverse of
+        :meth:`node_of_id`): a KRaft voter's node id, or a broker's id."""
+        for controller in self.controllers:
+            if controller.name == name:
+                return controller.node_id
+        for broker in self.brokers:
+            if broker.name == name:
+                return broker.broker_id
+        raise TopologyError(f"topology {self.name!r} has no broker or controller {name!r}")
+
+    @property
     def placed_nodes(self) -> tuple[PlacedNode, ...]:
         """Every broker, ZooKeeper node and controller (a combined one twice: as broker too)."""
         return (*self.brokers, *self.zookeepers, *self.controllers)

@@ -25,7 +25,7 @@ from faults.conditions import (
     NewLeaderFromIsr,
     Not,
     Offline,
-    ZkServing,
+    QuorumServing,
     parse_condition,
     topics_to_read,
 )
@@ -62,7 +62,7 @@ EVERY_FORM: list[tuple[Any, Condition]] = [
     ({"leader_is": {"broker": 2, "topic": "t", "partition": 0}}, LeaderIs("t", 0, broker=2)),
     ({"isr_is": {"brokers": [0, 2], "topic": "t", "partition": 0}}, IsrIs("t", 0, brokers=(0, 2))),
     ({"new_leader_from_isr": {"topic": "t", "partition": 2}}, NewLeaderFromIsr("t", 2)),
-    ({"zk_serving": "zk-a"}, ZkServing("zk-a")),
+    ({"quorum_serving": "zk-a"}, QuorumServing("zk-a")),
     ({"not": "controller_changed"}, Not(ControllerChanged())),
     ({"all": [{"offline": {"topic": "t", "partition": 0}}, {"isr_is": {"brokers": [1], "topic": "t",
                                                                          "partition": 0}}]},
@@ -76,6 +76,11 @@ def test_every_form_parses_and_writes_back_what_it_read(spec: Any, condition: Co
     assert parse_condition(spec) == condition
     assert condition.to_spec() == spec
     condition.check(load_topology("three_az"))
+
+
+def test_the_older_zk_serving_spelling_reads_as_quorum_serving() -> None:
+    assert parse_condition({"zk_serving": "zk-a"}) == QuorumServing("zk-a")
+    assert "zk_serving" not in CONDITION_KINDS
 
 
 def test_every_kind_has_a_form() -> None:
@@ -273,10 +278,11 @@ def test_a_zookeeper_node_serves_when_its_recorded_mode_is_leader_or_follower() 
     import dataclasses
 
     state = _state()
-    assert ZkServing("zk-a").evaluate(state, state) == (False, "no ZooKeeper modes were read with this state")
+    unread = (False, "no quorum roles were read with this state")
+    assert QuorumServing("zk-a").evaluate(state, state) == unread
     modes = dataclasses.replace(state, zk_modes={"zk-a": None, "zk-b": "leader", "zk-c": "follower"})
-    assert ZkServing("zk-b").evaluate(modes, modes)[0] and ZkServing("zk-c").evaluate(modes, modes)[0]
-    assert ZkServing("zk-a").evaluate(modes, modes) == (False, "zk-a is not serving")
+    assert QuorumServing("zk-b").evaluate(modes, modes)[0] and QuorumServing("zk-c").evaluate(modes, modes)[0]
+    assert QuorumServing("zk-a").evaluate(modes, modes) == (False, "zk-a is not serving")
     assert modes == state, "the modes are not part of a snapshot's identity"
-    with pytest.raises(TargetError, match="no ZooKeeper node 'zk-q'"):
-        ZkServing("zk-q").check(load_topology("three_az"))
+    with pytest.raises(TargetError, match="no metadata-quorum member 'zk-q'; its members are zk-a, zk-b"):
+        QuorumServing("zk-q").check(load_topology("three_az"))

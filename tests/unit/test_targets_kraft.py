@@ -105,7 +105,8 @@ def test_controller_is_takes_the_ids_that_can_be_controller_in_each_mode() -> No
         parse_condition({"controller_is": 1}).check(KRAFT)
     with pytest.raises(TargetError, match="the ones that can are 0, 1, 2"):
         parse_condition({"controller_is": 101}).check(ZOOKEEPER)
-    with pytest.raises(TargetError, match="condition 'zk_serving' acts on ZooKeeper"):
+    parse_condition({"quorum_serving": "kraft-a"}).check(KRAFT)
+    with pytest.raises(TargetError, match="no metadata-quorum member 'zk-a'; its members are kraft-a"):
         parse_condition({"zk_serving": "zk-a"}).check(KRAFT)
 
 
