@@ -71,17 +71,17 @@ def test_s4_control_one_follower_down_writes_go_through(
 def test_s8_control_a_client_of_a_broker_that_is_not_cut_off_produces(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:
-    """S8 with the stale-metadata probe bootstrapped at the controller, from a zone that
-    can reach it but not broker 1: the check that such a client fails every send must
+    """S8 with the stale-metadata probe bootstrapped at broker 2 (beside the controller),
+    from a zone that can reach it but not broker 1: the check that such a client fails every send must
     fail. S8 cuts zone c's clients from broker 1 while the probe is taken (a client that
     asked broker 1 for metadata after the kill would stay on the dead leader)."""
-    real = s8_spec(cluster.session_timeout_s)
+    placed = place_controller(cluster, S8_CONTROLLER)
+    real = s8_spec(cluster.session_timeout_s, placed.node, cluster.topology.metadata)
     probes = tuple(dataclasses.replace(p, broker=S8_CONTROLLER, zone="c") if p.name == "via-b1" else p
                    for p in real.probes)
-    spec = control(real, "The probe's client can reach the controller, whose metadata is current, and not "
+    spec = control(real, "The probe's client can reach broker 2, whose metadata is current, and not "
                          "broker 1: it produces.",
                    must_fail=("a client with only broker 1's metadata fails every send",), probes=probes)
-    place_controller(cluster, S8_CONTROLLER)
     run = run_spec(spec, scenario)
     assert run.passed, run.failures()
 

@@ -1,12 +1,18 @@
-"""Putting the controller on a chosen broker before a scenario starts.
+"""Putting the controller beside a chosen broker before a scenario starts.
 
-Network scenarios depend on *where* the controller sits far more than process faults do:
-in Kafka 2.7+ a partition leader changes its ISR by sending AlterPartition to the
-controller over the broker-to-broker links, and the controller tells brokers about new
-leaders over the same links. A cut that happens to include the controller's links tests
-a different scenario than the one named. So these scenarios put the controller on a
-chosen broker first (:func:`place_controller`), deterministically, instead of depending
-on which broker won the race at cluster start or after the previous test.
+Network scenarios depend on *where* the controller sits far more than process faults do.
+In ZooKeeper mode the controller is a broker: a partition leader changes its ISR by
+sending AlterPartition to it over the broker-to-broker links, and it tells brokers about
+new leaders over the same links. In KRaft the active controller is the quorum's leader,
+one voter per zone: isolating its zone costs the quorum its leader too. A cut that
+happens to include the controller tests a different scenario than the one named. So
+these scenarios put the controller beside a chosen broker first (:func:`place_controller`),
+deterministically, instead of depending on which node won the race at cluster start or
+after the previous test.
+
+Both modes are placed the same way: the current controller gives up its role while the
+other candidates' links are slowed, so the chosen one wins the race that follows. What
+gives the role up, and which links carry the race, is each mode's own (:data:`ELECTIONS`).
 """
 
 from __future__ import annotations
@@ -15,62 +21,125 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from faults import BrokerId, Degrade, DeleteController, EventLog, Links, Zone
+from faults import Degrade, DeleteController, EventLog, Fault, Links, Node, Pause, Zone
+from faults.targets import ActiveController
 from faults.toxics import latency
 from harness.cluster.fabric import LinkKind
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.waiting import CLUSTER_SETTLING, WaitTimeout, wait_until
+from topologies.model import KRAFT, ZOOKEEPER, Topology
 
-# Latency added to the ZooKeeper links of the brokers that must NOT win a controller
-# election: the watch on /controller fires 2 x this later for them, so the chosen broker
-# creates /controller first. Far below the 6 s session timeout, so no session is at risk.
+# Latency added to the race links of the candidates that must NOT win: far below the
+# 6 s ZooKeeper session and the 2 s KRaft fetch timeout, so no session or follower is
+# at risk, but enough that the chosen candidate's claim or vote request arrives first.
 _HANDICAP_MS = 400
+_ELECTED_WITHIN_S = 30.0
+
+
+@dataclass(frozen=True)
+class Election:
+    """How one metadata mode's controller is made to give its role up for a new race."""
+
+    race: LinkKind  # the links the candidates race over
+    resign: Callable[[], Fault]  # held until a new controller is seen, then healed
+    settled: Callable[[Cluster, int], None]  # the cluster ready for a scenario under it
+
+
+def _every_broker_names(cluster: Cluster, controller: int) -> None:
+    # The harness's long-lived AdminClient may still address a controller from before
+    # this or an earlier test's election: its CreateTopics would then fail with
+    # NOT_CONTROLLER (librdkafka does not retry that), so every broker must know the
+    # controller, and the client is dropped so that Cluster.admin builds a fresh one.
+    wait_for(lambda: all(controller_seen_by(cluster, b.broker_id) == controller
+                         for b in cluster.topology.brokers), 30, "every broker naming the controller")
+    cluster._admin = None
+
+
+def _brokers_registered(cluster: Cluster, controller: int) -> None:
+    # Brokers find the new quorum leader on their own; a paused leader may have missed
+    # heartbeats, so the scenario waits until every broker is registered and unfenced.
+    cluster.wait_healthy(60.0)
+
+
+ELECTIONS: dict[str, Election] = {
+    # Deleting /controller makes every broker race to recreate it; latency on the other
+    # brokers' ZooKeeper links fires their watch later.
+    ZOOKEEPER: Election(LinkKind.ZK_SESSION, DeleteController, _every_broker_names),
+    # A paused quorum leader stops answering fetches; the followers time out and stand
+    # for election; latency on the other voters' quorum links delays their vote requests.
+    KRAFT: Election(LinkKind.KRAFT_QUORUM, lambda: Pause(ActiveController()), _brokers_registered),
+}
 
 
 @dataclass(frozen=True)
 class ControllerPlacement:
     """Where the controller ended up, and what it cost to put it there."""
 
-    broker: int
+    node: int  # the active controller's id as the metadata reports it
     epoch: int
-    elections: int  # how many /controller deletions it took (0: it was already there)
+    elections: int  # how many races it took (0: it was already there)
+
+
+def controller_beside(cluster: Cluster, broker: int) -> str:
+    """The node that can be the active controller in ``broker``'s zone: the broker itself
+    where brokers are the candidates (ZooKeeper mode, combined KRaft), else that zone's
+    voter."""
+    topology = cluster.topology
+    zone = topology.broker(broker).zone
+    beside = [name for name in topology.controller_candidates if topology.zone_of(name) == zone]
+    own = topology.broker(broker).name
+    return own if own in beside else beside[0]
+
+
+def quorum_members(topology: Topology) -> dict[str, str]:
+    """The metadata-quorum member of each zone (a ZooKeeper node or a KRaft voter), for the
+    checks that say which members still serve."""
+    members = topology.quorum_members
+    return {zone: next(m.name for m in members if m.zone == zone) for zone in topology.zones}
 
 
 def place_controller(cluster: Cluster, broker: int, attempts: int = 4) -> ControllerPlacement:
-    """Make ``broker`` the controller before a scenario starts.
+    """Make the controller beside ``broker`` (:func:`controller_beside`) the active one.
 
-    Deleting ``/controller`` makes every broker race to recreate it; handicapping the
-    other brokers' ZooKeeper links with latency makes ``broker`` win that race, so the
-    placement does not depend on luck. A few attempts cover a loaded machine.
+    The current controller resigns (:data:`ELECTIONS`) while the other candidates' race
+    links are slowed, so the placement does not depend on luck. A few attempts cover a
+    loaded machine.
     """
+    topology = cluster.topology
+    election = ELECTIONS[topology.metadata]
+    chosen = controller_beside(cluster, broker)
+    target = topology.id_of_node(chosen)
     log = EventLog()
     state = cluster.state([])
     elections = 0
-    others = [b.broker_id for b in cluster.topology.brokers if b.broker_id != broker]
-    while state.controller != broker:
+    rivals = [name for name in topology.controller_candidates if name != chosen]
+    while state.controller != target:
         if elections >= attempts:
-            raise AssertionError(f"controller stayed on {state.controller} after {elections} elections")
-        handicaps = [Degrade(Links(BrokerId(other), Zone(zone), LinkKind.ZK_SESSION), latency(_HANDICAP_MS))
-                     for other in others for zone in cluster.topology.zones]
+            raise AssertionError(f"controller stayed on {state.controller}, not {target} ({chosen}), "
+                                 f"after {elections} elections")
+        handicaps = [Degrade(Links(Node(rival), Zone(zone), election.race), latency(_HANDICAP_MS))
+                     for rival in rivals for zone in topology.zones]
+        resign = election.resign()
+        before = state.controller
         try:
             for handicap in handicaps:
                 handicap.inject(cluster, log)
-            DeleteController().inject(cluster, log)
+            resign.inject(cluster, log)
             elections += 1
+            wait_for(_controller_other_than(cluster, before), _ELECTED_WITHIN_S,
+                     f"a controller other than {before}")
         finally:
-            for handicap in handicaps:
+            for fault in (resign, *handicaps):
                 with contextlib.suppress(Exception):
-                    handicap.heal(cluster, log)
+                    fault.heal(cluster, log)
         state = cluster.state([])
     assert state.controller_epoch is not None
-    # Every broker must know the controller before the scenario starts. The harness's
-    # long-lived AdminClient may still address a controller from before this or an
-    # earlier test's election: its CreateTopics would then fail with NOT_CONTROLLER
-    # (librdkafka does not retry that), so drop it and let Cluster.admin build a fresh one.
-    wait_for(lambda: all(controller_seen_by(cluster, b.broker_id) == broker
-                         for b in cluster.topology.brokers), 30, "every broker naming the controller")
-    cluster._admin = None
-    return ControllerPlacement(broker, state.controller_epoch, elections)
+    election.settled(cluster, target)
+    return ControllerPlacement(target, state.controller_epoch, elections)
+
+
+def _controller_other_than(cluster: Cluster, before: int | None) -> Callable[[], bool]:
+    return lambda: cluster.state([]).controller not in (None, before)
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str) -> float:

@@ -113,8 +113,9 @@ def s4_two_down_spec(session_timeout_s: float) -> ScenarioSpec:
 def test_s4_two_replicas_down_refuses_writes_until_min_isr_is_lowered(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:
-    # Broker 0 leads p0 and is the controller: killing 1 and 2 shrinks the ISR to the
-    # leader without a controller election in the way.
+    # Broker 0 leads p0 and the controller is beside it (broker 0 itself, or zone a's
+    # KRaft voter): killing 1 and 2 shrinks the ISR to the leader without a controller
+    # election in the way.
     place_controller(cluster, 0)
     run = run_spec(s4_two_down_spec(cluster.session_timeout_s), scenario)
     assert run.passed, run.failures()

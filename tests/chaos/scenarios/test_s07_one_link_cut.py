@@ -52,10 +52,11 @@ def producer_settings(idempotent: bool) -> dict[str, object]:
             "request.timeout.ms": 2000, "message.timeout.ms": 30000}
 
 
-def s7_spec(idempotent: bool, lag_s: float) -> ScenarioSpec:
+def s7_spec(idempotent: bool, lag_s: float, controller: int = CONTROLLER) -> ScenarioSpec:
     """Cut broker 1 <-> broker 0 (the leader of both partitions) for long enough that the
     leader drops broker 1 from the ISRs (``lag_s``: replica.lag.time.max.ms) and keeps
-    writing with the other two."""
+    writing with the other two. ``controller`` is the active controller's id: broker 2, or
+    in KRaft zone c's voter."""
     settings = producer_settings(idempotent)
     cut_s = 3 * lag_s
     # Without idempotence and with 5 requests in flight, Kafka's producer documents that a
@@ -66,7 +67,7 @@ def s7_spec(idempotent: bool, lag_s: float) -> ScenarioSpec:
                                "duplicate": 0 if idempotent else "at_least_one"}
     return ScenarioSpec(
         id="s7-one-link-cut", title="S7 one broker-to-broker link cut",
-        description="Cut broker 1 <-> broker 0 (leader of both partitions) only; controller on broker 2; "
+        description="Cut broker 1 <-> broker 0 (leader of both partitions) only; controller beside broker 2; "
                     f"acks=all, retries on, request.timeout.ms=2000, enable.idempotence={idempotent}; "
                     "producers in zones a and b both reach broker 0.",
         expected="Leader and controller unchanged; broker 1 leaves the ISRs after replica.lag.time.max.ms "
@@ -83,7 +84,7 @@ def s7_spec(idempotent: bool, lag_s: float) -> ScenarioSpec:
         schedule=({"start_s": 0, "duration_s": cut_s, "fault": "cut",
                    "links": {"from": {"broker": CUT_OFF}, "to": {"broker": LEADER}, "both_ways": True}},),
         checks=(
-            Throughout(AllOf((ControllerIs(CONTROLLER), Not(ControllerChanged()))), inject(1),
+            Throughout(AllOf((ControllerIs(controller), Not(ControllerChanged()))), inject(1),
                        label="controller and controller epoch unchanged"),
             *(Throughout(AllOf((LeaderIs(TOPIC, p, broker=LEADER), Not(LeaderChanged(TOPIC, p)))), inject(1),
                          heal(1), label=f"p{p}: leader and leader epoch unchanged") for p in PARTITIONS),
@@ -106,9 +107,10 @@ def s7_spec(idempotent: bool, lag_s: float) -> ScenarioSpec:
 def test_s7_one_link_cut_shrinks_isr_and_retries_duplicate(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, idempotent: bool,
 ) -> None:
-    # The controller on the third broker: the cut must not also cut AlterPartition
-    # (leader -> controller) or the controller's requests, or the ISR could not shrink.
-    place_controller(cluster, CONTROLLER)
+    # The controller beside the third broker: in ZooKeeper mode the cut must not also cut
+    # AlterPartition (leader -> controller) or the controller's requests, or the ISR could
+    # not shrink. In KRaft no broker-to-broker link carries them; the placement is the same.
+    placed = place_controller(cluster, CONTROLLER)
     lag_s = float(cluster.topology.broker_settings["replica.lag.time.max.ms"]) / 1000
-    run = run_spec(s7_spec(idempotent, lag_s), scenario)
+    run = run_spec(s7_spec(idempotent, lag_s, placed.node), scenario)
     assert run.passed, run.failures()

@@ -11,9 +11,18 @@ answer), and real clients (one in a zone cut from broker 1, bootstrapped at brok
 produces; one in a zone cut from broker 2, bootstrapped at broker 1, has only broker 1's
 stale metadata and fails every send).
 
-Placement is fixed so the meaning never changes between runs: controller on broker 2,
-broker 1 cut off from it, broker 0 leads the partitions (replicas [0, 2, 1], so the
-controller itself becomes the new leader and broker 1 stays a follower).
+On KRaft the controller is the quorum's leader, a node of its own, and a broker's
+heartbeats and metadata fetches both go to it. Cut from it, broker 1 keeps its
+replication and its clients but is fenced once its broker session passes without a
+heartbeat: it leaves the ISRs (in ZooKeeper mode it stays registered and in sync, its
+session being up), and its metadata, fetched from the controller, goes stale from the
+cut on. What follows the kill is the same in both modes: broker 2 leads, broker 1 still
+names the dead broker 0, and a client that only has broker 1's metadata fails.
+
+Placement is fixed so the meaning never changes between runs: the controller beside
+broker 2 (broker 2 itself, or zone c's voter), broker 1 cut off from it, broker 0 leads
+the partitions (replicas [0, 2, 1], so broker 2 becomes the new leader and broker 1 stays
+a follower).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import pytest
 
 from faults.conditions import (
     AllOf,
+    BrokerGone,
     BrokerRegistered,
     ControllerChanged,
     ControllerIs,
@@ -34,13 +44,14 @@ from faults.conditions import (
     Not,
 )
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Eventually, Seen, Sends, Throughout, heal, inject
+from harness.compose.checks import Check, Eventually, Seen, Sends, Throughout, heal, inject
 from harness.compose.expectations import CountRange
 from harness.compose.probes import Probe
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
+from topologies.model import KRAFT, ZOOKEEPER
 
 pytestmark = pytest.mark.chaos
 
@@ -54,11 +65,25 @@ PRODUCER = {"acks": "all", "enable.idempotence": False, "retries": 2147483647}
 PROBE_COUNT, PROBE_TIMEOUT_S = 20, 15.0
 STABLE_S = 6.0  # leadership stable with broker 1 cut off, before the kill
 REJOIN_S = 40.0
+FENCED_WITHIN_S = 15.0  # past the broker session: a heartbeat check on a loaded machine
 
 
-def s8_spec(session_timeout_s: float) -> ScenarioSpec:
+def cut_off_broker(mode: str, session_timeout_s: float) -> Check:
+    """What the cut does to broker 1's registration, in each metadata mode."""
+    return {
+        ZOOKEEPER: Throughout(BrokerRegistered(STALE), inject(1), heal(1),
+                              label="broker 1 stays registered: its ZooKeeper session is up"),
+        KRAFT: Eventually(AllOf((BrokerGone(STALE), *(Not(JoinsIsr(TOPIC, p, STALE)) for p in PARTITIONS))),
+                          inject(1), within_s=session_timeout_s + FENCED_WITHIN_S,
+                          label="broker 1 fenced and out of the ISRs: its heartbeats went to the controller"),
+    }[mode]
+
+
+def s8_spec(session_timeout_s: float, controller: int = CONTROLLER, mode: str = ZOOKEEPER) -> ScenarioSpec:
     """Cut broker 1 from the controller; kill the leader; ask every broker what it
-    believes; produce through broker 2, then through broker 1 alone; heal."""
+    believes; produce through broker 2, then through broker 1 alone; heal. ``controller``
+    is the active controller's id (broker 2, or in KRaft zone c's voter), ``mode`` the
+    metadata mode whose expectation for broker 1's registration is checked."""
     session = session_timeout_s
     elected = 2 * session + 1  # broker 0's session expired, broker 2 elected, metadata sent
     blind_at = STABLE_S + elected
@@ -70,7 +95,8 @@ def s8_spec(session_timeout_s: float) -> ScenarioSpec:
     stable = STABLE_S - 3  # sends made in the last seconds before the kill may meet it
     return ScenarioSpec(
         id="s8-cut-from-controller", title="S8 a broker cut off from the controller only",
-        description="Controller on broker 2; cut broker 1 <-> broker 2 (both directions); then kill -9 "
+        description=f"Controller {controller} beside broker 2; cut broker 1 <-> the controller (both "
+                    "directions); then kill -9 "
                     "broker 0, leader of both partitions (replicas [0, 2, 1]); acks=all producers in "
                     "every zone.",
         expected="Producing unaffected while leadership is stable; after the kill the controller elects "
@@ -85,7 +111,7 @@ def s8_spec(session_timeout_s: float) -> ScenarioSpec:
         min_acked=1000, warmup_acked=100,
         schedule=(
             {"start_s": 0, "duration_s": cut_s, "fault": "cut",
-             "links": {"from": {"broker": STALE}, "to": {"broker": CONTROLLER}, "both_ways": True}},
+             "links": {"from": {"broker": STALE}, "to": "active_controller", "both_ways": True}},
             {"start_s": STABLE_S, "duration_s": cut_s + 2 * session, "fault": "kill",
              "target": {"broker": LEADER}},
             # For the probe through broker 1: zone b's clients cannot reach broker 2, so
@@ -110,8 +136,9 @@ def s8_spec(session_timeout_s: float) -> ScenarioSpec:
             *(Seen(probe.name, stale_leads,
                    label=f"with stable leadership broker {probe.broker} names broker 0 as leader")
               for probe in metadata),
-            Throughout(AllOf((ControllerIs(CONTROLLER), Not(ControllerChanged()))), inject(1),
-                       label="controller unchanged (broker 2, same epoch)"),
+            Throughout(AllOf((ControllerIs(controller), Not(ControllerChanged()))), inject(1),
+                       label=f"controller unchanged ({controller}, same epoch)"),
+            cut_off_broker(mode, session),
             *(Eventually(AllOf((LeaderIs(TOPIC, p, broker=CONTROLLER), NewLeaderFromIsr(TOPIC, p),
                                 LeaderChanged(TOPIC, p))), inject(2), within_s=elected,
                          label=f"p{p}: controller elected broker 2 from the ISR, epoch up")
@@ -142,6 +169,6 @@ def s8_spec(session_timeout_s: float) -> ScenarioSpec:
 def test_s8_broker_cut_from_controller_keeps_stale_metadata(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:
-    place_controller(cluster, CONTROLLER)
-    run = run_spec(s8_spec(cluster.session_timeout_s), scenario)
+    placed = place_controller(cluster, CONTROLLER)
+    run = run_spec(s8_spec(cluster.session_timeout_s, placed.node, cluster.topology.metadata), scenario)
     assert run.passed, run.failures()

@@ -8,13 +8,18 @@ controller must be outside zone a). Nobody needs a new controller or a new leade
 The minority side freezes: zk-a stops serving, broker 0 keeps the metadata it had, and
 zone a's clients, who can only reach broker 0, cannot produce or consume.
 
-Placement is fixed: controller on broker 2, p0 led by broker 1 and p1 by broker 2,
-broker 0 a follower of both.
+On KRaft the same holds with the controller quorum in ZooKeeper's place: zone a's voter
+kraft-a stops following, the quorum's leader (zone c's voter) stays, broker 0 misses its
+heartbeats and is fenced after its broker session, which drops it from the ISRs, and its
+metadata, fetched from the quorum it cannot reach, stays as it was.
+
+Placement is fixed: the controller beside broker 2 (broker 2 itself, or zone c's voter),
+p0 led by broker 1 and p1 by broker 2, broker 0 a follower of both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pytest
 
@@ -28,7 +33,7 @@ from faults.conditions import (
     JoinsIsr,
     LeaderIs,
     Not,
-    ZkServing,
+    QuorumServing,
 )
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Eventually, Polls, Seen, Sends, Throughout, heal, inject
@@ -37,12 +42,13 @@ from harness.compose.probes import Probe
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
-from tests.chaos.scenarios._controller import place_controller
+from tests.chaos.scenarios._controller import place_controller, quorum_members
 from tests.chaos.scenarios._isolation import ISOLATION_IN_FORCE_S
 
 pytestmark = pytest.mark.chaos
 
 ISOLATED, CONTROLLER = 0, 2
+ZOOKEEPER_MEMBERS = {"a": "zk-a", "b": "zk-b", "c": "zk-c"}  # the default cluster's
 ASSIGNMENT = {0: (1, 2, 0), 1: (2, 1, 0)}
 PARTITIONS = tuple(ASSIGNMENT)
 PRODUCER = {"acks": "all", "enable.idempotence": False, "retries": 2147483647}
@@ -52,18 +58,21 @@ ZONE_A_PRODUCER = {**PRODUCER, "message.timeout.ms": 4000, "request.timeout.ms":
 REJOIN_S = 60.0  # a session re-established and a follower caught up, on a loaded machine
 
 
-def s9_spec(session_timeout_s: float) -> ScenarioSpec:
+def s9_spec(session_timeout_s: float, controller: int = CONTROLLER,
+            members: Mapping[str, str] = ZOOKEEPER_MEMBERS) -> ScenarioSpec:
     """Isolate zone a for three session timeouts; look at broker 0's own metadata once
-    the majority has dropped it."""
+    the majority has dropped it. ``controller`` is the active controller's id (broker 2
+    itself, or in KRaft zone c's voter), ``members`` each zone's quorum member."""
     session = session_timeout_s
     settled = 2 * session  # broker 0's session expired and the ISRs shrank
     everywhere = (("pb", "b"), ("pc", "c"))
     return ScenarioSpec(
         id="s9-zone-isolated-leader-elsewhere", title="S9 a zone isolated, the partition leader elsewhere",
-        description="Controller on broker 2; p0 led by broker 1, p1 by broker 2, broker 0 follows both; "
-                    "isolate zone a (broker 0, zk-a, zone a's clients); acks=all producers and consumers "
-                    "in several zones.",
-        expected="zk-a loses quorum; broker 0 loses its session, keeps stale metadata and leaves the ISRs; "
+        description=f"Controller {controller} beside broker 2; p0 led by broker 1, p1 by broker 2, broker 0 "
+                    f"follows both; isolate zone a (broker 0, {members['a']}, zone a's clients); acks=all "
+                    "producers and consumers in several zones.",
+        expected=f"{members['a']} stops serving; broker 0 loses its session, keeps stale metadata and leaves "
+                 "the ISRs; "
                  "no controller or leader election; zone a's clients fail, b and c keep working; after "
                  "the heal broker 0 rejoins; nothing acknowledged lost.",
         topic=TopicSpec(assignment=ASSIGNMENT, config={"min.insync.replicas": 2}),
@@ -76,11 +85,12 @@ def s9_spec(session_timeout_s: float) -> ScenarioSpec:
         schedule=({"start_s": 0, "duration_s": 3 * session, "fault": "isolate", "target": {"zone": "a"}},),
         probes=(Probe("b0-isolated", ISOLATED, inject(1), after_s=settled + 1),),
         checks=(
-            Eventually(AllOf((Not(ZkServing("zk-a")), ZkServing("zk-b"), ZkServing("zk-c"))), inject(1),
-                       within_s=settled, label="majority ZooKeeper keeps quorum, zk-a does not"),
+            Eventually(AllOf((Not(QuorumServing(members["a"])), QuorumServing(members["b"]),
+                              QuorumServing(members["c"]))), inject(1), within_s=settled,
+                       label=f"the majority's quorum serves, {members['a']} does not"),
             Eventually(BrokerGone(ISOLATED), inject(1), within_s=settled,
                        label="broker 0's session expired"),
-            Throughout(AllOf((ControllerIs(CONTROLLER), Not(ControllerChanged()))), inject(1),
+            Throughout(AllOf((ControllerIs(controller), Not(ControllerChanged()))), inject(1),
                        label="no controller election, during the isolation or after the heal"),
             *(Throughout(LeaderIs(TOPIC, p, broker=ASSIGNMENT[p][0]), inject(1),
                          label=f"p{p}: leader unchanged") for p in PARTITIONS),
@@ -112,6 +122,7 @@ def s9_spec(session_timeout_s: float) -> ScenarioSpec:
 def test_s9_zone_isolated_leader_elsewhere(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:
-    place_controller(cluster, CONTROLLER)
-    run = run_spec(s9_spec(cluster.session_timeout_s), scenario)
+    placed = place_controller(cluster, CONTROLLER)
+    spec = s9_spec(cluster.session_timeout_s, placed.node, quorum_members(cluster.topology))
+    run = run_spec(spec, scenario)
     assert run.passed, run.failures()

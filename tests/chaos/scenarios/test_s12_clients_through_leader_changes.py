@@ -113,8 +113,9 @@ def s12_spec(idempotent: bool, session_timeout_s: float) -> ScenarioSpec:
 def test_s12_clients_through_leader_changes(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, idempotent: bool,
 ) -> None:
-    # Not the broker that is killed: the kill must move one partition's leader, not
-    # also trigger a controller election.
+    # Beside a broker that is not killed: the kill must move one partition's leader, not
+    # also trigger a controller election (in KRaft the controllers are nodes of their own;
+    # the placement keeps the run the same).
     place_controller(cluster, CONTROLLER)
     run = run_spec(s12_spec(idempotent, cluster.session_timeout_s), scenario)
     assert run.passed, run.failures()
