@@ -80,11 +80,10 @@ class ControllerPlacement:
     elections: int  # how many races it took (0: it was already there)
 
 
-def controller_beside(cluster: Cluster, broker: int) -> str:
+def controller_beside(topology: Topology, broker: int) -> str:
     """The node that can be the active controller in ``broker``'s zone: the broker itself
     where brokers are the candidates (ZooKeeper mode, combined KRaft), else that zone's
     voter."""
-    topology = cluster.topology
     zone = topology.broker(broker).zone
     beside = [name for name in topology.controller_candidates if topology.zone_of(name) == zone]
     own = topology.broker(broker).name
@@ -107,7 +106,7 @@ def place_controller(cluster: Cluster, broker: int, attempts: int = 4) -> Contro
     """
     topology = cluster.topology
     election = ELECTIONS[topology.metadata]
-    chosen = controller_beside(cluster, broker)
+    chosen = controller_beside(topology, broker)
     target = topology.id_of_node(chosen)
     log = EventLog()
     state = cluster.state([])
