@@ -1,4 +1,5 @@
-"""What ZooKeeper's view of the cluster must never show, whatever the faults.
+"""What the metadata's view of the cluster (ZooKeeper's, or the KRaft quorum's and the
+Admin API's) must never show, whatever the faults.
 
 Read from the sampler's timeline (each state with the span it was seen to hold):
 - one controller per controller epoch: the epoch is bumped at every election, so two

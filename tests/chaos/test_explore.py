@@ -21,7 +21,7 @@ import docker
 import pytest
 
 from harness.cluster.resources import new_run_id
-from harness.compose.explore_round import LIVENESS, round_seed
+from harness.compose.explore_round import CLUSTER_RULES, LIVENESS, round_seed
 from harness.explore.generator import KindsInTurn, Space, draw_schedule, planned_entries
 from harness.report import load_run
 from topologies import load_topology
@@ -30,7 +30,6 @@ pytestmark = pytest.mark.chaos
 
 SAFE = Path(__file__).resolve().parent.parent / "explore" / "safe.toml"
 KINDS = ("kill", "pause", "isolate")
-CLUSTER_RULES = "ZooKeeper's view keeps the cluster's rules"
 
 
 @pytest.mark.core

@@ -108,7 +108,8 @@ class Throughout(Check):
 
 @dataclass(frozen=True)
 class ClusterRules(Check):
-    """ZooKeeper's view of the cluster kept Kafka's own rules through the whole run: one
+    """The metadata's view of the cluster (ZooKeeper's, or the KRaft quorum's and the Admin
+    API's) kept Kafka's own rules through the whole run: one
     controller per controller epoch, leader epochs never going back, every leader in its
     ISR and every ISR within its replicas (harness/explore/cluster_rules.py, which says
     how states caught mid-change are treated). A run with no recorded state fails it."""
@@ -117,7 +118,7 @@ class ClusterRules(Check):
     kind: ClassVar[str] = "cluster_rules"
 
     def describe(self) -> str:
-        return "ZooKeeper's view keeps the cluster's rules: " + "; ".join(cluster_rules.RULES)
+        return "The metadata keeps the cluster's rules: " + "; ".join(cluster_rules.RULES)
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         timeline = [cluster_rules.Seen(o.mono, o.until, o.state) for o in evidence.timeline]
