@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from faults import Degrade, DeleteController, EventLog, Fault, Links, Node, Pause, Zone
+from faults import Degrade, DeleteController, EventLog, Fault, Links, Node, Pause
 from faults.targets import ActiveController
 from faults.toxics import latency
 from harness.cluster.fabric import LinkKind
@@ -116,8 +116,9 @@ def place_controller(cluster: Cluster, broker: int, attempts: int = 4) -> Contro
         if elections >= attempts:
             raise AssertionError(f"controller stayed on {state.controller}, not {target} ({chosen}), "
                                  f"after {elections} elections")
-        handicaps = [Degrade(Links(Node(rival), Zone(zone), election.race), latency(_HANDICAP_MS))
-                     for rival in rivals for zone in topology.zones]
+        handicaps = [Degrade(Links(Node(link.source), Node(link.destination), election.race),
+                             latency(_HANDICAP_MS))
+                     for link in cluster.fabric.links if link.source in rivals and link.kind is election.race]
         resign = election.resign()
         before = state.controller
         try:
