@@ -3,9 +3,10 @@ broker, and each zone's quorum member (tests/chaos/scenarios/_controller.py)."""
 
 from __future__ import annotations
 
-from tests.chaos.scenarios._controller import ELECTIONS, controller_beside, quorum_members
+from harness.cluster.fabric import plan_fabric
+from tests.chaos.scenarios._controller import ELECTIONS, controller_beside, quorum_members, race_links
 from topologies import load_topology
-from topologies.model import METADATA_MODES
+from topologies.model import METADATA_MODES, Topology
 
 ZOOKEEPER = load_topology("three_az")
 KRAFT = load_topology("three_az", metadata="kraft")
@@ -33,3 +34,17 @@ def test_each_zone_has_one_quorum_member_in_either_mode() -> None:
 
 def test_every_metadata_mode_knows_how_to_hold_an_election() -> None:
     assert sorted(ELECTIONS) == sorted(METADATA_MODES)
+
+
+def _race(topology: Topology, chosen: str) -> set[tuple[str, str]]:
+    links = race_links(plan_fabric(topology), chosen, ELECTIONS[topology.metadata].race)
+    return {(link.source, link.destination) for link in links}
+
+
+def test_the_rivals_are_slowed_on_their_own_race_links_in_either_mode() -> None:
+    zookeeper = _race(ZOOKEEPER, "kafka-0")
+    assert {source for source, _ in zookeeper} == {"kafka-1", "kafka-2"}
+    assert all(destination.startswith("zk-") for _, destination in zookeeper)
+    assert ("kafka-1", "zk-b") in zookeeper  # the ZooKeeper node in the rival's own zone too
+    assert _race(KRAFT, "kraft-a") == {("kraft-b", "kraft-a"), ("kraft-b", "kraft-c"),
+                                       ("kraft-c", "kraft-a"), ("kraft-c", "kraft-b")}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from faults import Degrade, DeleteController, EventLog, Fault, Links, Node, Pause
 from faults.targets import ActiveController
 from faults.toxics import latency
-from harness.cluster.fabric import LinkKind
+from harness.cluster.fabric import Fabric, Link, LinkKind
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.waiting import CLUSTER_SETTLING, WaitTimeout, wait_until
 from topologies.model import KRAFT, ZOOKEEPER, Topology
@@ -97,6 +97,14 @@ def quorum_members(topology: Topology) -> dict[str, str]:
     return {zone: next(m.name for m in members if m.zone == zone) for zone in topology.zones}
 
 
+def race_links(fabric: Fabric, chosen: str, race: LinkKind) -> list[Link]:
+    """The links the candidates other than ``chosen`` race over: each rival's own links of
+    the race's kind, wherever they lead (a KRaft voter has none into its own zone, a
+    ZooKeeper-mode broker has one to the ZooKeeper node beside it)."""
+    rivals = {name for name in fabric.topology.controller_candidates if name != chosen}
+    return [link for link in fabric.links if link.source in rivals and link.kind is race]
+
+
 def place_controller(cluster: Cluster, broker: int, attempts: int = 4) -> ControllerPlacement:
     """Make the controller beside ``broker`` (:func:`controller_beside`) the active one.
 
@@ -111,14 +119,13 @@ def place_controller(cluster: Cluster, broker: int, attempts: int = 4) -> Contro
     log = EventLog()
     state = cluster.state([])
     elections = 0
-    rivals = [name for name in topology.controller_candidates if name != chosen]
     while state.controller != target:
         if elections >= attempts:
             raise AssertionError(f"controller stayed on {state.controller}, not {target} ({chosen}), "
                                  f"after {elections} elections")
         handicaps = [Degrade(Links(Node(link.source), Node(link.destination), election.race),
                              latency(_HANDICAP_MS))
-                     for link in cluster.fabric.links if link.source in rivals and link.kind is election.race]
+                     for link in race_links(cluster.fabric, chosen, election.race)]
         resign = election.resign()
         before = state.controller
         try:
