@@ -3,8 +3,11 @@
 Client libraries pick whichever broker they like for metadata, but a split-brain or a
 stale-metadata scenario is about brokers *disagreeing*, so the harness must ask each
 broker separately. This module speaks just enough of the Kafka protocol for that:
-MetadataRequest v1 (supported by every Kafka release the harness runs), over one
-socket to one broker's observer listener.
+MetadataRequest v7, over one socket to one broker's observer listener. v7 is the first
+version with each partition's leader epoch, and the oldest one Kafka 4.0 still answers
+(KIP-896 dropped the older ones); every release the harness runs has it (Kafka 2.1 on).
+In KRaft mode the harness's cluster state is read this way too, from the broker that is
+most up to date with the quorum (:mod:`harness.cluster.metadata.kraft`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import struct
 from dataclasses import dataclass
 
 METADATA_API_KEY = 3
-METADATA_VERSION = 1
+METADATA_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class PartitionView:
     leader: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+    leader_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ def _request(topics: list[str] | None, correlation_id: int) -> bytes:
         body = struct.pack(">i", len(topics)) + b"".join(
             struct.pack(">h", len(t.encode())) + t.encode() for t in topics
         )
+    body += struct.pack(">b", 0)  # allow_auto_topic_creation: an observer creates nothing
     payload = header + client_id + body
     return struct.pack(">i", len(payload)) + payload
 
@@ -92,12 +97,14 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
 def _parse(data: bytes) -> BrokerView:
     reader = _Reader(data)
     reader.take(">i")  # correlation id
+    reader.take(">i")  # throttle time
     brokers = []
     for _ in range(reader.take(">i")):
         brokers.append(reader.take(">i"))
         reader.string()  # host
         reader.take(">i")  # port
         reader.string()  # rack
+    reader.string()  # cluster id
     controller = reader.take(">i")
     topics: dict[str, tuple[PartitionView, ...]] = {}
     for _ in range(reader.take(">i")):
@@ -109,9 +116,11 @@ def _parse(data: bytes) -> BrokerView:
             error = reader.take(">h")
             partition = reader.take(">i")
             leader = reader.take(">i")
+            leader_epoch = reader.take(">i")
             replicas = reader.int_array()
             isr = reader.int_array()
-            partitions.append(PartitionView(partition, error, leader, replicas, isr))
+            reader.int_array()  # offline replicas
+            partitions.append(PartitionView(partition, error, leader, replicas, isr, leader_epoch))
         topics[name] = tuple(sorted(partitions, key=lambda p: p.partition))
     return BrokerView(brokers=tuple(sorted(brokers)), controller=controller, topics=topics)
 

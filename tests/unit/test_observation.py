@@ -72,24 +72,27 @@ def _string(value: str | None) -> bytes:
     return struct.pack(">h", len(value)) + value.encode()
 
 
-def test_metadata_v1_response_is_decoded_into_one_brokers_view() -> None:
-    body = struct.pack(">i", 7)  # correlation id
+def test_metadata_v7_response_is_decoded_into_one_brokers_view() -> None:
+    body = struct.pack(">ii", 7, 0)  # correlation id, throttle time
     body += struct.pack(">i", 2)
     for node, rack in ((0, "a"), (2, None)):
         body += struct.pack(">i", node) + _string("127.0.0.1")
         body += struct.pack(">i", 9000 + node) + _string(rack)
-    body += struct.pack(">i", 2)  # controller
+    body += _string("cluster-id") + struct.pack(">i", 2)  # cluster id, controller
     body += struct.pack(">i", 1) + struct.pack(">h", 0) + _string("t") + struct.pack(">b", 0)
     body += struct.pack(">i", 1)
-    body += struct.pack(">hii", 0, 0, 2) + struct.pack(">iiii", 3, 2, 0, 1) + struct.pack(">iii", 2, 2, 0)
+    body += struct.pack(">hiii", 0, 0, 2, 5)  # error, partition, leader, leader epoch
+    body += struct.pack(">iiii", 3, 2, 0, 1) + struct.pack(">iii", 2, 2, 0) + struct.pack(">ii", 1, 1)
     view = _parse(body)
     assert view.brokers == (0, 2)
     assert view.controller == 2
     assert view.leader_of("t", 0) == 2
     assert view.topics["t"][0].isr == (2, 0)
-    request = _request(None, correlation_id=1)
+    assert view.topics["t"][0].leader_epoch == 5
+    request = _request(["t"], correlation_id=1)
     assert struct.unpack(">i", request[:4])[0] == len(request) - 4
-    assert struct.unpack(">hh", request[4:8]) == (3, 1)
+    assert struct.unpack(">hh", request[4:8]) == (3, 7)
+    assert request[-1:] == b"\x00"  # no topic created by asking
 
 
 @pytest.mark.parametrize("bad", ["", "has space", "../escape", "-leading-dash", "x" * 65])
