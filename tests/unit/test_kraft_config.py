@@ -3,8 +3,9 @@ plan, the rendered files, and DescribeQuorum / Metadata answers as kafka-python 
 
 from __future__ import annotations
 
+from harness.cluster.broker_metadata import BrokerView, PartitionView
 from harness.cluster.fabric import CONTROLLER_LISTENER_PORT, TOXIPROXY_HOST, LinkKind, plan_fabric
-from harness.cluster.metadata.kraft import live_brokers, new_cluster_id, partition_states, voter_roles
+from harness.cluster.metadata.kraft import current_first, new_cluster_id, partition_states, voter_roles
 from harness.cluster.node_config import (
     broker_properties,
     controller_properties,
@@ -97,18 +98,27 @@ def test_a_voter_is_in_the_quorum_while_the_leader_sees_it_fetch() -> None:
                                                           "kraft-c": None}
 
 
-def test_partitions_and_brokers_come_from_the_metadata_answers() -> None:
-    described = [
-        {"error_code": 0, "name": "t", "partitions": [
-            {"partition_index": 1, "leader_id": 2, "leader_epoch": 5, "isr_nodes": [2, 0],
-             "replica_nodes": [2, 0, 1]},
-            {"partition_index": 0, "leader_id": -1, "leader_epoch": 6, "isr_nodes": [1],
-             "replica_nodes": [1, 2, 0]}]},
-        {"error_code": 3, "name": "gone", "partitions": []},
-    ]
-    states = {(s.topic, s.partition): s for s in partition_states(described)}
+def test_partitions_and_brokers_come_from_one_brokers_metadata_answer() -> None:
+    view = BrokerView(brokers=(1, 2), controller=1, topics={
+        "t": (PartitionView(0, 5, -1, (1, 2, 0), (1,), 6), PartitionView(1, 0, 2, (2, 0, 1), (2, 0), 5)),
+        "gone": ()})
+    states = {(s.topic, s.partition): s for s in partition_states(view)}
     assert set(states) == {("t", 0), ("t", 1)}
     assert states[("t", 1)].leader_epoch == 5 and states[("t", 1)].isr == (2, 0)
-    assert not states[("t", 0)].online
-    cluster = {"brokers": [{"broker_id": 2}, {"broker_id": 0, "is_fenced": True}, {"broker_id": 1}]}
-    assert live_brokers(cluster) == (1, 2), "a fenced broker is registered but not live"
+    assert not states[("t", 0)].online, "a partition without a leader is still a state"
+
+
+def _replica(replica: int, offset: int, fetched_ms: int) -> dict[str, int]:
+    return {"replica_id": replica, "log_end_offset": offset, "last_fetch_timestamp": fetched_ms}
+
+
+def test_the_metadata_is_asked_first_of_the_broker_most_current_with_the_quorum() -> None:
+    quorum = {"leader_id": 101, "current_voters": [_replica(101, 90, -1)],
+              "observers": [_replica(0, 90, 9_500), _replica(1, 40, 2_000), _replica(2, 88, 9_900)]}
+    # Broker 1 has not fetched for 8 s (cut off from the controllers): asked last, though
+    # its id is lowest; of the two fetching, the one further along comes first.
+    assert current_first(quorum, [0, 1, 2], now_ms=10_000) == [0, 2, 1]
+    combined = {"leader_id": 2, "current_voters": [_replica(2, 90, -1), _replica(0, 90, 9_800)],
+                "observers": []}
+    assert current_first(combined, [0, 1, 2], now_ms=10_000)[:2] == [0, 2]
+    assert current_first(None, [2, 0, 1], now_ms=10_000) == [0, 1, 2], "no quorum answer: by id"

@@ -6,13 +6,18 @@ controller process; ``--ignore-formatted`` makes a restart's second format a no-
 Dedicated controllers start before the brokers, which register with the quorum's leader
 once it has one; combined controllers are the brokers themselves.
 
-The cluster state is read through the brokers' observer listeners with kafka-python,
-which speaks the two requests librdkafka does not expose: DescribeQuorum (the active
+The cluster state is read through the brokers' observer listeners. The quorum comes from
+DescribeQuorum, through kafka-python (librdkafka does not expose it): the active
 controller is the quorum's leader, the controller epoch its leader epoch, each voter's
-last fetch its liveness) and Metadata (per partition its leader, leader epoch, ISR and
-replicas, as a broker's metadata image holds them, and the brokers registered and not
-fenced). A broker forwards DescribeQuorum to the quorum, so both answers exist as long
-as one broker does.
+last fetch its liveness. A broker forwards DescribeQuorum to the quorum, so it answers as
+long as one broker can reach the leader. The rest comes from one broker's metadata image,
+a Metadata request (:mod:`harness.cluster.broker_metadata`): per partition its leader,
+leader epoch, ISR and replicas, and the brokers registered and not fenced. That broker is
+the one most up to date with the quorum, by the quorum's own account of its observers: a
+broker cut off from the controllers keeps answering from a stale image (that is what S8,
+S9 and S11 show), and a client library that picks any broker would record its stale view
+as the cluster's. Partitions and brokers come from the same answer, so they never mix
+two brokers' images.
 
 A broker killed without a word stays registered until the controllers' broker session
 times out (``broker.session.timeout.ms``). Unlike a ZooKeeper-mode broker it may start
@@ -27,9 +32,10 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from harness.cluster.broker_metadata import BrokerView, broker_view
 from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.node_config import MetadataSettings, kraft_broker_settings
 from harness.cluster.state import ClusterState, PartitionState
@@ -52,6 +58,9 @@ SESSION_EXPIRY_MARGIN_S = 15.0
 # election of its own.
 VOTER_FETCH_WITHIN_MS = 4000
 READ_TIMEOUT_MS = 5000
+# A broker answers Metadata from its image in milliseconds; a frozen one accepts the
+# connection and never answers, so the next broker is asked after this.
+BROKER_READ_TIMEOUT_S = 2.0
 # A quorum with a leader answers DescribeQuorum in milliseconds; one without waits.
 QUORUM_READ_TIMEOUT_MS = 1500
 # The cluster's own reader rides out a broker going away for this long (as the ZooKeeper
@@ -60,6 +69,7 @@ QUORUM_READ_TIMEOUT_MS = 1500
 # restarting (a bounce) can cost a request's whole timeout (twice 5 s) before the next
 # try: 15 s was seen to be two unlucky tries during a broker's three hard bounces.
 RIDE_OUT_S = 60.0
+QUORUM_TRIES_PER_BROKER = 2
 RETRY_PAUSE_S = 0.2
 METADATA_TOPIC = "__cluster_metadata"
 
@@ -72,12 +82,17 @@ def new_cluster_id() -> str:
 class KRaftReader:
     """The cluster state through kafka-python (module doc); one client per reader."""
 
-    def __init__(self, bootstrap: str, voters: dict[int, str], ride_out_s: float = 0.0) -> None:
-        """``ride_out_s``: how long a read retries Kafka's retriable errors (a broker it
-        asked killed, restarting or timing out) before it raises; 0 fails at once."""
+    def __init__(self, brokers: Mapping[int, str], voters: dict[int, str], ride_out_s: float = 0.0) -> None:
+        """``brokers``: each broker's observer address by id. ``ride_out_s``: how long a
+        read retries when no broker answers (one killed, restarting or timing out) before
+        it raises; 0 fails after one round of the brokers."""
         from kafka.admin import KafkaAdminClient  # a dependency of KRaft mode alone
 
         self._voters = voters  # node id -> node name
+        self._addresses = dict(brokers)
+        self._brokers = len(self._addresses)
+        bootstrap = ",".join(self._addresses.values())
+        self._leaderless = False  # no broker could get the quorum described, last time
         self._ride_out_s = ride_out_s
         self._admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
                                        client_id="kafka-chaos-observer", request_timeout_ms=READ_TIMEOUT_MS)
@@ -105,35 +120,68 @@ class KRaftReader:
             raise ChaosError(f"DescribeQuorum: {partition['error']}")
         return dict(partition)
 
+    def answered_quorum(self) -> dict[str, Any] | None:
+        """The quorum as any broker can get it described, or None when none can.
+
+        A broker forwards DescribeQuorum to the active controller, so one broker can fail
+        to answer while the quorum has a leader: it is cut off from the controller, or it
+        is down. Taking that one failure for a quorum with no leader would record a
+        controller-less state that never existed, so the quorum is asked again: kafka-python
+        picks the next broker at random, the failed one included, so each broker gets two
+        chances. Once no broker could answer, one try a read is enough to see a leader come
+        back, and a quorum lost for long does not cost six timeouts a read.
+        """
+        for _ in range(1 if self._leaderless else QUORUM_TRIES_PER_BROKER * self._brokers):
+            try:
+                quorum = self.quorum()
+            except Exception:
+                continue
+            self._leaderless = False
+            return quorum
+        self._leaderless = True
+        return None
+
     def roles(self, quorum: dict[str, Any] | None = None) -> dict[str, str | None]:
         """Each voter's role: ``leader``, ``follower`` (it fetched from the leader lately)
-        or None (out of the quorum, or the quorum unreadable)."""
-        try:
-            quorum = quorum or self.quorum()
-        except Exception:
+        or None (out of the quorum, or no broker could get the quorum described)."""
+        quorum = quorum or self.answered_quorum()
+        if quorum is None:
             return dict.fromkeys(self._voters.values())
         return voter_roles(quorum, self._voters, time.time() * 1000)
 
     def snapshot(self, topics: list[str] | None = None) -> ClusterState:
-        """The brokers' metadata and the quorum's leader. A quorum that cannot answer
-        (no leader: a majority down or cut off) is a state with no controller, while the
-        brokers' metadata, which they keep serving, is still read."""
-        try:
-            quorum = self.quorum()
-        except Exception:
-            quorum = {"leader_id": -1}
-        described = self._asked(lambda admin: admin.describe_topics(topics))
-        cluster = self._asked(lambda admin: admin.describe_cluster())
+        """The quorum's leader and the most current broker's metadata. A quorum that
+        cannot answer (no leader: a majority down or cut off) is a state with no
+        controller, while the brokers' metadata, which they keep serving, is still read."""
+        quorum = self.answered_quorum() or {"leader_id": -1}
+        view = self._current_view(quorum, topics)
         leader = int(quorum["leader_id"])
         return ClusterState(
-            live_brokers=live_brokers(cluster),
+            live_brokers=view.brokers,
             controller=None if leader < 0 else leader,
             controller_epoch=None if leader < 0 else int(quorum["leader_epoch"]),
-            partitions={(p.topic, p.partition): p for p in partition_states(described)},
+            partitions={(p.topic, p.partition): p for p in partition_states(view)},
         )
 
     def live_brokers(self) -> tuple[int, ...]:
-        return live_brokers(self._asked(lambda admin: admin.describe_cluster()))
+        return self._current_view(self.answered_quorum(), []).brokers
+
+    def _current_view(self, quorum: dict[str, Any] | None, topics: list[str] | None) -> BrokerView:
+        """The metadata of the first broker to answer, the most current asked first
+        (:func:`current_first`); every broker is asked again until ``ride_out_s`` has
+        passed, then the last broker's error is raised."""
+        deadline = time.monotonic() + self._ride_out_s
+        while True:
+            failure: OSError | None = None
+            for broker in current_first(quorum, self._addresses, time.time() * 1000):
+                try:
+                    return broker_view(self._addresses[broker], topics, BROKER_READ_TIMEOUT_S)
+                except OSError as err:
+                    failure = err
+            if time.monotonic() >= deadline:
+                assert failure is not None
+                raise failure
+            time.sleep(RETRY_PAUSE_S)
 
     def _asked(self, request: Callable[[Any], Any]) -> Any:
         """One request on the brokers' client, retried on Kafka's retriable errors for
@@ -165,8 +213,26 @@ class KRaftReader:
         return len(self._asked(lambda admin: admin.list_partition_reassignments()))
 
     def topic_state(self, topic: str) -> list[PartitionState]:
-        described = self._asked(lambda admin: admin.describe_topics([topic]))
-        return sorted(partition_states(described), key=lambda p: p.partition)
+        view = self._current_view(self.answered_quorum(), [topic])
+        return sorted(partition_states(view), key=lambda p: p.partition)
+
+
+def current_first(quorum: dict[str, Any] | None, brokers: Iterable[int], now_ms: float) -> list[int]:
+    """The brokers in the order their metadata is trusted: the quorum's leader (a combined
+    node) and those the leader saw fetch the metadata log lately first, the furthest
+    along first, then the rest by id. Without a quorum answer, by id."""
+    leader = -1 if quorum is None else int(quorum.get("leader_id", -1))
+    replicas = {int(r["replica_id"]): r for key in ("current_voters", "observers")
+                for r in (quorum or {}).get(key, [])}
+
+    def trust(broker: int) -> tuple[bool, int, int]:
+        replica = replicas.get(broker, {})
+        fetched = replica.get("last_fetch_timestamp", -1)
+        fresh = broker == leader or (fetched is not None and fetched >= 0
+                                     and now_ms - fetched <= VOTER_FETCH_WITHIN_MS)
+        return (not fresh, -int(replica.get("log_end_offset", -1)), broker)
+
+    return sorted(brokers, key=trust)
 
 
 def voter_roles(quorum: dict[str, Any], voters: dict[int, str], now_ms: float) -> dict[str, str | None]:
@@ -185,24 +251,12 @@ def voter_roles(quorum: dict[str, Any], voters: dict[int, str], now_ms: float) -
     return roles
 
 
-def partition_states(described: list[dict[str, Any]]) -> list[PartitionState]:
-    """Every partition of a Metadata answer's topics (a topic answering an error has none)."""
-    states = []
-    for topic in described:
-        if topic.get("error_code", 0) != 0:
-            continue
-        for p in topic.get("partitions", []):
-            states.append(PartitionState(
-                topic=str(topic["name"]), partition=int(p["partition_index"]), leader=int(p["leader_id"]),
-                leader_epoch=int(p["leader_epoch"]), isr=tuple(int(b) for b in p["isr_nodes"]),
-                controller_epoch=-1,  # KRaft keeps no controller epoch per partition
-                replicas=tuple(int(b) for b in p["replica_nodes"])))
-    return states
-
-
-def live_brokers(cluster: dict[str, Any]) -> tuple[int, ...]:
-    """The brokers registered and not fenced, from a DescribeCluster answer."""
-    return tuple(sorted(int(b["broker_id"]) for b in cluster.get("brokers", []) if not b.get("is_fenced")))
+def partition_states(view: BrokerView) -> list[PartitionState]:
+    """Every partition of one broker's metadata answer (a topic it does not know has none)."""
+    return [PartitionState(topic=topic, partition=p.partition, leader=p.leader, leader_epoch=p.leader_epoch,
+                           isr=p.isr, controller_epoch=-1,  # KRaft keeps no controller epoch per partition
+                           replicas=p.replicas)
+            for topic, partitions in view.topics.items() for p in partitions]
 
 
 class KRaftMode:
@@ -267,8 +321,8 @@ class KRaftMode:
         return self._reader
 
     def _open(self, ride_out_s: float = 0.0) -> KRaftReader:
-        bootstrap = ",".join(self._host.observer_address(b.name) for b in self._host.topology.brokers)
-        return KRaftReader(bootstrap, self._voters, ride_out_s)
+        brokers = {b.broker_id: self._host.observer_address(b.name) for b in self._host.topology.brokers}
+        return KRaftReader(brokers, self._voters, ride_out_s)
 
     @property
     def reader(self) -> StateReader:
