@@ -551,3 +551,27 @@ def test_commits_kept_fails_when_nothing_was_committed_to_keep() -> None:
     passed, detail = _judge_kept(commits, {("g", 0): 10}, groups=("g", "other"))
     assert not passed and "no commit of other went through" in detail
     assert _judge_kept(commits, {("g", 0): 10}, groups=("g",))[0]
+
+
+def _controlled_by(controller: int, epoch: int) -> ClusterState:
+    return ClusterState(live_brokers=(0, 1, 2), controller=controller, controller_epoch=epoch, partitions={})
+
+
+def test_s9s_controller_checks_allow_kraft_one_election_after_the_heal_but_not_the_returning_voter() -> None:
+    from tests.chaos.scenarios.test_s09_zone_isolated_leader_elsewhere import controller_kept
+
+    # Zone c's voter (102) leads throughout the isolation (10-25 s); after the heal zone a's
+    # voter (100) comes back with a raised epoch and the majority elects 101, as 3.9.1 did.
+    seen = [Observed(0.0, 27.9, _controlled_by(102, 5)), Observed(28.0, 60.0, _controlled_by(101, 15))]
+    evidence = Evidence(seen, MOMENTS, SENDS, Moment(WALL + 40, 40.0))
+    kraft = [check.evaluate(evidence) for check in controller_kept("kraft", 102, returning=100)]
+    assert all(result.passed for result in kraft), kraft
+    zookeeper = controller_kept("zookeeper", 102, returning=100)
+    assert not any(check.evaluate(evidence).passed for check in zookeeper), "ZooKeeper mode has no election"
+    led = Evidence([seen[0], Observed(28.0, 60.0, _controlled_by(100, 15))], MOMENTS, SENDS,
+                   Moment(WALL + 40, 40.0))
+    assert not controller_kept("kraft", 102, returning=100)[1].evaluate(led).passed
+    moved = Evidence([Observed(0.0, 14.9, _controlled_by(102, 5)),
+                      Observed(15.0, 60.0, _controlled_by(101, 6))], MOMENTS, SENDS, Moment(WALL + 40, 40.0))
+    during = controller_kept("kraft", 102, returning=100)[0]
+    assert not during.evaluate(moved).passed, "an election while cut off"
