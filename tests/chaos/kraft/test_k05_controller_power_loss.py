@@ -5,7 +5,14 @@ its metadata log before it acknowledges), so a power cut that keeps only what wa
 loses nothing the quorum committed. The controllers come back on what is left of their
 logs, elect a leader (the epoch rises), and the cluster's metadata is as it was: the
 topic, its partitions and full ISRs. The brokers keep serving writes throughout, and
-nothing acknowledged is lost."""
+nothing acknowledged is lost.
+
+The quorum's new leader starts every broker's session afresh, and a broker that does not
+reach it with a heartbeat within ``broker.session.timeout.ms`` is fenced, and unfenced as
+soon as one arrives: on 3.9.1 two of three brokers were fenced one session after the
+quorum's return, which shrank every ISR to the third broker for a moment. The run goes on
+past that (``cooldown_s``), so the final health check reads the cluster settled, not the
+moment of the fence."""
 
 from __future__ import annotations
 
@@ -31,9 +38,12 @@ from tests.chaos.kraft._bounds import (
 pytestmark = pytest.mark.chaos
 
 DARK_S = 12.0
+# After the heal: the quorum back, a broker session for the fences it may bring, and the
+# unfenced brokers' catch-up into the ISRs on a busy machine.
+CATCH_UP_MARGIN_S = 15.0
 
 
-def k5_spec() -> ScenarioSpec:
+def k5_spec(session_timeout_s: float) -> ScenarioSpec:
     full = (0, 1, 2)
     return ScenarioSpec(
         id="k5-controller-power-loss", title="K5 every KRaft controller loses power",
@@ -47,6 +57,7 @@ def k5_spec() -> ScenarioSpec:
         producers=(ProducerSpec("pa", "a", DURABLE_PRODUCER, rate_per_s=RATE_PER_S),),
         consumers=(ConsumerSpec("cb", "b"),),
         expectations=NOTHING_LOST, warmup_acked=100, min_acked=500,
+        cooldown_s=QUORUM_BACK_WITHIN_S + session_timeout_s + CATCH_UP_MARGIN_S,
         schedule=({"start_s": 0, "duration_s": DARK_S, "fault": "power_loss", "target": "all_controllers"},),
         checks=(
             Sends("acked", CountRange(at_least=RATE_PER_S), start=inject(1), until=heal(1), timed_by="ack",
@@ -61,5 +72,5 @@ def k5_spec() -> ScenarioSpec:
 def test_k5_the_controllers_lose_power_and_the_metadata_and_data_survive(
     scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
 ) -> None:
-    run = run_spec(k5_spec(), scenario)
+    run = run_spec(k5_spec(cluster.session_timeout_s), scenario)
     assert run.passed, run.failures()
