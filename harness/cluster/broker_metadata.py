@@ -4,8 +4,8 @@ Client libraries pick whichever broker they like for metadata, but a split-brain
 stale-metadata scenario is about brokers *disagreeing*, so the harness must ask each
 broker separately. This module speaks just enough of the Kafka protocol for that:
 MetadataRequest v7, over one socket to one broker's observer listener. v7 is the first
-version with each partition's leader epoch, and the oldest one Kafka 4.0 still answers
-(KIP-896 dropped the older ones); every release the harness runs has it (Kafka 2.1 on).
+version with each partition's leader epoch, which the cluster state needs, and every
+release the harness runs answers it (Kafka 2.1 on).
 In KRaft mode the harness's cluster state is read this way too, from the broker that is
 most up to date with the quorum (:mod:`harness.cluster.metadata.kraft`).
 """
