@@ -80,7 +80,8 @@ def new_cluster_id() -> str:
 
 
 class KRaftReader:
-    """The cluster state through kafka-python (module doc); one client per reader."""
+    """The cluster state: the quorum through kafka-python, the metadata image from the
+    most current broker (module doc); one client per reader."""
 
     def __init__(self, brokers: Mapping[int, str], voters: dict[int, str], ride_out_s: float = 0.0) -> None:
         """``brokers``: each broker's observer address by id. ``ride_out_s``: how long a
@@ -91,15 +92,15 @@ class KRaftReader:
         self._voters = voters  # node id -> node name
         self._addresses = dict(brokers)
         self._brokers = len(self._addresses)
-        bootstrap = ",".join(self._addresses.values())
+        bootstrap = list(self._addresses.values())
         self._leaderless = False  # no broker could get the quorum described, last time
         self._ride_out_s = ride_out_s
-        self._admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
+        self._admin = KafkaAdminClient(bootstrap_servers=bootstrap,
                                        client_id="kafka-chaos-observer", request_timeout_ms=READ_TIMEOUT_MS)
         # The quorum on a client of its own with a short timeout: a broker forwards
         # DescribeQuorum to the active controller, and while the quorum has none the
         # request waits out its timeout, which must not slow the brokers' own answers.
-        self._quorum_admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
+        self._quorum_admin = KafkaAdminClient(bootstrap_servers=bootstrap,
                                               client_id="kafka-chaos-quorum",
                                               request_timeout_ms=QUORUM_READ_TIMEOUT_MS)
         self._lock = threading.Lock()  # one request at a time on the client
@@ -227,12 +228,17 @@ def current_first(quorum: dict[str, Any] | None, brokers: Iterable[int], now_ms:
 
     def trust(broker: int) -> tuple[bool, int, int]:
         replica = replicas.get(broker, {})
-        fetched = replica.get("last_fetch_timestamp", -1)
-        fresh = broker == leader or (fetched is not None and fetched >= 0
-                                     and now_ms - fetched <= VOTER_FETCH_WITHIN_MS)
+        fresh = broker == leader or fetched_lately(replica, now_ms)
         return (not fresh, -int(replica.get("log_end_offset", -1)), broker)
 
     return sorted(brokers, key=trust)
+
+
+def fetched_lately(replica: Mapping[str, Any], now_ms: float) -> bool:
+    """Whether the quorum's leader saw this replica (a voter or an observing broker) fetch
+    the metadata log within :data:`VOTER_FETCH_WITHIN_MS`."""
+    fetched = replica.get("last_fetch_timestamp", -1)
+    return fetched is not None and fetched >= 0 and now_ms - fetched <= VOTER_FETCH_WITHIN_MS
 
 
 def voter_roles(quorum: dict[str, Any], voters: dict[int, str], now_ms: float) -> dict[str, str | None]:
@@ -243,10 +249,9 @@ def voter_roles(quorum: dict[str, Any], voters: dict[int, str], now_ms: float) -
         node = voters.get(int(voter["replica_id"]))
         if node is None:
             continue
-        fetched = voter.get("last_fetch_timestamp", -1)
         if int(voter["replica_id"]) == leader:
             roles[node] = "leader"
-        elif fetched is not None and fetched >= 0 and now_ms - fetched <= VOTER_FETCH_WITHIN_MS:
+        elif fetched_lately(voter, now_ms):
             roles[node] = "follower"
     return roles
 
