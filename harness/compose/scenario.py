@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from harness import history as hist
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import StateSampler
+from harness.cluster.waiting import wait_until
 from harness.compose.checks import Anchor, Evidence, Moment, Observed, ProbeResult, evaluate_checks
 from harness.compose.expectations import Measured, broker_setting_differences, evaluate
 from harness.compose.judge import Judge
@@ -52,6 +53,9 @@ from this one module."""
 
 # How long past the schedule's end a probe set after its last action may still be taken.
 PROBE_GRACE_S = 30.0
+# How long one DescribeConfigs may take before it is asked again (see _broker_config).
+CONFIG_REQUEST_TIMEOUT_S = 15.0
+
 
 def _partitions(topic: TopicSpec) -> list[int]:
     return list(range(topic.partition_count))
@@ -371,11 +375,37 @@ class ScenarioRun:
                    or f"{listing} on brokers {', '.join(map(str, sorted(reported)))}, as each reports it")
 
     def _broker_config(self, broker_id: int) -> dict[str, str | None]:
+        """One broker's configuration, as it reports it.
+
+        DescribeConfigs for a broker goes to that broker itself. Right after a cluster
+        starts, the admin client's first connection to it can fail although the broker is
+        registered (a KRaft run once failed T2 here: "Failed while waiting for broker").
+        A registered broker that stays unreachable is fenced within its registration
+        timeout, so the read is retried with a fresh admin client until that has passed
+        twice over; beyond it the failure is the broker's and is reported."""
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        from confluent_kafka import KafkaException
         from confluent_kafka.admin import ConfigResource, ResourceType
 
         resource = ConfigResource(ResourceType.BROKER, str(broker_id))
-        [future] = self.cluster.admin.describe_configs([resource], request_timeout=15).values()
-        return {name: entry.value for name, entry in future.result(timeout=30).items()}
+        config: dict[str, str | None] = {}
+
+        def read() -> bool:
+            try:
+                [future] = self.cluster.admin.describe_configs(
+                    [resource], request_timeout=CONFIG_REQUEST_TIMEOUT_S).values()
+                answer = future.result(timeout=2 * CONFIG_REQUEST_TIMEOUT_S)
+            except (KafkaException, FutureTimeout):
+                self.cluster._admin = None  # the next try connects afresh
+                raise
+            config.update({name: entry.value for name, entry in answer.items()})
+            return True
+
+        bound = 2 * self.cluster.metadata.registration_timeout_s + CONFIG_REQUEST_TIMEOUT_S
+        wait_until(read, bound, f"broker {broker_id}'s configuration",
+                   transient=(KafkaException, FutureTimeout))
+        return config
 
     # -- bounds ----------------------------------------------------------------------------
     def _poll_isr_after_heal(self, heal_started: float) -> IsrPoll | None:

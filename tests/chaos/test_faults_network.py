@@ -101,7 +101,8 @@ def test_isolating_the_controller_elects_a_new_one_with_a_higher_epoch(
     before = cluster.state(topics=[])
     cut = isolate_controller(with_zone=False, mode="blackhole")
     links = cut.inject(cluster, fault_log)
-    old = f"kafka-{before.controller}"
+    assert before.controller is not None
+    old = cluster.topology.node_of_id(before.controller)
     assert links and all(old in link.split("->") for link in links), links
     started = fault_log.events[-1].mono
 

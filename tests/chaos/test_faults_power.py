@@ -42,14 +42,18 @@ RECORDS = 200
 # A client whose metadata is stale after a broker's restart hears these until it refreshes;
 # the broker itself answers "unknown" until it has applied the controller's LeaderAndIsr,
 # and a new client whose first metadata came from a broker that had not yet learned the
-# partition says so locally (_UNKNOWN_PARTITION), for a moment after the heal.
+# partition says so locally (_UNKNOWN_PARTITION), for a moment after the heal. On KRaft a
+# broker that has not yet registered again is left out of a Metadata answer's broker list,
+# and librdkafka then drops its connection to it, failing the request in flight
+# (_DESTROY_BROKER).
 _STALE = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
-          KafkaError._TIMED_OUT, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION}
+          KafkaError._TIMED_OUT, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION,
+          KafkaError._DESTROY_BROKER}
 
 
 def _held(cluster: Cluster, topic: str) -> tuple[int, int]:
     """(high watermark, records read) of partition 0, through zone a's clients, once
-    ZooKeeper shows broker 0 leading it again (a restarted broker serves before the
+    the metadata shows broker 0 leading it again (a restarted broker serves before the
     controller has made it leader of a partition with no other replica)."""
     wait_until(lambda: cluster.state([topic]).topic(topic)[0].leader == 0, 60, f"broker 0 leading {topic}-0")
     consumer = make_consumer(cluster, "a", {"group.id": f"power-{topic}", "enable.auto.commit": False})
