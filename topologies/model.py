@@ -18,6 +18,12 @@ SettingValue = str | int | float | bool
 # How a cluster keeps its metadata: in a ZooKeeper ensemble (the default, up to Kafka
 # 3.9) or in a KRaft controller quorum (3.x as an option, the only mode of 4.x).
 ZOOKEEPER, KRAFT = METADATA_MODES = ("zookeeper", "kraft")
+# A cluster on its way from ZooKeeper to KRaft: its ZooKeeper ensemble and the dedicated
+# controllers that take over from it are both there until the migration is finalized. A
+# topology in this state is made from a ZooKeeper one and its KRaft variant
+# (:func:`migration_topology`); ``--metadata`` never asks for it.
+MIGRATION = "migration"
+TOPOLOGY_METADATA = (*METADATA_MODES, MIGRATION)
 # Where a KRaft cluster's controllers run: nodes of their own, or inside the brokers
 # (process.roles=broker,controller).
 DEDICATED, COMBINED = CONTROLLER_LAYOUTS = ("dedicated", "combined")
@@ -199,8 +205,30 @@ class Topology:
             **({"controller_layout": self.controller_layout,
                 "controllers": [{"id": c.node_id, "name": c.name, "zone": c.zone} for c in self.controllers],
                 "controller_settings": dict(self.controller_settings),
-                "controller_heap_mb": self.controller_heap_mb} if self.metadata == KRAFT else {}),
+                "controller_heap_mb": self.controller_heap_mb} if self.controllers else {}),
         }
+
+
+def migration_topology(source: Topology, target: Topology) -> Topology:
+    """The cluster while ``source`` (ZooKeeper mode) migrates to ``target`` (its KRaft
+    variant): ``source``'s brokers and ZooKeeper nodes, with ``target``'s dedicated
+    controllers beside them. The brokers keep their ids, as Kafka requires. Their settings
+    are both topologies': a broker in migration mode keeps its ZooKeeper session and also
+    heartbeats to the quorum (a broker rolled to KRaft leaves the ``zookeeper.`` ones)."""
+    if source.metadata != ZOOKEEPER:
+        raise TopologyError(f"a migration starts from a ZooKeeper-mode topology; {source.name!r} is "
+                            f"in {source.metadata} mode")
+    if target.metadata != KRAFT or target.controller_layout != DEDICATED:
+        raise TopologyError(f"a migration ends on a KRaft topology with dedicated controllers; "
+                            f"{target.name!r} is {target.metadata} ({target.controller_layout})")
+    if (source.zones, source.brokers) != (target.zones, target.brokers):
+        raise TopologyError(f"{source.name!r} and {target.name!r} differ in zones or brokers: a "
+                            "migration keeps every broker, its id and its zone")
+    return replace(source, name=f"{source.name}_migration", metadata=MIGRATION,
+                   broker_settings={**source.broker_settings, **target.broker_settings},
+                   controller_layout=DEDICATED, controllers=target.controllers,
+                   controller_settings=target.controller_settings,
+                   controller_heap_mb=target.controller_heap_mb)
 
 
 def place_round_robin(zones: tuple[str, ...], count: int) -> list[str]:
@@ -230,8 +258,9 @@ def controller_names(zones: tuple[str, ...], placement: list[str]) -> list[str]:
 
 
 def _validate_metadata(topology: Topology) -> None:
-    """The metadata mode's own rules: a ZooKeeper node in every zone, or a controller."""
-    if topology.metadata not in METADATA_MODES:
+    """The metadata mode's own rules: a ZooKeeper node in every zone, or a controller, or
+    (migrating) both."""
+    if topology.metadata not in TOPOLOGY_METADATA:
         raise TopologyError(f"metadata {topology.metadata!r} is not a metadata mode; "
                             f"modes: {', '.join(METADATA_MODES)}")
     if topology.controller_layout not in CONTROLLER_LAYOUTS:
@@ -239,14 +268,19 @@ def _validate_metadata(topology: Topology) -> None:
                             f"layouts: {', '.join(CONTROLLER_LAYOUTS)}")
     held_by: dict[str, tuple[str, tuple[PlacedNode, ...]]] = {
         ZOOKEEPER: ("ZooKeeper node", topology.zookeepers), KRAFT: ("KRaft controller", topology.controllers)}
-    what, quorum = held_by[topology.metadata]
-    other_what, other = held_by[KRAFT if topology.metadata == ZOOKEEPER else ZOOKEEPER]
-    if other:
-        raise TopologyError(f"topology {topology.name!r} keeps its metadata in {topology.metadata} mode "
-                            f"but declares {other_what}s ({', '.join(n.name for n in other)})")
-    for zone in topology.zones:
-        if not any(n.zone == zone for n in quorum):
-            raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no {what}")
+    kept_in = (ZOOKEEPER, KRAFT) if topology.metadata == MIGRATION else (topology.metadata,)
+    for mode in METADATA_MODES:
+        if mode not in kept_in and held_by[mode][1]:
+            other_what, other = held_by[mode]
+            raise TopologyError(f"topology {topology.name!r} keeps its metadata in {topology.metadata} mode "
+                                f"but declares {other_what}s ({', '.join(n.name for n in other)})")
+    for what, quorum in (held_by[mode] for mode in kept_in):
+        for zone in topology.zones:
+            if not any(n.zone == zone for n in quorum):
+                raise TopologyError(f"zone {zone!r} of topology {topology.name!r} has no {what}")
+    if topology.metadata == MIGRATION and topology.controller_layout != DEDICATED:
+        raise TopologyError(f"topology {topology.name!r}: Kafka migrates from ZooKeeper to dedicated "
+                            "KRaft controllers only, not combined ones")
     ids = [c.node_id for c in topology.controllers]
     if len(set(ids)) != len(ids):
         raise TopologyError(f"topology {topology.name!r} has duplicate controller ids")
@@ -261,14 +295,14 @@ def _validate_metadata(topology: Topology) -> None:
         if strays:
             raise TopologyError(f"topology {topology.name!r}: combined controllers must be brokers, "
                                 f"not {', '.join(strays)}")
+    if topology.metadata != ZOOKEEPER and topology.controller_heap_mb < 128:
+        raise TopologyError("a controller heap below 128 MiB cannot run")
     if topology.metadata == KRAFT:
         zk_settings = sorted(k for k in topology.broker_settings if k.startswith("zookeeper."))
         if zk_settings or topology.zookeeper_settings:
             named = ", ".join(zk_settings) or "zookeeper_settings"
             raise TopologyError(f"topology {topology.name!r} is a KRaft cluster: {named} has no meaning "
                                 "there")
-        if topology.controller_heap_mb < 128:
-            raise TopologyError("a controller heap below 128 MiB cannot run")
 
 
 def validate(topology: Topology) -> None:

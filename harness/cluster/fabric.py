@@ -22,6 +22,10 @@ How connections are steered into the right proxy, without DNS tricks:
   advertises it at the proxy for link ``kafka-j -> kafka-i``; broker j sets
   ``inter.broker.listener.name=FROM_BROKER_<j>``, so replication fetches and controller
   requests it sends pick the listener meant for it.
+* Migrating: a KRaft controller reaches ZooKeeper through proxies of its own, as a broker
+  does, and each broker has one listener per controller (``FROM_<controller>``),
+  advertised at the proxy for that controller's link to it, which the controller names
+  as its ``inter.broker.listener.name``.
 * Clients: one listener per zone (``ZONE_<X>``) advertised at 127.0.0.1 ports that the
   Toxiproxy container publishes; a client bootstrapped through zone x's ports only ever
   learns zone x's addresses.
@@ -48,6 +52,7 @@ ZK_CLIENT_PORT = 2181
 ZK_QUORUM_PORT = 2888
 ZK_ELECTION_PORT = 3888
 CONTROLLER_LISTENER_PORT = 9400  # + the index of the node connecting (controller_sources)
+MIGRATION_LISTENER_PORT = 9500  # + the index of the KRaft controller connecting (migration)
 OBSERVER = "observer"
 
 
@@ -60,6 +65,9 @@ class LinkKind(StrEnum):
     ZK_ELECTION = "zk-election"  # ZooKeeper leader election
     KRAFT_QUORUM = "kraft-quorum"  # KRaft controller -> controller (Raft fetch, vote)
     KRAFT_BROKER = "kraft-broker"  # broker -> KRaft controller (registration, heartbeat, metadata)
+    # KRaft controller -> ZooKeeper-mode broker, while migrating: the controller requests
+    # (UpdateMetadata, LeaderAndIsr, StopReplica) a ZooKeeper-mode controller would send.
+    CONTROLLER_RPC = "controller-rpc"
     CLIENT = "client"  # a zone's clients -> a broker
     OBSERVER = "observer"  # the harness -> a node; never faulted
 
@@ -80,6 +88,16 @@ def zone_listener(zone: str) -> str:
 def controller_listener(source: str) -> str:
     """The controller listener a node (``kraft-a``, ``kafka-0``) connects to controllers on."""
     return "CONTROLLER_FROM_" + source.upper().replace("-", "_")
+
+
+def migration_listener(controller: str) -> str:
+    """The listener of a ZooKeeper-mode broker that a migrating KRaft controller
+    (``kraft-a``) sends its controller requests to."""
+    return "FROM_" + controller.upper().replace("-", "_")
+
+
+def migration_port(topology: Topology, controller: str) -> int:
+    return MIGRATION_LISTENER_PORT + [c.name for c in topology.dedicated_controllers].index(controller)
 
 
 def controller_sources(topology: Topology) -> list[str]:
@@ -221,6 +239,7 @@ def plan_fabric(topology: Topology) -> Fabric:
         )
     for zk in zks:
         specs.append((OBSERVER, zk.name, LinkKind.OBSERVER, f"{zk.name}:{ZK_CLIENT_PORT}", ""))
+    specs += _migration_links(topology)
     links = tuple(
         Link(source=s, destination=d, kind=k, listen_port=FIRST_PROXY_PORT + i, upstream=u, label=label)
         for i, (s, d, k, u, label) in enumerate(specs)
@@ -243,4 +262,21 @@ def _controller_links(topology: Topology) -> list[tuple[str, str, LinkKind, str,
             label = "" if source in dedicated or voter.name in dedicated else ":controller"
             upstream = f"{voter.name}:{controller_port(topology, source)}"
             specs.append((source, voter.name, kind, upstream, label))
+    return specs
+
+
+def _migration_links(topology: Topology) -> list[tuple[str, str, LinkKind, str, str]]:
+    """While a cluster migrates, its KRaft controllers reach ZooKeeper (the copy, then the
+    dual writes) and send controller requests to the brokers still in ZooKeeper mode.
+    Only a topology with both a ZooKeeper ensemble and dedicated controllers has them;
+    they come last, so no other topology's ports move."""
+    if not (topology.zookeepers and topology.dedicated_controllers):
+        return []
+    specs = []
+    for controller in topology.dedicated_controllers:
+        for zk in topology.zookeepers:
+            specs.append((controller.name, zk.name, LinkKind.ZK_SESSION, f"{zk.name}:{ZK_CLIENT_PORT}", ""))
+        port = migration_port(topology, controller.name)
+        for broker in topology.brokers:
+            specs.append((controller.name, broker.name, LinkKind.CONTROLLER_RPC, f"{broker.name}:{port}", ""))
     return specs

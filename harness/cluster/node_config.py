@@ -29,6 +29,8 @@ from harness.cluster.fabric import (
     controller_listener,
     controller_port,
     controller_sources,
+    migration_listener,
+    migration_port,
     zone_listener,
 )
 from topologies.model import BrokerNode, ControllerNode, SettingValue, ZooKeeperNode
@@ -67,15 +69,23 @@ class MetadataSettings:
     # combined node advertises its own controller listeners.
     protocol_names: tuple[str, ...] = field(default=())
     advertised: tuple[str, ...] = field(default=())
+    # Prefixes of the topology's broker settings this mode leaves out (a migrated broker
+    # drops the ``zookeeper.`` ones it ran with until then).
+    omitted: tuple[str, ...] = field(default=())
+
+
+def zookeeper_connect(fabric: Fabric, node: str) -> str:
+    """``zookeeper.connect`` for ``node`` (a broker, or a migrating controller): every
+    ZooKeeper node through ``node``'s own session proxies."""
+    return ",".join(
+        f"{TOXIPROXY_HOST}:{fabric.one(node, zk.name, LinkKind.ZK_SESSION).listen_port}"
+        for zk in fabric.topology.zookeepers
+    )
 
 
 def zookeeper_broker_settings(fabric: Fabric, broker: BrokerNode) -> MetadataSettings:
     """A ZooKeeper-mode broker's ``zookeeper.connect``, through its own session proxies."""
-    connect = ",".join(
-        f"{TOXIPROXY_HOST}:{fabric.one(broker.name, zk.name, LinkKind.ZK_SESSION).listen_port}"
-        for zk in fabric.topology.zookeepers
-    )
-    return MetadataSettings({"zookeeper.connect": connect})
+    return MetadataSettings({"zookeeper.connect": zookeeper_connect(fabric, broker.name)})
 
 
 def _controller_link_port(fabric: Fabric, source: str, voter: str) -> int:
@@ -135,22 +145,78 @@ def kraft_broker_settings(fabric: Fabric, broker: BrokerNode, cluster_id: str) -
 
 
 def controller_properties(fabric: Fabric, controller: ControllerNode,
-                          extra_settings: Mapping[str, SettingValue] | None = None) -> str:
+                          extra_settings: Mapping[str, SettingValue] | None = None,
+                          migrating: bool = False) -> str:
     """``server.properties`` for a dedicated KRaft controller: its metadata log lives in
-    ``KAFKA_DATA_DIR``, its peers are reached through its own proxies."""
+    ``KAFKA_DATA_DIR``, its peers are reached through its own proxies. ``migrating``: the
+    controller of a cluster that is leaving ZooKeeper, which it reaches through proxies of
+    its own, sending its controller requests to the ZooKeeper-mode brokers on the listener
+    each has for it."""
     names, bound, advertised = _controller_listeners(fabric, controller.name)
+    spoken = list(names)
+    migration: dict[str, SettingValue] = {}
+    if migrating:
+        rpc = migration_listener(controller.name)
+        spoken.append(rpc)
+        migration = {
+            "zookeeper.metadata.migration.enable": True,
+            "zookeeper.connect": zookeeper_connect(fabric, controller.name),
+            **{k: v for k, v in fabric.topology.broker_settings.items() if k.startswith("zookeeper.")},
+            "inter.broker.listener.name": rpc,
+        }
     settings: dict[str, SettingValue] = {
         "process.roles": "controller",
         "node.id": controller.node_id,
         **_kraft_common(fabric, controller.name, names),
         "listeners": ",".join(bound),
         "advertised.listeners": ",".join(advertised),
-        "listener.security.protocol.map": ",".join(f"{n}:PLAINTEXT" for n in names),
+        "listener.security.protocol.map": ",".join(f"{n}:PLAINTEXT" for n in spoken),
         "log.dirs": KAFKA_DATA_DIR,
+        **migration,
         **fabric.topology.controller_settings,
         **(extra_settings or {}),
     }
     return _render(settings)
+
+
+def _migration_listeners(fabric: Fabric, broker: BrokerNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A migrating cluster's broker listeners for its KRaft controllers' requests, one per
+    controller: (bound, advertised), each advertised at the proxy of that controller's
+    link to the broker."""
+    bound, advertised = [], []
+    for controller in fabric.topology.dedicated_controllers:
+        name, port = migration_listener(controller.name), migration_port(fabric.topology, controller.name)
+        link = fabric.one(controller.name, broker.name, LinkKind.CONTROLLER_RPC)
+        bound.append(f"{name}://0.0.0.0:{port}")
+        advertised.append(f"{name}://{TOXIPROXY_HOST}:{link.listen_port}")
+    return tuple(bound), tuple(advertised)
+
+
+def migrating_broker_settings(fabric: Fabric, broker: BrokerNode, protocol_version: str) -> MetadataSettings:
+    """A ZooKeeper-mode broker in migration mode: it keeps its ZooKeeper session and also
+    registers with the KRaft quorum, and it listens for the KRaft controllers' requests.
+    Kafka's migration needs ``inter.broker.protocol.version`` pinned to the release's
+    (``protocol_version``, e.g. ``3.9``) for as long as it lasts."""
+    own = controller_listener(broker.name)
+    bound, advertised = _migration_listeners(fabric, broker)
+    settings: dict[str, SettingValue] = {
+        "zookeeper.connect": zookeeper_connect(fabric, broker.name),
+        "zookeeper.metadata.migration.enable": True,
+        "controller.quorum.voters": kraft_voters(fabric, broker.name),
+        "controller.listener.names": own,
+        "inter.broker.protocol.version": protocol_version,
+    }
+    return MetadataSettings(settings, bound, None, (own,), advertised)
+
+
+def migrated_broker_settings(fabric: Fabric, broker: BrokerNode) -> MetadataSettings:
+    """A broker of a migrating cluster rolled to KRaft: a KRaft broker's settings, its
+    storage left as ZooKeeper mode wrote it (Kafka's migration formats no broker), and
+    the controllers' listeners kept, so its endpoints do not change under a rollback."""
+    kraft = kraft_broker_settings(fabric, broker, cluster_id="")
+    bound, advertised = _migration_listeners(fabric, broker)
+    return MetadataSettings(kraft.settings, (*kraft.listeners, *bound), None, kraft.protocol_names,
+                            (*kraft.advertised, *advertised), omitted=("zookeeper.",))
 
 
 def broker_properties(
@@ -193,7 +259,7 @@ def broker_properties(
         "inter.broker.listener.name": broker_listener(broker.broker_id),
         **metadata.settings,
         "log.dirs": KAFKA_DATA_DIR,
-        **topology.broker_settings,
+        **{k: v for k, v in topology.broker_settings.items() if not k.startswith(metadata.omitted)},
         **(extra_settings or {}),
     }
     return _render(settings)
@@ -232,5 +298,5 @@ def observer_address(fabric: Fabric, node: str, host_ports: Mapping[str, int]) -
 
 
 __all__ = ["CONFIG_DIR", "OBSERVER", "MetadataSettings", "broker_properties", "controller_properties",
-           "kraft_broker_settings", "kraft_voters", "observer_address", "zoo_cfg",
-           "zookeeper_broker_settings"]
+           "kraft_broker_settings", "kraft_voters", "migrated_broker_settings", "migrating_broker_settings",
+           "observer_address", "zoo_cfg", "zookeeper_broker_settings", "zookeeper_connect"]

@@ -28,6 +28,15 @@ class KafkaRelease:
     # Broker settings this release needs beyond the topology's (e.g. a feature that
     # must be switched off explicitly in later ZooKeeper-mode releases).
     extra_broker_settings: dict[str, str] = field(default_factory=dict)
+    # Whether the harness migrates its ZooKeeper-mode clusters to KRaft in place. Kafka has
+    # the migration from 3.4 (KIP-866; a preview until 3.6); a release says True here once
+    # its controllers run and its migration has been walked on this harness.
+    migrates: bool = False
+
+    @property
+    def protocol_version(self) -> str:
+        """Its ``inter.broker.protocol.version`` (``3.9`` for 3.9.1), which a migration pins."""
+        return ".".join(self.version.split(".")[:2])
 
 
 SUPPORTED: tuple[KafkaRelease, ...] = (
@@ -35,7 +44,7 @@ SUPPORTED: tuple[KafkaRelease, ...] = (
     KafkaRelease("3.3.2"),
     KafkaRelease("3.5.2"),
     KafkaRelease("3.7.2"),
-    KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT)),
+    KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT), migrates=True),
     KafkaRelease("4.0.0", metadata_modes=(KRAFT,)),
     KafkaRelease("4.4.0", metadata_modes=(KRAFT,)),
 )
@@ -60,6 +69,17 @@ def check_mode(release: KafkaRelease, metadata: str) -> None:
     able = [r.version for r in SUPPORTED if metadata in r.metadata_modes]
     raise UnsupportedVersion(f"Kafka {release.version} does not run in {metadata} mode here "
                              f"(it runs in {', '.join(release.metadata_modes)}); releases that do: "
+                             + ", ".join(able))
+
+
+def check_migration(release: KafkaRelease) -> None:
+    """Refuse a ZooKeeper-to-KRaft migration on a release that has none, naming those that do."""
+    if release.migrates:
+        return
+    able = [r.version for r in SUPPORTED if r.migrates]
+    why = "it has no ZooKeeper mode to migrate from" if ZOOKEEPER not in release.metadata_modes else \
+        "its ZooKeeper mode cannot migrate to KRaft"
+    raise UnsupportedVersion(f"Kafka {release.version} cannot migrate here ({why}); releases that can: "
                              + ", ".join(able))
 
 

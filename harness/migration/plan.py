@@ -1,0 +1,157 @@
+"""The ZooKeeper-to-KRaft migration as Kafka documents it, laid out as named steps.
+
+Pure: from the migrating topology (:func:`topologies.model.migration_topology`) it says
+which node restarts in which configuration, in which phase, and what each phase waits
+for. The driver that walks a plan on a real cluster records each phase's start, end and
+outcome; faults anchored to a phase strike while it runs.
+
+The phases, in Kafka's order (its operations guide, "ZooKeeper to KRaft Migration"):
+
+``provision``
+    The dedicated controllers are formatted with the ZooKeeper cluster's id and started
+    with ``zookeeper.metadata.migration.enable``; they reach ZooKeeper and wait.
+``enter_migration``
+    Each broker is restarted, one at a time, in migration mode: still a ZooKeeper-mode
+    broker, it also registers with the controller quorum.
+``copy``
+    Once every broker has registered, the active controller copies ZooKeeper's metadata
+    into its log and claims ``/controller`` with a KRaft epoch. Nothing restarts: the
+    phase waits for the ``/migration`` znode to record the copy.
+``dual_write``
+    The KRaft controller leads the ZooKeeper-mode brokers and writes every metadata
+    change to ZooKeeper too, so that a rollback still finds it there. The plan holds the
+    cluster here for a while with every broker still in ZooKeeper mode.
+``broker_roll``
+    Each broker is restarted as a KRaft broker, keeping its id; the controllers still
+    write to ZooKeeper.
+``finalize``
+    Each controller is restarted without the migration setting and without ZooKeeper.
+    After this there is no way back.
+
+A rollback, possible until ``finalize``, follows the guide's table for the last phase
+completed: after ``broker_roll`` the brokers first go back to migration mode; then the
+controllers are stopped, ``/controller`` is deleted so a broker takes the old role back,
+and the brokers are rolled to plain ZooKeeper mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from topologies.errors import TopologyError
+from topologies.model import MIGRATION, Topology
+
+
+class Phase(StrEnum):
+    """A named stretch of the migration; ``when = { migration_phase = ... }`` anchors a
+    fault to one."""
+
+    PROVISION = "provision"
+    ENTER_MIGRATION = "enter_migration"
+    COPY = "copy"
+    DUAL_WRITE = "dual_write"
+    BROKER_ROLL = "broker_roll"
+    FINALIZE = "finalize"
+    ROLLBACK = "rollback"
+
+
+FORWARD: tuple[Phase, ...] = (Phase.PROVISION, Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE,
+                              Phase.BROKER_ROLL, Phase.FINALIZE)
+# A rollback is possible after these phases, and not after finalize.
+ROLLBACK_AFTER: tuple[Phase, ...] = (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE, Phase.BROKER_ROLL)
+
+
+class NodeConfig(StrEnum):
+    """The configuration a node restarts in."""
+
+    ZOOKEEPER = "zookeeper"  # a broker in plain ZooKeeper mode
+    MIGRATING = "migrating"  # a broker in migration mode, or a controller with migration enabled
+    KRAFT = "kraft"  # a broker rolled to KRaft, or a controller off ZooKeeper (finalized)
+
+
+class Action(StrEnum):
+    START = "start"  # format (a controller) and start a node that was not running
+    RESTART = "restart"  # stop a node and start it again in another configuration
+    STOP = "stop"  # stop and remove a node for good
+    AWAIT_COPY = "await_copy"  # wait for the controller's copy of ZooKeeper's metadata
+    HOLD = "hold"  # keep the cluster as it is for the phase's hold time
+    RELEASE_CONTROLLER = "release_controller"  # delete /controller so a broker takes the role back
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing the driver does: ``action`` on ``node`` (None for the whole cluster), the
+    node coming up in ``config``."""
+
+    phase: Phase
+    action: Action
+    node: str | None = None
+    config: NodeConfig | None = None
+
+    def describe(self) -> str:
+        what = {Action.START: "start", Action.RESTART: "restart", Action.STOP: "stop"}.get(self.action)
+        if what is not None:
+            shown = f" as {self.config}" if self.config is not None else ""
+            return f"{self.phase}: {what} {self.node}{shown}"
+        return f"{self.phase}: {self.action.replace('_', ' ')}"
+
+
+def phase_named(name: str) -> Phase:
+    """The phase called ``name``, or one sentence naming those there are."""
+    try:
+        return Phase(name)
+    except ValueError:
+        raise TopologyError(f"migration_phase {name!r} is not a phase of the migration; phases: "
+                            + ", ".join(p.value for p in Phase)) from None
+
+
+def migration_steps(topology: Topology, rollback_after: Phase | None = None) -> tuple[Step, ...]:
+    """The steps of a migration of ``topology`` (a migrating one), finalized; or, with
+    ``rollback_after``, walked up to the end of that phase and then rolled back."""
+    if topology.metadata != MIGRATION:
+        raise TopologyError(f"topology {topology.name!r} is not migrating (metadata = {topology.metadata!r})")
+    if rollback_after is not None and rollback_after not in ROLLBACK_AFTER:
+        raise TopologyError(f"a rollback is possible after {', '.join(ROLLBACK_AFTER)}, not after "
+                            f"{rollback_after}")
+    controllers = [c.name for c in topology.dedicated_controllers]
+    brokers = [b.name for b in topology.brokers]
+    forward = {
+        Phase.PROVISION: [Step(Phase.PROVISION, Action.START, c, NodeConfig.MIGRATING) for c in controllers],
+        Phase.ENTER_MIGRATION: [Step(Phase.ENTER_MIGRATION, Action.RESTART, b, NodeConfig.MIGRATING)
+                                for b in brokers],
+        Phase.COPY: [Step(Phase.COPY, Action.AWAIT_COPY)],
+        Phase.DUAL_WRITE: [Step(Phase.DUAL_WRITE, Action.HOLD)],
+        Phase.BROKER_ROLL: [Step(Phase.BROKER_ROLL, Action.RESTART, b, NodeConfig.KRAFT) for b in brokers],
+        Phase.FINALIZE: [Step(Phase.FINALIZE, Action.RESTART, c, NodeConfig.KRAFT) for c in controllers],
+    }
+    last = FORWARD.index(rollback_after) if rollback_after is not None else len(FORWARD) - 1
+    steps = [step for phase in FORWARD[:last + 1] for step in forward[phase]]
+    if rollback_after is not None:
+        steps += _rollback(rollback_after, controllers, brokers)
+    return tuple(steps)
+
+
+def _rollback(after: Phase, controllers: list[str], brokers: list[str]) -> list[Step]:
+    """Kafka's way back to ZooKeeper mode after ``after``: brokers rolled to KRaft go back
+    to migration mode first (so they register in ZooKeeper again, the controllers still
+    there); then the controllers go, ``/controller`` is released at once so that a broker
+    becomes the ZooKeeper-mode controller, and the brokers are rolled to plain ZooKeeper
+    mode."""
+    back = Phase.ROLLBACK
+    steps = []
+    if after == Phase.BROKER_ROLL:
+        steps += [Step(back, Action.RESTART, b, NodeConfig.MIGRATING) for b in brokers]
+    steps += [Step(back, Action.STOP, c) for c in controllers]
+    steps.append(Step(back, Action.RELEASE_CONTROLLER))
+    steps += [Step(back, Action.RESTART, b, NodeConfig.ZOOKEEPER) for b in brokers]
+    return steps
+
+
+def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
+    """The phases ``steps`` walk through, in order, each once."""
+    return tuple(dict.fromkeys(step.phase for step in steps))
+
+
+__all__ = ["FORWARD", "ROLLBACK_AFTER", "Action", "NodeConfig", "Phase", "Step", "migration_steps",
+           "phase_named", "phases_of"]
