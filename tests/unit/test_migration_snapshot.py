@@ -1,0 +1,52 @@
+"""The metadata comparison across a migration, on made-up readings: every lost, added or
+changed path is one difference, and a group's offset moving on is none."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.migration.snapshot import Difference, MetadataSnapshot, TopicMetadata, differences
+
+ORDERS = TopicMetadata("q1w2e3", {0: (0, 1, 2), 1: (1, 2, 0)},
+                       {"min.insync.replicas": "2", "retention.ms": "600000"})
+BEFORE = MetadataSnapshot(
+    "zookeeper", {"orders": ORDERS, "audit": TopicMetadata("z9x8", {0: (2, 0, 1)})},
+    broker_configs={"1": {"log.cleaner.threads": "2"}, "": {"log.retention.ms": "900000"}},
+    group_offsets={"billing": {"orders-0": 120, "orders-1": 80}},
+)
+
+
+def test_the_same_metadata_read_twice_differs_nowhere() -> None:
+    assert differences(BEFORE, replace(BEFORE, source="kraft")) == []
+
+
+def test_a_topic_config_removed_in_between_is_one_difference_with_its_path() -> None:
+    stripped = replace(ORDERS, configs={"min.insync.replicas": "2"})
+    after = replace(BEFORE, source="kraft", topics={**BEFORE.topics, "orders": stripped})
+    found = differences(BEFORE, after)
+    assert found == [Difference("topics/orders/configs/retention.ms", "600000", None)]
+    assert found[0].describe() == "topics/orders/configs/retention.ms: '600000' before, gone after"
+
+
+def test_a_lost_topic_a_new_id_a_moved_replica_and_a_dynamic_config_are_each_found() -> None:
+    moved = TopicMetadata("NEW-ID", {0: (0, 1, 2), 1: (1, 0, 2)}, ORDERS.configs)
+    after = replace(BEFORE, source="kraft", topics={"orders": moved},
+                    broker_configs={"1": {"log.cleaner.threads": "1"}, "": {"log.retention.ms": "900000"}})
+    paths = {d.path: (d.before, d.after) for d in differences(BEFORE, after)}
+    assert paths == {
+        "topics/audit/id": ("z9x8", None),
+        "topics/audit/partition_count": (1, None),
+        "topics/audit/partitions/0/replicas": ([2, 0, 1], None),
+        "topics/orders/id": ("q1w2e3", "NEW-ID"),
+        "topics/orders/partitions/1/replicas": ([1, 2, 0], [1, 0, 2]),
+        "brokers/1/configs/log.cleaner.threads": ("2", "1"),
+    }
+
+
+def test_a_group_offset_that_moved_on_is_kept_and_one_that_went_back_or_vanished_is_not() -> None:
+    after = replace(BEFORE, source="kraft", group_offsets={"billing": {"orders-0": 150, "orders-1": 79}})
+    assert differences(BEFORE, after) == [Difference("groups/billing/offsets/orders-1", 80, 79)]
+    gone = replace(BEFORE, source="kraft", group_offsets={})
+    assert [d.describe() for d in differences(BEFORE, gone)] == [
+        "groups/billing/offsets/orders-0: 120 before, gone after",
+        "groups/billing/offsets/orders-1: 80 before, gone after"]
