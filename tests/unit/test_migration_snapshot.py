@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from harness.migration.snapshot import Difference, MetadataSnapshot, TopicMetadata, differences
+from harness.migration.znodes import MigrationRecord, migration_record, topic_metadata
 
 ORDERS = TopicMetadata("q1w2e3", {0: (0, 1, 2), 1: (1, 2, 0)},
                        {"min.insync.replicas": "2", "retention.ms": "600000"})
@@ -50,3 +53,24 @@ def test_a_group_offset_that_moved_on_is_kept_and_one_that_went_back_or_vanished
     assert [d.describe() for d in differences(BEFORE, gone)] == [
         "groups/billing/offsets/orders-0: 120 before, gone after",
         "groups/billing/offsets/orders-1: 80 before, gone after"]
+
+
+def test_the_migration_znode_says_the_copy_is_done_only_once_an_offset_is_recorded() -> None:
+    created = {"version": 0, "kraft_controller_id": -1, "kraft_controller_epoch": -1,
+               "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
+    assert migration_record(None) is None
+    empty = migration_record(created)
+    assert empty is not None and not empty.copied
+    copied = migration_record({**created, "kraft_controller_id": 101, "kraft_controller_epoch": 3,
+                               "kraft_metadata_offset": 412, "kraft_metadata_epoch": 3})
+    assert copied == MigrationRecord(101, 3, 412, 3) and copied.copied
+    with pytest.raises(ValueError, match="version 1"):
+        migration_record({**created, "version": 1})
+
+
+def test_a_topic_reads_from_its_assignment_and_config_znodes_as_the_snapshot_holds_it() -> None:
+    assignment = {"version": 3, "topic_id": "q1w2e3", "partitions": {"1": [1, 2, 0], "0": [0, 1, 2]},
+                  "adding_replicas": {}, "removing_replicas": {}}
+    config = {"version": 1, "config": {"min.insync.replicas": "2", "retention.ms": "600000"}}
+    assert topic_metadata(assignment, config) == ORDERS
+    assert topic_metadata({"partitions": {"0": [2, 0, 1]}}, None) == TopicMetadata(None, {0: (2, 0, 1)})
