@@ -21,7 +21,6 @@ import grimp
 ROOTS = ("harness", "faults", "spark_jobs", "topologies")
 # Top to bottom, as the layers contract lists them.
 NODES = ("harness.compose", "harness.report", "harness.explore", "faults", "spark_jobs", "harness.workload",
-         "harness.migration",
          "harness.cluster", "harness.history", "harness.errors", "topologies")
 
 

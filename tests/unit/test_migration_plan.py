@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from harness.cluster.fabric import TOXIPROXY_HOST, LinkKind, plan_fabric
+from harness.cluster.migration.plan import Action, NodeConfig, Phase, migration_steps, phase_named, phases_of
 from harness.cluster.node_config import (
     broker_properties,
     controller_properties,
@@ -17,7 +18,6 @@ from harness.cluster.node_config import (
 )
 from harness.cluster.versions import check_migration, release
 from harness.errors import UnsupportedVersion
-from harness.migration.plan import Action, NodeConfig, Phase, migration_steps, phase_named, phases_of
 from topologies import load_topology
 from topologies.errors import TopologyError
 from topologies.model import MIGRATION, migration_topology

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from harness.migration.snapshot import Difference, MetadataSnapshot, TopicMetadata, differences
-from harness.migration.znodes import MigrationRecord, migration_record, topic_metadata
+from harness.cluster.migration.snapshot import Difference, MetadataSnapshot, TopicMetadata, differences
+from harness.cluster.migration.znodes import MigrationRecord, migration_record, topic_metadata
 
 ORDERS = TopicMetadata("q1w2e3", {0: (0, 1, 2), 1: (1, 2, 0)},
                        {"min.insync.replicas": "2", "retention.ms": "600000"})

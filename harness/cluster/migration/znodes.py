@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.migration.snapshot import TopicMetadata
+from harness.cluster.migration.snapshot import TopicMetadata
 
 
 @dataclass(frozen=True)
