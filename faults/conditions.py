@@ -24,6 +24,7 @@ with exactly one key, as targets are (:mod:`faults.targets`)::
     when = { new_leader_from_isr = { topic = "$topic", partition = 0 } }
     when = { isr_is = { brokers = [0, 2], topic = "$topic", partition = 0 } }
     when = { quorum_serving = "zk-a" }      # or a KRaft voter, "kraft-a"
+    when = { migration_phase = "copy" }     # a ZooKeeper-to-KRaft migration's phase
     when = { not = "controller_changed" }
     when = { all = [ { offline = { ... } }, { isr_is = { ... } } ] }
 
@@ -47,8 +48,10 @@ from typing import Any, ClassVar
 from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, required, typed
 from faults.targets import BrokerId, ClusterView, partition_state
+from harness.cluster.migration.plan import phase_named
 from harness.cluster.state import ClusterState, PartitionState
-from topologies.model import Topology
+from topologies.errors import TopologyError
+from topologies.model import MIGRATION, Topology
 
 Observe = Callable[[float], ClusterState | None]
 """Where a running schedule reads the cluster state: called with a monotonic time, it
@@ -462,6 +465,33 @@ class QuorumServing(Condition):
 
 
 @dataclass(frozen=True)
+class MigrationPhaseIs(Condition):
+    """The cluster's migration from ZooKeeper to KRaft is in ``phase`` (one of
+    :class:`harness.cluster.migration.plan.Phase`), as its driver recorded it with the
+    state. It anchors a fault to a phase: ``when = { migration_phase = "dual_write" }``."""
+
+    phase: str
+    kind: ClassVar[str] = "migration_phase"
+
+    def check(self, topology: Topology) -> None:
+        if topology.metadata != MIGRATION:
+            raise TargetError(f"{self.kind} = {self.phase!r}: topology {topology.name!r} is not migrating "
+                              f"(metadata = {topology.metadata!r}); only a migration run has phases")
+
+    def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
+        if state.migration_phase == self.phase:
+            return HELD
+        now = state.migration_phase
+        return False, f"the migration is in its {now} phase" if now else "no migration phase is under way"
+
+    def describe(self) -> str:
+        return f"the migration is in its {self.phase} phase"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.phase}
+
+
+@dataclass(frozen=True)
 class Not(Condition):
     """``condition`` does not hold (``{ not = "controller_changed" }``)."""
 
@@ -618,6 +648,14 @@ def _quorum_member(kind: str) -> Callable[[Any, str], Condition]:
     return lambda value, what: QuorumServing(typed(value, str, f"{what}: {kind}"))
 
 
+def _migration_phase(value: object, what: str) -> Condition:
+    name = typed(value, str, f"{what}: {MigrationPhaseIs.kind}")
+    try:
+        return MigrationPhaseIs(phase_named(name).value)
+    except TopologyError as err:
+        raise FaultSpecError(f"{what}: {err}") from None
+
+
 def _not(value: object, what: str) -> Condition:
     return Not(parse_condition(value, f"{what}: not"))
 
@@ -649,6 +687,7 @@ _TABLES: dict[str, Callable[[object, str], Condition]] = {
     LeaderIs.kind: _leader_is,
     IsrIs.kind: _isr_is,
     QuorumServing.kind: _quorum_member(QuorumServing.kind),
+    MigrationPhaseIs.kind: _migration_phase,
     Not.kind: _not,
     AllOf.kind: _combination(AllOf),
     AnyOf.kind: _combination(AnyOf),

@@ -113,6 +113,10 @@ LINK_KIND_DOCS: dict[str, str] = {
                                  "(between brokers that are controllers too, labelled `:controller`).",
     LinkKind.KRAFT_BROKER.value: "Broker to a KRaft controller: registration, heartbeats and metadata "
                                  "fetches.",
+    LinkKind.CONTROLLER_RPC.value: "While a cluster migrates to KRaft: a KRaft controller to a broker still "
+                                   "in ZooKeeper mode (the controller's UpdateMetadata, LeaderAndIsr and "
+                                   "StopReplica). The controllers reach ZooKeeper over `zk-session` links "
+                                   "of their own then.",
     LinkKind.CLIENT.value: "A zone's producers and consumers to a broker.",
 }
 
@@ -145,7 +149,10 @@ SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
              "`{ offline = { topic, partition } }`, `{ leader_is = { broker, topic, partition } }`, "
              "`{ isr_is = { brokers, topic, partition } }`, `{ broker_gone = B }` (or "
              "`broker_registered`, `controller_is`), `{ quorum_serving = \"zk-a\" }` "
-             "(a ZooKeeper node or a KRaft voter; `zk_serving` is its older spelling), and the combinations "
+             "(a ZooKeeper node or a KRaft voter; `zk_serving` is its older spelling), "
+             "`{ migration_phase = \"dual_write\" }` (a ZooKeeper-to-KRaft migration's phase: `provision`, "
+             "`enter_migration`, `copy`, `dual_write`, `broker_roll`, `finalize` or `rollback`; only on a "
+             "migrating cluster), and the combinations "
              "`{ not = <condition> }`, `{ all = [<condition>, ...] }` (every one holds in the same state) "
              "and `{ any = [<condition>, ...] }` (at least one does). Each condition is judged on one "
              "state as ZooKeeper shows it: `isr_is` holds when the ISR is exactly that set of brokers, "

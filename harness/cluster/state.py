@@ -44,6 +44,10 @@ class ClusterState:
     # the sampler last read it, when known. Not part of the snapshot's identity: the
     # modes are read at their own pace (harness/cluster/sampler.py).
     zk_modes: Mapping[str, str | None] | None = field(default=None, compare=False)
+    # The phase of a ZooKeeper-to-KRaft migration under way, as its driver last recorded
+    # it (harness/cluster/migration/plan.py), or None when none is. Not part of the
+    # snapshot's identity either: the driver's own record has each phase's start and end.
+    migration_phase: str | None = field(default=None, compare=False)
 
     def topic(self, topic: str) -> list[PartitionState]:
         return sorted(

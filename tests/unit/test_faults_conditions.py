@@ -3,6 +3,7 @@ topology, and judged on a cluster state relative to the state when the wait bega
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from faults.conditions import (
     LeaderChanged,
     LeaderIs,
     LeavesIsr,
+    MigrationPhaseIs,
     NewLeaderFromIsr,
     Not,
     Offline,
@@ -33,6 +35,7 @@ from faults.errors import FaultSpecError, TargetError
 from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState, PartitionState
 from topologies import load_topology
+from topologies.model import migration_topology
 
 
 def _part(partition: int = 0, leader: int = 0, isr: tuple[int, ...] = (0, 1, 2), epoch: int = 1,
@@ -63,6 +66,7 @@ EVERY_FORM: list[tuple[Any, Condition]] = [
     ({"isr_is": {"brokers": [0, 2], "topic": "t", "partition": 0}}, IsrIs("t", 0, brokers=(0, 2))),
     ({"new_leader_from_isr": {"topic": "t", "partition": 2}}, NewLeaderFromIsr("t", 2)),
     ({"quorum_serving": "zk-a"}, QuorumServing("zk-a")),
+    ({"migration_phase": "dual_write"}, MigrationPhaseIs("dual_write")),
     ({"not": "controller_changed"}, Not(ControllerChanged())),
     ({"all": [{"offline": {"topic": "t", "partition": 0}}, {"isr_is": {"brokers": [1], "topic": "t",
                                                                          "partition": 0}}]},
@@ -75,7 +79,7 @@ EVERY_FORM: list[tuple[Any, Condition]] = [
 def test_every_form_parses_and_writes_back_what_it_read(spec: Any, condition: Condition) -> None:
     assert parse_condition(spec) == condition
     assert condition.to_spec() == spec
-    condition.check(load_topology("three_az"))
+    condition.check(MIGRATING if isinstance(condition, MigrationPhaseIs) else load_topology("three_az"))
 
 
 def test_the_older_zk_serving_spelling_reads_as_quorum_serving() -> None:
@@ -286,3 +290,23 @@ def test_a_zookeeper_node_serves_when_its_recorded_mode_is_leader_or_follower() 
     assert modes == state, "the modes are not part of a snapshot's identity"
     with pytest.raises(TargetError, match="no metadata-quorum member 'zk-q'; its members are zk-a, zk-b"):
         QuorumServing("zk-q").check(load_topology("three_az"))
+
+
+MIGRATING = migration_topology(load_topology("three_az"), load_topology("three_az", metadata="kraft"))
+
+
+def test_a_migration_phase_holds_only_while_the_driver_records_that_phase() -> None:
+    copy = MigrationPhaseIs("copy")
+    state = ClusterState(live_brokers=(0, 1, 2), controller=100, controller_epoch=3)
+    assert copy.evaluate(dataclasses.replace(state, migration_phase="copy"), None) == (True, "")
+    assert copy.evaluate(dataclasses.replace(state, migration_phase="dual_write"), None) == (
+        False, "the migration is in its dual_write phase")
+    assert copy.evaluate(state, None) == (False, "no migration phase is under way")
+
+
+def test_a_migration_phase_that_does_not_exist_or_a_cluster_that_is_not_migrating_is_one_sentence() -> None:
+    with pytest.raises(FaultSpecError, match=r"^'when': migration_phase 'dual-write' is not a phase of the "
+                                             r"migration; phases: provision, enter_migration, copy, "):
+        parse_condition({"migration_phase": "dual-write"})
+    with pytest.raises(TargetError, match=r"^migration_phase = 'copy': topology 'three_az' is not migrating"):
+        MigrationPhaseIs("copy").check(load_topology("three_az"))
