@@ -51,7 +51,7 @@ from faults.targets import BrokerId, ClusterView, partition_state
 from harness.cluster.migration.plan import phase_named
 from harness.cluster.state import ClusterState, PartitionState
 from topologies.errors import TopologyError
-from topologies.model import MIGRATION, Topology
+from topologies.model import Topology
 
 Observe = Callable[[float], ClusterState | None]
 """Where a running schedule reads the cluster state: called with a monotonic time, it
@@ -474,7 +474,7 @@ class MigrationPhaseIs(Condition):
     kind: ClassVar[str] = "migration_phase"
 
     def check(self, topology: Topology) -> None:
-        if topology.metadata != MIGRATION:
+        if not topology.migrating:
             raise TargetError(f"{self.kind} = {self.phase!r}: topology {topology.name!r} is not migrating "
                               f"(metadata = {topology.metadata!r}); only a migration run has phases")
 

@@ -113,6 +113,12 @@ class Topology:
         raise TopologyError(f"topology {self.name!r} has no KRaft controller {node_id}; {has}")
 
     @property
+    def migrating(self) -> bool:
+        """True for a cluster on its way from ZooKeeper to KRaft: what has migration
+        phases, and the one thing code outside the metadata modes asks of it."""
+        return self.metadata == MIGRATION
+
+    @property
     def controller_candidates(self) -> tuple[str, ...]:
         """The nodes one of which is the active controller: the quorum's voters where the
         cluster has a quorum of controllers, else (a ZooKeeper-mode cluster) every broker."""

@@ -77,9 +77,8 @@ def check_migration(release: KafkaRelease) -> None:
     if release.migrates:
         return
     able = [r.version for r in SUPPORTED if r.migrates]
-    why = "it has no ZooKeeper mode to migrate from" if ZOOKEEPER not in release.metadata_modes else \
-        "its ZooKeeper mode cannot migrate to KRaft"
-    raise UnsupportedVersion(f"Kafka {release.version} cannot migrate here ({why}); releases that can: "
+    raise UnsupportedVersion(f"Kafka {release.version} cannot migrate from ZooKeeper to KRaft here (it runs "
+                             f"in {' and '.join(release.metadata_modes)} mode); releases that can: "
                              + ", ".join(able))
 
 

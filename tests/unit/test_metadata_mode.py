@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("harness", "faults", "spark_jobs")
 IMPLEMENTATIONS = ROOT / "harness" / "cluster" / "metadata"
-MODE_NAMES = {"zookeeper", "kraft"}
-MODE_CONSTANTS = {"ZOOKEEPER", "KRAFT"}  # topologies.model's names for them
+MODE_NAMES = {"zookeeper", "kraft", "migration"}
+MODE_CONSTANTS = {"ZOOKEEPER", "KRAFT", "MIGRATION"}  # topologies.model's names for them
 MODE_CLASSES = {"ZooKeeperMode", "KRaftMode"}
 
 
@@ -43,6 +43,7 @@ def test_the_detector_sees_each_kind_of_branch() -> None:
     assert mode_branches("if isinstance(cluster.metadata, ZooKeeperMode):\n    pass\n") == [1]
     assert mode_branches("if cluster.topology.metadata == KRAFT:\n    pass\n") == [1]
     assert mode_branches("if model.KRAFT != mode:\n    pass\n") == [1]
+    assert mode_branches("if topology.metadata != MIGRATION:\n    pass\n") == [1]
     assert mode_branches('name = "zookeeper"\nif name:\n    pass\n') == []
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from topologies.errors import TopologyError
-from topologies.model import MIGRATION, Topology
+from topologies.model import Topology
 
 
 class Phase(StrEnum):
@@ -109,7 +109,7 @@ def phase_named(name: str) -> Phase:
 def migration_steps(topology: Topology, rollback_after: Phase | None = None) -> tuple[Step, ...]:
     """The steps of a migration of ``topology`` (a migrating one), finalized; or, with
     ``rollback_after``, walked up to the end of that phase and then rolled back."""
-    if topology.metadata != MIGRATION:
+    if not topology.migrating:
         raise TopologyError(f"topology {topology.name!r} is not migrating (metadata = {topology.metadata!r})")
     if rollback_after is not None and rollback_after not in ROLLBACK_AFTER:
         raise TopologyError(f"a rollback is possible after {', '.join(ROLLBACK_AFTER)}, not after "
