@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from harness.cluster.broker_metadata import BrokerView, PartitionView
 from harness.cluster.fabric import CONTROLLER_LISTENER_PORT, TOXIPROXY_HOST, LinkKind, plan_fabric
-from harness.cluster.metadata.kraft import current_first, new_cluster_id, partition_states, voter_roles
+from harness.cluster.metadata.kraft import (
+    confirmed,
+    current_first,
+    furthest_on,
+    latest,
+    new_cluster_id,
+    partition_states,
+    voter_roles,
+)
 from harness.cluster.node_config import (
     broker_properties,
     controller_properties,
@@ -122,3 +130,33 @@ def test_the_metadata_is_asked_first_of_the_broker_most_current_with_the_quorum(
                 "observers": []}
     assert current_first(combined, [0, 1, 2], now_ms=10_000)[:2] == [0, 2]
     assert current_first(None, [2, 0, 1], now_ms=10_000) == [0, 1, 2], "no quorum answer: by id"
+
+
+def test_of_two_brokers_images_the_one_further_along_the_log_is_kept() -> None:
+    # Broker 0 just healed from a cut: its image still has it leading p0 at epoch 4,
+    # where the controller moved p0 to broker 1 at epoch 5 meanwhile.
+    stale = BrokerView(brokers=(0, 1, 2), controller=0, topics={
+        "t": (PartitionView(0, 0, 0, (0, 1, 2), (0, 1, 2), 4),
+              PartitionView(1, 0, 1, (1, 2, 0), (1, 2, 0), 3))})
+    current = BrokerView(brokers=(0, 1, 2), controller=1, topics={
+        "t": (PartitionView(0, 0, 1, (0, 1, 2), (1, 2), 5), PartitionView(1, 0, 1, (1, 2, 0), (1, 2), 3))})
+    assert furthest_on([stale, current]) is current
+    assert furthest_on([current, stale]) is current
+    same = BrokerView(brokers=(0, 1, 2), controller=2, topics=current.topics)
+    assert furthest_on([current, same]) is current, "a tie keeps the broker the quorum trusts most"
+    newer_topic = BrokerView(brokers=(0, 1, 2), controller=2, topics={**current.topics, "u": (
+        PartitionView(0, 0, 2, (2, 0, 1), (2, 0, 1), 0),)})
+    assert furthest_on([current, newer_topic]) is newer_topic, "a topic at epoch 0 is further on too"
+
+
+def test_a_leader_without_a_majority_fetching_from_it_is_not_taken_at_its_word() -> None:
+    healthy = {"leader_id": 100, "leader_epoch": 7, "current_voters": [
+        _replica(100, 90, -1), _replica(101, 90, 9_800), _replica(102, 90, 1_000)]}
+    assert confirmed(healthy, now_ms=10_000), "itself and kraft-b: two of three"
+    cut_off = {"leader_id": 100, "leader_epoch": 7, "current_voters": [
+        _replica(100, 90, -1), _replica(101, 90, 3_000), _replica(102, 90, 1_000)]}
+    assert not confirmed(cut_off, now_ms=10_000)
+    assert not confirmed({"leader_id": -1, "current_voters": []}, now_ms=10_000)
+    elected = {**healthy, "leader_id": 101, "leader_epoch": 8}
+    assert latest([cut_off, elected]) is elected and latest([elected, cut_off]) is elected
+    assert latest([healthy, {**healthy}]) is healthy and latest([]) is None

@@ -13,11 +13,11 @@ last fetch its liveness. A broker forwards DescribeQuorum to the quorum, so it a
 long as one broker can reach the leader. The rest comes from one broker's metadata image,
 a Metadata request (:mod:`harness.cluster.broker_metadata`): per partition its leader,
 leader epoch, ISR and replicas, and the brokers registered and not fenced. That broker is
-the one most up to date with the quorum, by the quorum's own account of its observers: a
-broker cut off from the controllers keeps answering from a stale image (that is what S8,
-S9 and S11 show), and a client library that picks any broker would record its stale view
-as the cluster's. Partitions and brokers come from the same answer, so they never mix
-two brokers' images.
+the one most up to date with the quorum, by the quorum's own account of its observers,
+compared with the next one (the image further along wins): a broker cut off from the
+controllers keeps answering from a stale image (that is what S8, S9 and S11 show), and a
+client library that picks any broker would record its stale view as the cluster's.
+Partitions and brokers come from the same answer, so they never mix two brokers' images.
 
 A broker killed without a word stays registered until the controllers' broker session
 times out (``broker.session.timeout.ms``). Unlike a ZooKeeper-mode broker it may start
@@ -32,7 +32,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.cluster.broker_metadata import BrokerView, broker_view
@@ -70,6 +70,11 @@ QUORUM_READ_TIMEOUT_MS = 1500
 # try: 15 s was seen to be two unlucky tries during a broker's three hard bounces.
 RIDE_OUT_S = 60.0
 QUORUM_TRIES_PER_BROKER = 2
+# A broker can be current by the quorum's account and still answer from an image behind
+# what it fetched: S10 on KRaft once read broker 0, 0.3 s after its zone's cut was healed,
+# naming itself leader of partitions the controller had moved meanwhile. So two brokers'
+# images are read, the most trusted first, and the one further along the log is kept.
+VIEWS_COMPARED = 2
 RETRY_PAUSE_S = 0.2
 METADATA_TOPIC = "__cluster_metadata"
 
@@ -131,16 +136,23 @@ class KRaftReader:
         picks the next broker at random, the failed one included, so each broker gets two
         chances. Once no broker could answer, one try a read is enough to see a leader come
         back, and a quorum lost for long does not cost six timeouts a read.
+
+        A leader cut off from the other voters goes on answering as the leader through a
+        broker that still reaches it, until it learns of the election it lost (S11 on
+        KRaft once read "kraft-a serves" for 12 s of kraft-a's isolation that way). An
+        answer whose leader has no majority fetching from it lately (:func:`confirmed`)
+        is asked again, and the later election of the two answers is taken.
         """
+        answers: list[dict[str, Any]] = []
         for _ in range(1 if self._leaderless else QUORUM_TRIES_PER_BROKER * self._brokers):
             try:
-                quorum = self.quorum()
+                answers.append(self.quorum())
             except Exception:
                 continue
-            self._leaderless = False
-            return quorum
-        self._leaderless = True
-        return None
+            if confirmed(answers[-1], time.time() * 1000) or len(answers) > 1:
+                break
+        self._leaderless = not answers
+        return latest(answers)
 
     def roles(self, quorum: dict[str, Any] | None = None) -> dict[str, str | None]:
         """Each voter's role: ``leader``, ``follower`` (it fetched from the leader lately)
@@ -168,17 +180,23 @@ class KRaftReader:
         return self._current_view(self.answered_quorum(), []).brokers
 
     def _current_view(self, quorum: dict[str, Any] | None, topics: list[str] | None) -> BrokerView:
-        """The metadata of the first broker to answer, the most current asked first
-        (:func:`current_first`); every broker is asked again until ``ride_out_s`` has
-        passed, then the last broker's error is raised."""
+        """The metadata furthest along of the first :data:`VIEWS_COMPARED` brokers to
+        answer, the most current asked first (:func:`current_first`, :func:`furthest_on`);
+        while none answers, every broker is asked again until ``ride_out_s`` has passed,
+        then the last broker's error is raised."""
         deadline = time.monotonic() + self._ride_out_s
         while True:
             failure: OSError | None = None
+            views: list[BrokerView] = []
             for broker in current_first(quorum, self._addresses, time.time() * 1000):
                 try:
-                    return broker_view(self._addresses[broker], topics, BROKER_READ_TIMEOUT_S)
+                    views.append(broker_view(self._addresses[broker], topics, BROKER_READ_TIMEOUT_S))
                 except OSError as err:
                     failure = err
+                if len(views) == VIEWS_COMPARED:
+                    break
+            if views:
+                return furthest_on(views)
             if time.monotonic() >= deadline:
                 assert failure is not None
                 raise failure
@@ -232,6 +250,30 @@ def current_first(quorum: dict[str, Any] | None, brokers: Iterable[int], now_ms:
         return (not fresh, -int(replica.get("log_end_offset", -1)), broker)
 
     return sorted(brokers, key=trust)
+
+
+def furthest_on(views: Sequence[BrokerView]) -> BrokerView:
+    """The image furthest along the metadata log: the one with the most leader epochs in
+    all (a broker's image is a prefix of the one log, so a later image's epoch is at least
+    an earlier one's for every partition, and a partition it alone knows adds to it). On
+    a tie, the first: the broker the quorum trusts most."""
+    return max(views, key=lambda view: sum(p.leader_epoch + 1 for ps in view.topics.values() for p in ps))
+
+
+def confirmed(quorum: Mapping[str, Any], now_ms: float) -> bool:
+    """Whether the leader of a DescribeQuorum answer has a majority of the voters, itself
+    included, fetching from it lately: one that has not may have lost an election it
+    has not heard of."""
+    leader = int(quorum.get("leader_id", -1))
+    voters = quorum.get("current_voters", [])
+    with_it = [v for v in voters if int(v["replica_id"]) == leader or fetched_lately(v, now_ms)]
+    return leader >= 0 and 2 * len(with_it) > len(voters)
+
+
+def latest(answers: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Of DescribeQuorum answers, the one of the latest election (the highest leader
+    epoch); the first on a tie; None for none."""
+    return max(answers, key=lambda answer: int(answer.get("leader_epoch", -1)), default=None)
 
 
 def fetched_lately(replica: Mapping[str, Any], now_ms: float) -> bool:
