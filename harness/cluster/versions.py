@@ -29,8 +29,9 @@ class KafkaRelease:
     # must be switched off explicitly in later ZooKeeper-mode releases).
     extra_broker_settings: dict[str, str] = field(default_factory=dict)
     # Whether the harness migrates its ZooKeeper-mode clusters to KRaft in place. Kafka has
-    # the migration from 3.4 (KIP-866; a preview until 3.6); a release says True here once
-    # its controllers run and its migration has been walked on this harness.
+    # the migration from 3.4 (KIP-866; a preview until 3.6). 3.9.1, which runs both modes, is
+    # the release the harness's migration is built on; an earlier one says True once its
+    # KRaft controllers run here.
     migrates: bool = False
 
     @property
