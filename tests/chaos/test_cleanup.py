@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import docker
 import pytest
@@ -59,6 +60,8 @@ def _wait_for_ready(process: subprocess.Popen[str], timeout_s: float = 180) -> s
 # side; a CI run with one core kept busy took over 60 s for it (one removal at a time, as
 # it then was), so the bound is the one a cluster gets to come up.
 TEARDOWN_S = 180
+# A cluster's start and health on the same loaded machine, and a session's collection.
+CLUSTER_UP_S = 240
 
 
 def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker.DockerClient) -> None:
@@ -79,23 +82,49 @@ def test_ctrl_c_removes_every_container_network_and_volume(docker_engine: docker
         remove_run(docker_engine, run_id)
 
 
+# A test that holds the session's cluster until Ctrl-C stops it: the signal must land while
+# a test runs. The suite's own shortest cluster test ends 5 s after its brokers start on a
+# quiet machine, and a signal that came later found a finished session (exit 0 or 1).
+_HOLDING_TEST = """
+import os, pathlib, time, pytest
+
+def test_holds_the_cluster_until_interrupted(cluster):
+    pathlib.Path(os.environ["KAFKA_CHAOS_HOLDING"]).write_text(cluster.run_id)
+    time.sleep({hold_s})
+    pytest.fail("no Ctrl-C came")
+"""
+
+
 @pytest.mark.core
-def test_ctrl_c_in_a_pytest_session_removes_its_cluster(docker_engine: docker.DockerClient) -> None:
+def test_ctrl_c_in_a_pytest_session_removes_its_cluster(
+    docker_engine: docker.DockerClient, tmp_path: Path,
+) -> None:
     run_id = new_run_id()
+    holding, marker = tmp_path / "test_holding.py", tmp_path / "holding"
+    holding.write_text(_HOLDING_TEST.format(hold_s=TEARDOWN_S))
+    project = Path(__file__).resolve().parents[2]
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--run-id", run_id,
-         "tests/chaos/test_cluster.py", "-k", "comes_up"],
+         "-c", str(project / "pyproject.toml"), "--rootdir", str(project), str(holding)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_interruptible,
+        env={**os.environ, "KAFKA_CHAOS_HOLDING": str(marker)}, cwd=project,
     )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and _running_brokers(docker_engine, run_id) < 3:
-        time.sleep(0.5)
-    assert _running_brokers(docker_engine, run_id) == 3, "the session's cluster never came up"
-    process.send_signal(signal.SIGINT)
-    # pytest's status for a session Ctrl-C stopped: the signal, not the test ending on its
-    # own, is what removed the cluster.
-    assert process.wait(timeout=TEARDOWN_S) == pytest.ExitCode.INTERRUPTED
-    assert _labelled(docker_engine, run_id) == 0
+    try:
+        deadline = time.monotonic() + CLUSTER_UP_S
+        while time.monotonic() < deadline and not marker.exists() and process.poll() is None:
+            time.sleep(0.5)
+        assert marker.exists(), f"the holding test never ran (pytest exit {process.poll()})"
+        assert _running_brokers(docker_engine, run_id) == 3, "the session's cluster is not up"
+        process.send_signal(signal.SIGINT)
+        # pytest's status for a session Ctrl-C stopped: the signal, not the test ending on its
+        # own, is what removed the cluster.
+        assert process.wait(timeout=TEARDOWN_S) == pytest.ExitCode.INTERRUPTED
+        assert _labelled(docker_engine, run_id) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        remove_run(docker_engine, run_id)
 
 
 def _running_brokers(client: docker.DockerClient, run_id: str) -> int:
