@@ -46,7 +46,7 @@ from harness.cluster.metadata import MetadataMode, metadata_mode
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.node_config import KAFKA_DATA_DIR, format_value
 from harness.cluster.node_disks import NodeDisks
-from harness.cluster.nodes import Nodes
+from harness.cluster.nodes import STOP_GRACE_S, Nodes
 from harness.cluster.proxies import ProxyControl
 from harness.cluster.resources import RunIdentity
 from harness.cluster.state import ClusterState, PartitionState
@@ -384,6 +384,12 @@ class Cluster:
         container.start()
         self._nodes.stopped.discard(node)  # a new process
         return True
+
+    def stop_node(self, node: str, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop a node cleanly, as an operator's roll does: SIGTERM (a broker's controlled
+        shutdown hands its leaderships on first), SIGKILL only after ``grace_s``."""
+        self.container(node).stop(timeout=int(grace_s))
+        self._nodes.stopped.discard(node)
 
     def restart_node(self, node: str, timeout_s: float = 60.0) -> None:
         """Kill a node's process and start it again, with its identity and data.

@@ -52,6 +52,8 @@ from topologies.model import ControllerNode, Topology
 
 # Formats a KRaft node's storage with the cluster's id (kafka-storage.sh's main class).
 STORAGE_TOOL = "kafka.tools.StorageTool"
+# How long a node stopped for good gets to shut down cleanly (SIGTERM) before SIGKILL.
+STOP_GRACE_S = 30
 JVM_FLAGS = [
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
@@ -211,29 +213,35 @@ class Nodes:
                 "--ignore-formatted", "-t", format_cluster_id, "-c", config]
         return ["sh", "-c", f"{shlex.join(tool)} && exec {shlex.join(java)}"]
 
-    def start_controller(self, controller: ControllerNode, data_volume: str, cluster_id: str) -> None:
+    def start_controller(self, controller: ControllerNode, data_volume: str, cluster_id: str,
+                         migrating: bool = False) -> None:
         """Start a dedicated KRaft controller, its metadata log on the volume ``data_volume``,
-        its storage formatted with ``cluster_id`` first."""
+        its storage formatted with ``cluster_id`` first; ``migrating``: with the migration
+        from ZooKeeper enabled (:func:`~harness.cluster.node_config.controller_properties`)."""
         assert self.images is not None
         config = f"{CONFIG_DIR}/server.properties"
         java = self._java(self.topology.controller_heap_mb, "kafka.Kafka", config, KAFKA_DATA_DIR)
+        properties = controller_properties(self.fabric, controller, migrating=migrating)
         container = (
             self._container(controller.name, self.images.kafka, "controller")
             .with_command(self._launched(java, config, cluster_id))
-            .with_copy_into_container(controller_properties(self.fabric, controller).encode(), config)
+            .with_copy_into_container(properties.encode(), config)
             .with_volume_mapping(data_volume, KAFKA_DATA_DIR, "rw")
         )
         container.start()
         self._containers[controller.name] = container
+
+    def broker_properties(self, broker_id: int, metadata: MetadataSettings) -> str:
+        """Broker ``broker_id``'s ``server.properties`` with what its metadata mode adds."""
+        return broker_properties(self.fabric, self.topology.broker(broker_id), self.host_ports, metadata,
+                                 self.release.extra_broker_settings)
 
     def start_broker(self, broker_id: int, data_volume: str, metadata: MetadataSettings) -> None:
         """Start a broker advertising the published ports Toxiproxy was given, its log
         directory on the volume ``data_volume``, with what its metadata mode adds."""
         assert self.images is not None
         broker = self.topology.broker(broker_id)
-        properties = broker_properties(
-            self.fabric, broker, self.host_ports, metadata, self.release.extra_broker_settings
-        )
+        properties = self.broker_properties(broker_id, metadata)
         config = f"{CONFIG_DIR}/server.properties"
         java = self._java(self.topology.broker_heap_mb, "kafka.Kafka", config, KAFKA_DATA_DIR)
         container = (
@@ -244,6 +252,13 @@ class Nodes:
         )
         container.start()
         self._containers[broker.name] = container
+
+    def retire(self, node: str) -> None:
+        """Stop ``node`` for good (a rollback's controllers): it leaves the nodes whose
+        status health reads; its container, labelled like every other, goes at the end."""
+        self.container(node).stop(timeout=STOP_GRACE_S)
+        self._containers.pop(node)
+        self.stopped.discard(node)
 
     def forget(self) -> None:
         """Drop the handles on containers and network once the run's resources are removed."""
@@ -264,14 +279,19 @@ class Nodes:
         read at start) as the topology has it, with ``extra`` settings after it."""
         text = zoo_cfg(self.fabric, self.topology.zookeeper(name))
         text += "".join(f"{key}={value}\n" for key, value in (extra or {}).items())
+        self.write_config(name, "zoo.cfg", text)
+
+    def write_config(self, node: str, file_name: str, text: str) -> None:
+        """Replace ``CONFIG_DIR/file_name`` in ``node``'s container, which its process reads
+        at its next start: a start brings a node back in the configuration last written."""
         data = text.encode()
         archive = io.BytesIO()
         with tarfile.open(fileobj=archive, mode="w") as tar:
-            info = tarfile.TarInfo("zoo.cfg")
+            info = tarfile.TarInfo(file_name)
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
-        if not self.container(name).put_archive(CONFIG_DIR, archive.getvalue()):
-            raise ChaosError(f"could not write {CONFIG_DIR}/zoo.cfg into {name}")
+        if not self.container(node).put_archive(CONFIG_DIR, archive.getvalue()):
+            raise ChaosError(f"could not write {CONFIG_DIR}/{file_name} into {node}")
 
     def node_status(self, node: str) -> str:
         return str(self.container(node).status)

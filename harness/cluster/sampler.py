@@ -97,7 +97,7 @@ ZK_READABLE = "zk_readable"
 # (harness/history/schema.py; this layer may not import it, a unit test holds them equal).
 ROW_COLUMNS = ("sample", "ts", "mono", "readable", "error", "controller", "controller_epoch",
                "live_brokers", "zk_modes", "topic", "partition", "leader", "leader_epoch", "isr",
-               "replicas")
+               "replicas", "migration_phase")
 
 ZkModes = Mapping[str, str | None]
 Sample = tuple[float, ClusterState]  # (monotonic time, state): what the "when" questions answer
@@ -143,7 +143,8 @@ class StateRecord:
             return [base]
         modes = None if self.zk_modes is None else json.dumps(dict(self.zk_modes), sort_keys=True)
         base.update(controller=state.controller, controller_epoch=state.controller_epoch,
-                    live_brokers=list(state.live_brokers), zk_modes=modes)
+                    live_brokers=list(state.live_brokers), zk_modes=modes,
+                    migration_phase=state.migration_phase)
         parts = [p for _, p in sorted(state.partitions.items())]
         if not parts:
             return [base]
@@ -284,7 +285,10 @@ class StateSampler(threading.Thread):
             return
         with self._lock:
             last = self._records[-1] if self._records else None
-            if last is not None and last.state == state and last.zk_modes == self._modes:
+            # A migration's phase is not part of a state's identity, but a new phase
+            # starts a new record, so conditions on the phase see it.
+            if (last is not None and last.state == state and last.zk_modes == self._modes
+                    and last.state is not None and last.state.migration_phase == state.migration_phase):
                 self._records[-1] = StateRecord(last.index, last.ts, last.mono, last.state,
                                                 last.zk_modes, None, taken)
                 return

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.errors import UnsupportedVersion
-from topologies.model import KRAFT, ZOOKEEPER
+from topologies.model import KRAFT, MIGRATION, ZOOKEEPER
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,12 @@ class KafkaRelease:
     # the release the harness's migration is built on; an earlier one says True once its
     # KRaft controllers run here.
     migrates: bool = False
+
+    @property
+    def cluster_modes(self) -> tuple[str, ...]:
+        """The metadata modes a cluster of this release may be in: its own, and the
+        migrating one between them where it migrates."""
+        return (*self.metadata_modes, *((MIGRATION,) if self.migrates else ()))
 
     @property
     def protocol_version(self) -> str:
@@ -65,11 +71,11 @@ def runs(version: str) -> list[tuple[str, str]]:
 
 def check_mode(release: KafkaRelease, metadata: str) -> None:
     """Refuse a metadata mode the release is not run in, naming the releases that are."""
-    if metadata in release.metadata_modes:
+    if metadata in release.cluster_modes:
         return
-    able = [r.version for r in SUPPORTED if metadata in r.metadata_modes]
+    able = [r.version for r in SUPPORTED if metadata in r.cluster_modes]
     raise UnsupportedVersion(f"Kafka {release.version} does not run in {metadata} mode here "
-                             f"(it runs in {', '.join(release.metadata_modes)}); releases that do: "
+                             f"(it runs in {', '.join(release.cluster_modes)}); releases that do: "
                              + ", ".join(able))
 
 

@@ -127,7 +127,8 @@ class ZkObserver:
         """The znode's stat (its ``czxid`` tells one incarnation from the next), or None."""
         return self.call(self._client.exists, path)
 
-    def _json(self, path: str) -> dict | None:
+    def read_json(self, path: str) -> dict | None:
+        """The znode's data decoded from JSON; None when it is absent or empty."""
         try:
             data, _ = self.call(self._client.get, path)
         except NoNodeError:
@@ -141,7 +142,7 @@ class ZkObserver:
             return ()
 
     def controller(self) -> int | None:
-        data = self._json("/controller")
+        data = self.read_json("/controller")
         return int(data["brokerid"]) if data else None
 
     def controller_epoch(self) -> int | None:
@@ -174,13 +175,13 @@ class ZkObserver:
             return []
 
     def assignment(self, topic: str) -> dict[int, tuple[int, ...]]:
-        data = self._json(f"/brokers/topics/{topic}") or {}
+        data = self.read_json(f"/brokers/topics/{topic}") or {}
         return {int(p): tuple(r) for p, r in data.get("partitions", {}).items()}
 
     def partition(
         self, topic: str, partition: int, replicas: tuple[int, ...] = ()
     ) -> PartitionState | None:
-        data = self._json(f"/brokers/topics/{topic}/partitions/{partition}/state")
+        data = self.read_json(f"/brokers/topics/{topic}/partitions/{partition}/state")
         if data is None:
             return None
         if not replicas:

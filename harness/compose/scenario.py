@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from harness import history as hist
+from harness.cluster.migration.driver import STEP_TIMEOUT_S, MigrationDriver
+from harness.cluster.migration.plan import MigrationSpec, phases_of
+from harness.cluster.migration.readers import kraft_snapshot, zookeeper_snapshot
+from harness.cluster.migration.snapshot import MetadataSnapshot, differences
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import StateSampler
 from harness.cluster.waiting import wait_until
@@ -32,7 +36,7 @@ from harness.compose.run_config import RunTopics, write_run_config
 from harness.compose.rundir import RunDirectory, write_json
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
 from harness.compose.spec_check import ScenarioSpecError, topology_problems
-from harness.errors import ChaosError
+from harness.errors import ChaosError, describe_error
 from harness.workload.driver import Workload, drain_final_log, record_final_offsets
 from harness.workload.pipeline import EXACTLY_ONCE
 
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
     from faults.events import EventLog
     from faults.schedule import Schedule
     from harness.cluster.lifecycle import Cluster
+    from harness.cluster.metadata.migration import MigrationMode
     from spark_jobs.findings import Verdict
 
 __all__ = [
@@ -252,6 +257,63 @@ class ScenarioRun:
             problems.append(f"{injected} of {len(schedule.entries)} entries injected")
         return self.check(f"fault schedule ran: {len(schedule.entries)} entries injected and healed",
                           not problems, "; ".join(problems) or f"{injected} injections, all healed")
+
+    def run_migration(self, migration: MigrationSpec, schedule: Schedule | None,
+                      schedule_grace_s: float) -> bool:
+        """Walk ``migration`` on the cluster beside the workload, with ``schedule``'s faults
+        (anchored to its phases or not) run alongside. Two checks: every phase completed
+        (each phase is a row of the history's ``migration`` table, a failed one too), and
+        the metadata read from ZooKeeper before it is the metadata the cluster holds after
+        it (``metadata.json``: both readings and every difference, by path)."""
+        before = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin)
+        driver = MigrationDriver(self.cluster, migration.steps(self.cluster.topology), migration.hold_s,
+                                 progress=self.cluster.progress)
+        failure: list[BaseException] = []
+
+        def walk() -> None:
+            try:
+                driver.run()
+            except BaseException as err:  # recorded in the phase's row and in the check
+                failure.append(err)
+
+        walker = threading.Thread(target=walk, name="migration-driver", daemon=True)
+        walker.start()
+        if schedule is not None and schedule.entries:
+            self.run_schedule(schedule, timeout_s=schedule_grace_s)
+        walker.join(len(driver.steps) * STEP_TIMEOUT_S + migration.hold_s)
+        for record in list(driver.records):
+            self.writer.append("migration", record.row())
+        phases = [f"{r.phase} {r.outcome} in {r.end_mono - r.mono:.1f} s" for r in driver.records]
+        if walker.is_alive():
+            failure.append(ChaosError("the migration driver had not finished within its steps' bounds"))
+        detail = "; ".join(phases) + (f"; {describe_error(failure[0])}" if failure else "")
+        walked = self.check(f"migration walked: {', '.join(str(p) for p in phases_of(driver.steps))}",
+                            not failure, detail)
+        return self._compare_metadata(before, driver.mode) and walked
+
+    def _compare_metadata(self, before: MetadataSnapshot, mode: MigrationMode) -> bool:
+        """The metadata after the migration against ``before``: read from KRaft once every
+        broker is a KRaft broker, else (a rollback, or a walk that stopped) from ZooKeeper."""
+        name = "metadata carried over: topics, ids, partitions, replicas, configs, group offsets"
+        try:
+            if mode.brokers_on_kraft:
+                brokers = [b.broker_id for b in self.cluster.topology.brokers]
+                after = kraft_snapshot(self.cluster.admin, brokers)
+            else:
+                after = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin)
+        except Exception as err:
+            return self.check(name, False, "the metadata after the migration unreadable: "
+                              + describe_error(err))
+        found = differences(before, after)
+        write_json(self.dir / "metadata.json", {
+            "before": {"source": before.source, "paths": before.flat()},
+            "after": {"source": after.source, "paths": after.flat()},
+            "differences": [{"path": d.path, "before": d.before, "after": d.after} for d in found]})
+        shown = "; ".join(d.describe() for d in found[:5])
+        shown += f"; {len(found) - 5} more" if len(found) > 5 else ""
+        return self.check(name, not found, f"{len(before.flat())} paths read from {before.source} before, "
+                          f"{len(after.flat())} from {after.source} after; "
+                          + (f"{len(found)} differ: {shown}" if found else "none differs"))
 
     def await_acked(self, acked: int, timeout_s: float) -> bool:
         """Wait until the workload has ``acked`` acknowledgements and every group whose

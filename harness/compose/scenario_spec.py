@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness import history as hist
+from harness.cluster.migration.plan import MigrationSpec
 from harness.compose.checks import Check as DeclaredCheck
 from harness.compose.checks import parse_check
 from harness.compose.expectations import Bounds
@@ -136,6 +137,9 @@ class ScenarioSpec:
     # they look for cannot happen, to show they can fail. Each must be evaluated and fail;
     # it then counts as passed, and the report says it failed as required.
     must_fail: tuple[str, ...] = ()
+    # A ZooKeeper-to-KRaft migration walked beside the workload and the schedule, on a
+    # cluster started from a migrating topology (harness/cluster/migration/).
+    migration: MigrationSpec | None = None
 
     def __post_init__(self) -> None:
         names = [t.name for t in self.topics]

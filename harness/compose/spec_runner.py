@@ -33,7 +33,9 @@ def run_spec(spec: ScenarioSpec, start: Callable[[ScenarioSpec], ScenarioRun]) -
         schedule.check(run.cluster.topology)
         run.settle(spec.warmup_s)
         run.await_acked(spec.warmup_acked, WARMUP_TIMEOUT_S)
-        if schedule.entries:
+        if spec.migration:
+            run.run_migration(spec.migration, schedule, SCHEDULE_GRACE_S)
+        elif schedule.entries:
             run.run_schedule(schedule, timeout_s=SCHEDULE_GRACE_S)
         run.settle(spec.cooldown_s)
         acked = run.stop_workload().get("acked", 0)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -248,6 +248,28 @@ CLUSTER_STATE_SCHEMA = pa.schema(
         pa.field("leader_epoch", pa.int32()),
         pa.field("isr", _BROKER_IDS),
         pa.field("replicas", _BROKER_IDS),
+        # Schema 8: the phase of a ZooKeeper-to-KRaft migration the snapshot was read in
+        # (a migration table row's phase), null outside a migration.
+        pa.field("migration_phase", pa.string()),
+    ]
+)
+
+# The phases of a ZooKeeper-to-KRaft migration (schema 8; harness/cluster/migration/
+# driver.py): one row per phase walked, written when it ends, with both clocks of its
+# start and end, its outcome, and the steps it took ("; "-joined, in order).
+MIGRATION_COMPLETED = "completed"
+MIGRATION_FAILED = "failed"
+MIGRATION_OUTCOMES = (MIGRATION_COMPLETED, MIGRATION_FAILED)
+MIGRATION_SCHEMA = pa.schema(
+    [
+        pa.field("phase", pa.string(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("mono", pa.float64(), nullable=False),
+        pa.field("end_ts", pa.float64(), nullable=False),
+        pa.field("end_mono", pa.float64(), nullable=False),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("detail", pa.string()),
+        pa.field("steps", pa.string()),
     ]
 )
 
@@ -262,6 +284,7 @@ SCHEMAS: Mapping[str, pa.Schema] = {
     "rebalances": REBALANCES_SCHEMA,
     "transactions": TRANSACTIONS_SCHEMA,
     "final_offsets": FINAL_OFFSETS_SCHEMA,
+    "migration": MIGRATION_SCHEMA,
 }
 TABLES = tuple(SCHEMAS)
 

@@ -108,7 +108,7 @@ def test_write_batch(tmp_path: Path) -> None:
         (lambda p: (p / "manifest.json").write_text("{nope"), "not valid JSON"),
         (lambda p: [f.unlink() for f in (p / "polls").glob("*.parquet")], "table polls"),
         (lambda p: [f.unlink() for f in (p / "final_offsets").glob("*.parquet")], "table final_offsets"),
-        (lambda p: _patch(p, schema_version=6), "schema_version 6, this reconciliation reads version 7"),
+        (lambda p: _patch(p, schema_version=7), "schema_version 7, this reconciliation reads version 8"),
         (lambda p: _patch(p, schema_version=99), "schema_version 99"),
         (lambda p: _patch(p, status="running"), "still being written"),
         (lambda p: _patch(p, scenario={"expectations": {"lost": "maybe"}}), "'lost'"),
@@ -255,7 +255,7 @@ def test_cluster_state_rows_round_trip_with_list_columns_and_gap_rows(tmp_path: 
     state = {"sample": 0, "ts": 10.0, "mono": 1.0, "readable": True, "error": None, "controller": 1,
              "controller_epoch": 3, "live_brokers": [0, 1, 2], "zk_modes": '{"zookeeper-0": "leader"}',
              "topic": "t", "partition": 0, "leader": 1, "leader_epoch": 4, "isr": [1, 2],
-             "replicas": [0, 1, 2]}
+             "replicas": [0, 1, 2], "migration_phase": "dual_write"}
     gap = {**dict.fromkeys(state), "sample": 1, "ts": 11.0, "mono": 2.0, "readable": False,
            "error": "ConnectionLoss"}
     with HistoryWriter(tmp_path / "h", run_id="r1") as w:
@@ -303,4 +303,4 @@ def test_final_offsets_and_transactional_commits_round_trip(tmp_path: Path) -> N
     tables = dict(iter_tables(tmp_path / "h"))
     assert tables["final_offsets"].to_pylist() == looked_up
     assert tables["commits"].to_pylist() == [commit]
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8

@@ -195,7 +195,8 @@ def test_rows_are_one_per_sample_and_partition_and_one_per_gap() -> None:
         "sample": 1, "ts": 13.0, "mono": 3.0, "readable": True, "error": None, "controller": 1,
         "controller_epoch": 1, "live_brokers": [1, 2],
         "zk_modes": '{"zookeeper-0": "leader", "zookeeper-1": null}',
-        "topic": "t", "partition": 0, "leader": -1, "leader_epoch": 6, "isr": [0], "replicas": [0, 1, 2]}
+        "topic": "t", "partition": 0, "leader": -1, "leader_epoch": 6, "isr": [0], "replicas": [0, 1, 2],
+        "migration_phase": None}
     gap = rows[6]
     assert (gap["ts"], gap["mono"], gap["error"]) == (15.0, 5.0, "ConnectionError: connection loss")
     assert all(gap[c] is None for c in ("controller", "live_brokers", "topic", "leader", "isr", "zk_modes"))

@@ -7,11 +7,13 @@ from collections.abc import Callable
 
 from harness.cluster.metadata.base import MetadataMode, QuorumHost, QuorumRoles, StateReader
 from harness.cluster.metadata.kraft import KRaftMode
+from harness.cluster.metadata.migration import MigrationMode
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
-from topologies.model import KRAFT, ZOOKEEPER
+from topologies.model import KRAFT, MIGRATION, ZOOKEEPER
 
 # The one place a metadata mode's name meets its implementation.
-MODES: dict[str, Callable[[QuorumHost], MetadataMode]] = {ZOOKEEPER: ZooKeeperMode, KRAFT: KRaftMode}
+MODES: dict[str, Callable[[QuorumHost], MetadataMode]] = {ZOOKEEPER: ZooKeeperMode, KRAFT: KRaftMode,
+                                                          MIGRATION: MigrationMode}
 
 
 def metadata_mode(host: QuorumHost) -> MetadataMode:
@@ -19,5 +21,5 @@ def metadata_mode(host: QuorumHost) -> MetadataMode:
     return MODES[host.topology.metadata](host)
 
 
-__all__ = ["MODES", "KRaftMode", "MetadataMode", "QuorumHost", "QuorumRoles", "StateReader", "ZooKeeperMode",
-           "metadata_mode"]
+__all__ = ["MODES", "KRaftMode", "MetadataMode", "MigrationMode", "QuorumHost", "QuorumRoles", "StateReader",
+           "ZooKeeperMode", "metadata_mode"]

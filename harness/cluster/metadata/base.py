@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     import docker
 
     from harness.cluster.fabric import Fabric
+    from harness.cluster.metadata.migration import MigrationMode
     from harness.cluster.metadata.zookeeper import ZooKeeperMode
     from harness.cluster.nodes import Nodes
+    from harness.cluster.versions import KafkaRelease
 
 
 class StateReader(Protocol):
@@ -51,6 +53,9 @@ class QuorumHost(Protocol):
 
     @property
     def fabric(self) -> Fabric: ...
+
+    @property
+    def release(self) -> KafkaRelease: ...
 
     def broker_settings(self) -> dict[str, SettingValue]: ...
 
@@ -141,6 +146,10 @@ class MetadataMode(Protocol):
     def zookeeper(self) -> ZooKeeperMode:
         """The ZooKeeper ensemble, for ZooKeeper-only faults and operations; a mode
         without one refuses, naming what it has instead."""
+        ...
+
+    def migration(self) -> MigrationMode:
+        """The migration under way, for its driver; a mode that is not migrating refuses."""
         ...
 
     def describe(self) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
 
 if TYPE_CHECKING:
+    from harness.cluster.metadata.migration import MigrationMode
     from harness.cluster.metadata.zookeeper import ZooKeeperMode
 
 # kafka-python logs every connection it loses at ERROR, and faults make it lose many; what
@@ -413,6 +414,10 @@ class KRaftMode:
     def zookeeper(self) -> ZooKeeperMode:
         raise ChaosError("this is a KRaft cluster: it has no ZooKeeper; its metadata lives in the controller "
                          f"quorum ({', '.join(self._voters.values())})")
+
+    def migration(self) -> MigrationMode:
+        raise ChaosError("this KRaft cluster is not migrating: a migration runs on a cluster "
+                         "started from a migrating topology (topologies.model.migration_topology)")
 
     def address_lines(self) -> list[str]:
         return [f"KRaft controllers: {', '.join(self._voters.values())} (cluster id {self.cluster_id}); "

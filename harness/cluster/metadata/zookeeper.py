@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kazoo.exceptions import NodeExistsError
 
@@ -24,6 +24,9 @@ from harness.cluster.waiting import wait_until_clear
 from harness.cluster.zkstate import ZkObserver, zookeeper_mode
 from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
+
+if TYPE_CHECKING:
+    from harness.cluster.metadata.migration import MigrationMode
 
 # Kafka's zookeeper.session.timeout.ms when the topology does not set it (2.5 and later).
 DEFAULT_SESSION_TIMEOUT_MS = 18000
@@ -175,6 +178,10 @@ class ZooKeeperMode:
     def reset_config(self, node: str) -> None:
         """Give a ZooKeeper node its topology's configuration back (read at its next start)."""
         self._host.nodes.write_zoo_cfg(node)
+
+    def migration(self) -> MigrationMode:
+        raise ChaosError("this ZooKeeper-mode cluster is not migrating: a migration runs on a cluster "
+                         "started from a migrating topology (topologies.model.migration_topology)")
 
     def address_lines(self) -> list[str]:
         return [f"ZooKeeper (observer): {self.hosts()}"]

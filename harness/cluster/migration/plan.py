@@ -148,10 +148,23 @@ def _rollback(after: Phase, controllers: list[str], brokers: list[str]) -> list[
     return steps
 
 
+@dataclass(frozen=True)
+class MigrationSpec:
+    """A scenario's migration: how long the cluster stays in dual-write with every broker
+    still in ZooKeeper mode, and the phase after which it rolls back (None: finalized)."""
+
+    hold_s: float = 10.0
+    rollback_after: Phase | None = None
+
+    def steps(self, topology: Topology) -> tuple[Step, ...]:
+        return migration_steps(topology, self.rollback_after)
+
+
 def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
     """The phases ``steps`` walk through, in order, each once."""
     return tuple(dict.fromkeys(step.phase for step in steps))
 
 
-__all__ = ["FORWARD", "ROLLBACK_AFTER", "Action", "NodeConfig", "Phase", "Step", "migration_steps",
+__all__ = ["FORWARD", "ROLLBACK_AFTER", "Action", "MigrationSpec", "NodeConfig", "Phase", "Step",
+           "migration_steps",
            "phase_named", "phases_of"]

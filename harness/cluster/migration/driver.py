@@ -1,0 +1,175 @@
+"""Walking a migration plan on a running cluster, one step at a time, each phase recorded.
+
+The plan (:func:`~harness.cluster.migration.plan.migration_steps`) says what to do; this
+module does it on a cluster started from a migrating topology, through its metadata mode
+(:class:`~harness.cluster.metadata.migration.MigrationMode`), and records each phase's
+start, end, outcome and steps (:class:`PhaseRecord`, a row of the history's ``migration``
+table). The mode carries the phase while it runs, so every cluster-state sample does,
+and a fault anchored to a phase (``when = { migration_phase = ... }``) strikes in it.
+
+Every wait is bounded by Kafka's own timeouts with a margin (:data:`STEP_TIMEOUT_S`), and a
+phase that does not finish fails the walk with the error as its record's detail: the
+driver never moves on from a phase it could not complete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kazoo.exceptions import NoNodeError
+
+from harness.cluster.migration.plan import Action, NodeConfig, Phase, Step, phases_of
+from harness.cluster.waiting import wait_until_clear
+from harness.errors import ChaosError, describe_error
+
+if TYPE_CHECKING:
+    from harness.cluster.lifecycle import Cluster
+    from harness.cluster.metadata.migration import MigrationMode
+
+# The history's migration outcomes (harness/history/schema.py; this layer may not import
+# it, a unit test holds them equal).
+COMPLETED = "completed"
+FAILED = "failed"
+# One step's bound: a broker's controlled shutdown and restart, its log recovery and its
+# replicas back in every ISR, or the controllers electing a leader and its migration
+# driver claiming ZooKeeper, on a loaded two-core machine. Kafka's own bounds inside it:
+# the ZooKeeper session (18 s) and broker session (9 s) timeouts, the controlled
+# shutdown's retries, replica.lag.time.max.ms (30 s) for a follower's return to the ISR.
+STEP_TIMEOUT_S = 180.0
+# The copy itself is one batch of records per topic and takes seconds; before it starts,
+# the active controller waits for every broker's migration-mode registration.
+COPY_TIMEOUT_S = 180.0
+
+
+@dataclass
+class PhaseRecord:
+    """One phase as the driver walked it: both clocks of its start and end, its outcome,
+    what it found (or the error it failed with), and the steps it took."""
+
+    phase: Phase
+    ts: float
+    mono: float
+    end_ts: float = 0.0
+    end_mono: float = 0.0
+    outcome: str = ""
+    detail: str | None = None
+    steps: list[str] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        """The history's ``migration`` row (docs/HISTORY.md)."""
+        return {"phase": str(self.phase), "ts": self.ts, "mono": self.mono, "end_ts": self.end_ts,
+                "end_mono": self.end_mono, "outcome": self.outcome, "detail": self.detail,
+                "steps": "; ".join(self.steps) or None}
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+class MigrationDriver:
+    """Walks ``steps`` on ``cluster`` (module doc)."""
+
+    def __init__(self, cluster: Cluster, steps: tuple[Step, ...], hold_s: float = 0.0,
+                 progress: Callable[[str], None] = _quiet) -> None:
+        self.cluster = cluster
+        self.mode: MigrationMode = cluster.metadata.migration()
+        self.steps = steps
+        self.hold_s = hold_s
+        self.progress = progress
+        self.records: list[PhaseRecord] = []
+
+    def run(self) -> list[PhaseRecord]:
+        """Every phase in order; raises the first phase's failure after recording it."""
+        try:
+            for phase in phases_of(self.steps):
+                self._walk(phase, [s for s in self.steps if s.phase == phase])
+        finally:
+            self.mode.phase = None
+        return self.records
+
+    def _walk(self, phase: Phase, steps: list[Step]) -> None:
+        record = PhaseRecord(phase, time.time(), time.monotonic())
+        self.records.append(record)
+        self.mode.phase = phase
+        self.progress(f"migration: {phase}")
+        try:
+            found = [self._do(step, record) for step in steps]
+            record.detail = "; ".join(f for f in found if f) or None
+            record.outcome = COMPLETED
+        except BaseException as err:
+            record.outcome, record.detail = FAILED, describe_error(err)
+            raise
+        finally:
+            record.end_ts, record.end_mono = time.time(), time.monotonic()
+            self.progress(f"migration: {phase} {record.outcome} in {record.end_mono - record.mono:.1f} s")
+
+    def _do(self, step: Step, record: PhaseRecord) -> str | None:
+        """One step; what it found, for the phase's detail."""
+        record.steps.append(step.describe().split(": ", 1)[1])
+        action = step.action
+        if action is Action.START:
+            return self._provision(step)
+        if action is Action.RESTART:
+            assert step.node is not None and step.config is not None
+            self._restart(step.node, step.config)
+            return None
+        if action is Action.STOP:
+            assert step.node is not None
+            self.mode.retire(step.node)
+            return None
+        if action is Action.AWAIT_COPY:
+            return self._await_copy()
+        if action is Action.HOLD:
+            time.sleep(self.hold_s)
+            return None
+        if action is Action.RELEASE_CONTROLLER:
+            return self._release_controller()
+        raise ChaosError(f"the migration driver has no action {action!r}")
+
+    def _provision(self, step: Step) -> str | None:
+        """The controllers start together (a quorum needs a majority before any leads),
+        on the first START step of the phase; the rest find them started."""
+        if self.mode.provisioned:
+            return None
+        cluster_id = self.mode.provision()
+        waited = wait_until_clear(lambda: [p for p, _ in self.mode.quorum_problems()], STEP_TIMEOUT_S,
+                                  "a KRaft controller to take the lead of the migration")
+        record = self.mode.record()
+        return f"formatted with cluster id {cluster_id}; controller {record and record.controller_id} " \
+               f"leads after {waited:.1f} s"
+
+    def _restart(self, node: str, config: NodeConfig) -> None:
+        """Stop ``node`` cleanly (a broker's controlled shutdown moves its leaderships
+        away first, as an operator's roll does), write its new configuration, start it,
+        and wait for the cluster's full health (every ISR full, the quorum led)."""
+        self.mode.reconfigure(node, config)
+        self.cluster.stop_node(node)
+        self.cluster.start_node(node, timeout_s=STEP_TIMEOUT_S)
+        self.cluster.wait_healthy(STEP_TIMEOUT_S)
+
+    def _release_controller(self) -> str | None:
+        """Delete ``/controller`` once the KRaft controllers are gone, so that a broker
+        becomes the ZooKeeper-mode controller again (Kafka's rollback steps)."""
+        try:
+            self.cluster.zookeeper.delete_znode("/controller")
+        except NoNodeError:
+            return "/controller was already gone"
+        return None
+
+    def _await_copy(self) -> str:
+        def not_copied() -> list[str]:
+            record = self.mode.record()
+            return [] if record is not None and record.copied else [f"/migration is {record}"]
+
+        waited = wait_until_clear(not_copied, COPY_TIMEOUT_S, "the KRaft controller's copy of ZooKeeper's "
+                                  "metadata", transient=(ConnectionError, OSError))
+        record = self.mode.record()
+        assert record is not None
+        return (f"copied to KRaft offset {record.metadata_offset} (epoch {record.metadata_epoch}) "
+                f"in {waited:.1f} s")
+
+
+__all__ = ["COMPLETED", "COPY_TIMEOUT_S", "FAILED", "STEP_TIMEOUT_S", "MigrationDriver", "PhaseRecord"]

@@ -1,0 +1,291 @@
+"""The migration's mode and driver without Docker: what each node is configured as after
+each step, where the state is read from, and the phases' records, over stand-ins for the
+cluster and its containers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from harness.cluster.fabric import plan_fabric
+from harness.cluster.metadata.migration import FollowingReader, MigrationMode
+from harness.cluster.migration import driver as driver_module
+from harness.cluster.migration.driver import COMPLETED, FAILED, MigrationDriver
+from harness.cluster.migration.plan import NodeConfig, Phase, migration_steps
+from harness.cluster.sampler import StateSampler
+from harness.cluster.state import ClusterState
+from harness.cluster.versions import release
+from harness.history.schema import MIGRATION_COMPLETED, MIGRATION_FAILED, SCHEMAS
+from topologies import load_topology
+from topologies.model import migration_topology
+
+MIGRATING = migration_topology(load_topology("three_az"), load_topology("three_az", metadata="kraft"))
+
+
+@dataclass
+class FakeNodes:
+    """Containers as far as the mode touches them: the files written, the starts."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    started: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+
+    def write_config(self, node: str, file_name: str, text: str) -> None:
+        self.files[node] = text
+
+    def broker_properties(self, broker_id: int, metadata: Any) -> str:
+        return "\n".join(f"{k}={v}" for k, v in metadata.settings.items())
+
+    def start_controller(self, controller: Any, volume: str, cluster_id: str,
+                         migrating: bool = False) -> None:
+        self.started.append(f"{controller.name} {cluster_id} migrating={migrating}")
+
+    def retire(self, node: str) -> None:
+        self.retired.append(node)
+
+
+@dataclass
+class FakeObserver:
+    znodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def read_json(self, path: str) -> dict[str, Any] | None:
+        return self.znodes.get(path)
+
+
+class FakeHost:
+    topology = MIGRATING
+    fabric = plan_fabric(MIGRATING)
+    release = release("3.9.1")
+
+    def __init__(self) -> None:
+        self.nodes = FakeNodes()
+
+    def broker_settings(self) -> dict[str, Any]:
+        return dict(MIGRATING.broker_settings)
+
+    def observer_address(self, node: str) -> str:
+        return f"127.0.0.1:{node}"
+
+    def create_volume(self, node: str, size_mb: int | None = None) -> str:
+        return f"vol-{node}"
+
+
+def _mode() -> tuple[MigrationMode, FakeObserver]:
+    mode = MigrationMode(FakeHost())  # type: ignore[arg-type]
+    observer = FakeObserver({"/cluster/id": {"version": "1", "id": "zk-cluster-id"}})
+    mode._zookeeper._observer = observer  # type: ignore[assignment]
+    return mode, observer
+
+
+def _nodes(mode: MigrationMode) -> FakeNodes:
+    nodes = mode._host.nodes
+    assert isinstance(nodes, FakeNodes)
+    return nodes
+
+
+def test_the_controllers_are_formatted_with_the_zookeeper_clusters_id_and_start_migrating() -> None:
+    mode, _ = _mode()
+    assert mode.quorum_nodes == ("zk-a", "zk-b", "zk-c")
+    assert mode.provision() == "zk-cluster-id"
+    assert _nodes(mode).started == [f"{c} zk-cluster-id migrating=True" for c in ("kraft-a", "kraft-b",
+                                                                                          "kraft-c")]
+    assert mode.quorum_nodes == ("zk-a", "zk-b", "zk-c", "kraft-a", "kraft-b", "kraft-c")
+
+
+def test_a_reconfigured_node_is_written_as_its_new_configuration_and_kept_so() -> None:
+    mode, _ = _mode()
+    mode.provision()
+    mode.reconfigure("kafka-0", NodeConfig.MIGRATING)
+    assert "zookeeper.metadata.migration.enable=True" in _nodes(mode).files["kafka-0"]
+    assert mode.broker_settings(MIGRATING.broker(0)).settings["zookeeper.metadata.migration.enable"] is True
+    mode.reconfigure("kafka-0", NodeConfig.KRAFT)
+    assert "process.roles=broker" in _nodes(mode).files["kafka-0"]
+    assert "zookeeper.connect" not in _nodes(mode).files["kafka-0"]
+    mode.reconfigure("kraft-a", NodeConfig.KRAFT)
+    assert "zookeeper.metadata.migration.enable" not in _nodes(mode).files["kraft-a"]
+    mode.retire("kraft-a")
+    assert "kraft-a" not in mode.quorum_nodes and _nodes(mode).retired == ["kraft-a"]
+
+
+def test_a_zookeeper_broker_waits_for_its_session_and_a_kraft_broker_does_not() -> None:
+    mode, _ = _mode()
+    held: list[int] = []
+
+    def holder(broker_id: int) -> str | None:
+        held.append(broker_id)
+        return "held"
+
+    mode._zookeeper.registration_holder = holder  # type: ignore[method-assign]
+    assert mode.registration_holder(0) == "held"
+    mode.configs["kafka-0"] = NodeConfig.KRAFT
+    assert mode.registration_holder(0) is None and held == [0]
+
+
+def test_the_quorum_counts_as_serving_once_a_controller_leads_the_migration() -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    assert mode.quorum_problems() == []  # nothing provisioned yet: the ensemble alone
+    mode.provision()
+    assert "no KRaft controller has taken the lead" in mode.quorum_problems()[0][0]
+    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 101, "kraft_controller_epoch": 1,
+                                     "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
+    assert mode.quorum_problems() == []
+    # Which one leads is known; whether the others follow is not, while brokers are ZooKeeper-mode.
+    assert mode._controller_roles() == {"kraft-a": None, "kraft-b": "leader", "kraft-c": None}
+
+
+class FakeReader:
+    def __init__(self, name: str) -> None:
+        self.name, self.closed = name, False
+
+    def snapshot(self, topics: list[str] | None = None) -> ClusterState:
+        return ClusterState((0, 1, 2), 0 if self.name == "zookeeper" else 3000, 1)
+
+    def live_brokers(self) -> tuple[int, ...]:
+        return (0, 1, 2)
+
+    def topic_state(self, topic: str) -> list[Any]:
+        return []
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_state_is_read_from_zookeeper_until_every_broker_is_a_kraft_broker() -> None:
+    mode, _ = _mode()
+    opened: list[FakeReader] = []
+
+    def opener(name: str) -> Any:
+        def open_one() -> FakeReader:
+            opened.append(FakeReader(name))
+            return opened[-1]
+
+        return open_one
+
+    reader = FollowingReader(mode, opener("zookeeper"), opener("kraft"), owned=True)
+    mode.phase = Phase.BROKER_ROLL
+    assert reader.snapshot().controller == 0 and reader.snapshot().migration_phase == "broker_roll"
+    for broker in MIGRATING.brokers[:-1]:
+        mode.configs[broker.name] = NodeConfig.KRAFT
+    assert reader.snapshot().controller == 0  # one broker still in ZooKeeper mode
+    mode.configs[MIGRATING.brokers[-1].name] = NodeConfig.KRAFT
+    assert reader.snapshot().controller == 3000
+    reader.close()
+    assert [r.name for r in opened] == ["zookeeper", "kraft"] and all(r.closed for r in opened)
+
+
+def test_a_phase_change_alone_starts_a_new_sample() -> None:
+    sampler = StateSampler(None, ["t"])
+    state = ClusterState((0, 1, 2), 0, 1)
+    clock = iter(range(100))
+    sampler.sample(lambda _: state, now=lambda: float(next(clock)))
+    sampler.sample(lambda _: state, now=lambda: float(next(clock)))
+    assert len(sampler.records()) == 1
+    moved = ClusterState((0, 1, 2), 0, 1, migration_phase="copy")
+    sampler.sample(lambda _: moved, now=lambda: float(next(clock)))
+    assert [r.state.migration_phase for r in sampler.records() if r.state] == [None, "copy"]
+    assert sampler.records()[-1].rows()[0]["migration_phase"] == "copy"
+
+
+class FakeCluster:
+    """A cluster that records what the driver asks of it."""
+
+    def __init__(self, mode: MigrationMode, fail_on: str | None = None) -> None:
+        self.metadata = mode
+        self.done: list[str] = []
+        self.fail_on = fail_on
+        self.zookeeper = self
+
+    def stop_node(self, node: str) -> None:
+        self.done.append(f"stop {node}")
+
+    def start_node(self, node: str, timeout_s: float) -> bool:
+        if node == self.fail_on:
+            raise RuntimeError(f"{node} did not start")
+        self.done.append(f"start {node} as {self.metadata.configs[node]}")
+        return True
+
+    def wait_healthy(self, timeout_s: float) -> float:
+        return 0.0
+
+    def delete_znode(self, path: str) -> None:
+        self.done.append(f"delete {path}")
+
+
+def _copied(observer: FakeObserver) -> None:
+    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 100, "kraft_controller_epoch": 1,
+                                     "kraft_metadata_offset": 42, "kraft_metadata_epoch": 1}
+
+
+def test_the_driver_walks_every_phase_in_order_and_records_each() -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    cluster = FakeCluster(mode)
+    records = MigrationDriver(cluster, migration_steps(MIGRATING), hold_s=0.0).run()  # type: ignore[arg-type]
+    assert [r.phase for r in records] == ["provision", "enter_migration", "copy", "dual_write", "broker_roll",
+                                          "finalize"]
+    assert all(r.outcome == COMPLETED and r.mono <= r.end_mono for r in records)
+    assert "zk-cluster-id" in (records[0].detail or "")
+    assert records[2].detail is not None and "offset 42" in records[2].detail
+    assert cluster.done[:2] == ["stop kafka-0", "start kafka-0 as migrating"]
+    assert cluster.done[-2:] == ["stop kraft-c", "start kraft-c as kraft"]
+    assert mode.brokers_on_kraft and mode.phase is None
+    row = records[1].row()
+    assert tuple(row) == tuple(SCHEMAS["migration"].names)
+    assert row["steps"] == "; ".join(f"restart kafka-{b} as migrating" for b in range(3))
+
+
+def test_a_rollback_goes_back_to_zookeeper_mode_and_releases_the_controller() -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    cluster = FakeCluster(mode)
+    records = MigrationDriver(cluster, migration_steps(MIGRATING, Phase.DUAL_WRITE)).run()  # type: ignore[arg-type]
+    assert records[-1].phase == "rollback" and records[-1].outcome == COMPLETED
+    assert "delete /controller" in cluster.done
+    assert mode.provisioned == () and all(c is NodeConfig.ZOOKEEPER for c in mode.configs.values())
+    assert _nodes(mode).retired == ["kraft-a", "kraft-b", "kraft-c"]
+
+
+def test_a_phase_that_fails_is_recorded_with_its_error_and_the_walk_stops_there() -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    cluster = FakeCluster(mode, fail_on="kafka-1")
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING))  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="kafka-1 did not start"):
+        driver.run()
+    assert [(r.phase, r.outcome) for r in driver.records] == [("provision", COMPLETED),
+                                                             ("enter_migration", FAILED)]
+    assert driver.records[-1].detail == "RuntimeError: kafka-1 did not start"
+    assert mode.phase is None
+
+
+def test_a_copy_that_never_comes_fails_its_phase(monkeypatch: pytest.MonkeyPatch) -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 100, "kraft_controller_epoch": 1,
+                                     "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
+    monkeypatch.setattr(driver_module, "COPY_TIMEOUT_S", 0.3)
+    driver = MigrationDriver(FakeCluster(mode), migration_steps(MIGRATING))  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="copy of ZooKeeper's metadata"):
+        driver.run()
+    assert (driver.records[-1].phase, driver.records[-1].outcome) == ("copy", FAILED)
+
+
+def test_the_drivers_outcomes_are_the_historys() -> None:
+    assert (COMPLETED, FAILED) == (MIGRATION_COMPLETED, MIGRATION_FAILED)
+
+
+def test_a_migration_on_a_topology_that_is_not_migrating_is_refused_before_it_starts() -> None:
+    from harness.cluster.migration.plan import MigrationSpec
+    from harness.compose.scenario_spec import ScenarioSpec
+    from harness.compose.spec_check import topology_problems
+
+    spec = ScenarioSpec(id="m", title="m", migration=MigrationSpec())
+    [problem] = topology_problems(spec, load_topology("three_az"))
+    assert str(problem).startswith("migration") and "three_az is in zookeeper mode" in str(problem)
+    assert topology_problems(spec, MIGRATING) == []
