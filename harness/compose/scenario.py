@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from harness import history as hist
-from harness.cluster.migration.driver import STEP_TIMEOUT_S, MigrationDriver
-from harness.cluster.migration.plan import MigrationSpec, phases_of
+from harness.cluster.migration.driver import MIRROR_TIMEOUT_S, STEP_TIMEOUT_S, MigrationDriver
+from harness.cluster.migration.plan import MigrationSpec, Phase, phases_of
 from harness.cluster.migration.readers import kraft_snapshot, zookeeper_snapshot
-from harness.cluster.migration.snapshot import MetadataSnapshot, differences
+from harness.cluster.migration.snapshot import MetadataSnapshot, differences, with_topic_config
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import StateSampler
 from harness.cluster.waiting import wait_until
@@ -267,7 +267,7 @@ class ScenarioRun:
         it (``metadata.json``: both readings and every difference, by path)."""
         before = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin)
         driver = MigrationDriver(self.cluster, migration.steps(self.cluster.topology), migration.hold_s,
-                                 progress=self.cluster.progress)
+                                 progress=self.cluster.progress, mirror_topic=self.topic)
         failure: list[BaseException] = []
 
         def walk() -> None:
@@ -289,12 +289,30 @@ class ScenarioRun:
         detail = "; ".join(phases) + (f"; {describe_error(failure[0])}" if failure else "")
         walked = self.check(f"migration walked: {', '.join(str(p) for p in phases_of(driver.steps))}",
                             not failure, detail)
-        return self._compare_metadata(before, driver.mode) and walked
+        mirrored = self._check_mirrored(driver)
+        if driver.mirrored is not None:
+            before = with_topic_config(before, *driver.mirrored)
+        return self._compare_metadata(before, driver.mode) and walked and mirrored
+
+    def _check_mirrored(self, driver: MigrationDriver) -> bool:
+        """Dual-write's promise, when the walk reached dual-write: a config set through
+        KRaft is in ZooKeeper within its bound."""
+        if Phase.DUAL_WRITE not in phases_of(driver.steps):
+            return True
+        name = "dual-write mirrored a config set through KRaft into ZooKeeper"
+        if driver.mirrored is None:
+            return self.check(name, False, "no change was made: the walk never held in dual-write")
+        topic, key, value = driver.mirrored
+        path = f"/config/topics/{topic}"
+        seen = f"in {path} after {driver.mirror_s:.1f} s" if driver.mirror_s is not None else \
+            f"not in {path} within {MIRROR_TIMEOUT_S:.0f} s"
+        return self.check(name, driver.mirror_s is not None, f"{key}={value} on {topic}: {seen}")
 
     def _compare_metadata(self, before: MetadataSnapshot, mode: MigrationMode) -> bool:
         """The metadata after the migration against ``before``: read from KRaft once every
         broker is a KRaft broker, else (a rollback, or a walk that stopped) from ZooKeeper."""
         name = "metadata carried over: topics, ids, partitions, replicas, configs, group offsets"
+        # ``before`` includes the change made in dual-write, which must be carried over too.
         try:
             if mode.brokers_on_kraft:
                 brokers = [b.broker_id for b in self.cluster.topology.brokers]

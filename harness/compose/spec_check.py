@@ -194,8 +194,8 @@ def topology_problems(spec: ScenarioSpec, topology: Topology) -> list[Problem]:
             problems.append(Problem(f"{where}.zone", zone,
                                     f"topology {topology.name} has zones {', '.join(topology.zones)}"))
     if spec.migration and not topology.migrating:
-        problems.append(Problem("migration", "a migration", f"topology {topology.name} is in {topology.metadata} "
-                                "mode; a migration runs on a migrating topology "
+        problems.append(Problem("migration", "a migration", f"topology {topology.name} is in "
+                                f"{topology.metadata} mode; a migration runs on a migrating topology "
                                 "(topologies.model.migration_topology)"))
     problems += _schedule_on(spec, topology)
     return problems

@@ -41,7 +41,8 @@ RUN_COMPLETE = RunStatus.COMPLETE
 SHRINK_FILE = "shrink.json"  # beside run.json in a shrink run (ShrinkResult)
 ZK_UNREADABLE = "zk_unreadable"  # cluster event kinds written by harness.cluster.sampler
 # Where each metadata mode keeps the cluster state, as a page names it.
-METADATA_STORES = {"zookeeper": "ZooKeeper", "kraft": "KRaft metadata"}
+METADATA_STORES = {"zookeeper": "ZooKeeper", "kraft": "KRaft metadata",
+                   "migration": "ZooKeeper, then KRaft metadata"}
 ZK_READABLE = "zk_readable"
 
 

@@ -289,3 +289,42 @@ def test_a_migration_on_a_topology_that_is_not_migrating_is_refused_before_it_st
     [problem] = topology_problems(spec, load_topology("three_az"))
     assert str(problem).startswith("migration") and "three_az is in zookeeper mode" in str(problem)
     assert topology_problems(spec, MIGRATING) == []
+
+
+class FakeFuture:
+    def result(self, timeout: float | None = None) -> None:
+        return None
+
+
+class FakeAdmin:
+    """Alters a topic config; ``mirror`` says whether ZooKeeper then shows it."""
+
+    def __init__(self, observer: FakeObserver, mirror: bool) -> None:
+        self.observer, self.mirror = observer, mirror
+
+    def incremental_alter_configs(self, resources: list[Any]) -> dict[Any, FakeFuture]:
+        for resource in resources:
+            if self.mirror:
+                entries = {e.name: e.value for e in resource.incremental_configs}
+                self.observer.znodes[f"/config/topics/{resource.name}"] = {"version": 1, "config": entries}
+        return {resource: FakeFuture() for resource in resources}
+
+
+@pytest.mark.parametrize("mirror", [True, False])
+def test_dual_write_sets_a_config_through_kraft_and_waits_for_zookeeper_to_show_it(
+        mirror: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    monkeypatch.setattr(driver_module, "MIRROR_TIMEOUT_S", 0.3)
+    cluster = FakeCluster(mode)
+    cluster.admin = FakeAdmin(observer, mirror)  # type: ignore[attr-defined]
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING), mirror_topic="orders")  # type: ignore[arg-type]
+    records = driver.run()
+    assert driver.mirrored == ("orders", "retention.ms", "604800123")
+    dual_write = next(r for r in records if r.phase == Phase.DUAL_WRITE)
+    assert dual_write.outcome == COMPLETED  # not mirrored is the check's finding, not the walk's failure
+    if mirror:
+        assert driver.mirror_s is not None and "reached /config/topics/orders" in (dual_write.detail or "")
+    else:
+        assert driver.mirror_s is None and "did not reach /config/topics/orders" in (dual_write.detail or "")

@@ -7,7 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from harness.cluster.migration.snapshot import Difference, MetadataSnapshot, TopicMetadata, differences
+from harness.cluster.migration.snapshot import (
+    Difference,
+    MetadataSnapshot,
+    TopicMetadata,
+    differences,
+    with_topic_config,
+)
 from harness.cluster.migration.znodes import MigrationRecord, migration_record, topic_metadata
 
 ORDERS = TopicMetadata("q1w2e3", {0: (0, 1, 2), 1: (1, 2, 0)},
@@ -74,3 +80,12 @@ def test_a_topic_reads_from_its_assignment_and_config_znodes_as_the_snapshot_hol
     config = {"version": 1, "config": {"min.insync.replicas": "2", "retention.ms": "600000"}}
     assert topic_metadata(assignment, config) == ORDERS
     assert topic_metadata({"partitions": {"0": [2, 0, 1]}}, None) == TopicMetadata(None, {0: (2, 0, 1)})
+
+
+def test_a_change_made_in_dual_write_is_expected_after_and_missing_it_is_a_difference() -> None:
+    expected = with_topic_config(BEFORE, "orders", "retention.ms", "604800123")
+    carried = replace(expected, source="kraft")
+    assert differences(expected, carried) == []
+    assert differences(expected, replace(BEFORE, source="kraft")) == [
+        Difference("topics/orders/configs/retention.ms", "604800123", "600000")]
+    assert BEFORE.topics["orders"].configs["retention.ms"] == "600000"  # the reading itself untouched

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from kazoo.exceptions import NoNodeError
 
 from harness.cluster.migration.plan import Action, NodeConfig, Phase, Step, phases_of
-from harness.cluster.waiting import wait_until_clear
+from harness.cluster.migration.znodes import entity_configs
+from harness.cluster.waiting import WaitTimeout, wait_until_clear
 from harness.errors import ChaosError, describe_error
 
 if TYPE_CHECKING:
@@ -39,6 +40,12 @@ FAILED = "failed"
 # the ZooKeeper session (18 s) and broker session (9 s) timeouts, the controlled
 # shutdown's retries, replica.lag.time.max.ms (30 s) for a follower's return to the ISR.
 STEP_TIMEOUT_S = 180.0
+# A change made through KRaft in dual-write reaches ZooKeeper with the controller's next
+# write of its log there, in well under a second on a quiet machine.
+MIRROR_TIMEOUT_S = 60.0
+# The change made to show dual-write mirroring: a topic config no scenario sets, its value
+# the harness's own, so it cannot be there by chance.
+MIRROR_CONFIG = ("retention.ms", "604800123")
 # The copy itself is one batch of records per topic and takes seconds; before it starts,
 # the active controller waits for every broker's migration-mode registration.
 COPY_TIMEOUT_S = 180.0
@@ -73,13 +80,20 @@ class MigrationDriver:
     """Walks ``steps`` on ``cluster`` (module doc)."""
 
     def __init__(self, cluster: Cluster, steps: tuple[Step, ...], hold_s: float = 0.0,
-                 progress: Callable[[str], None] = _quiet) -> None:
+                 progress: Callable[[str], None] = _quiet, mirror_topic: str | None = None) -> None:
+        """``mirror_topic``: a topic whose config the dual-write hold changes through
+        KRaft, then waits to see in ZooKeeper (:meth:`_mirror`)."""
         self.cluster = cluster
         self.mode: MigrationMode = cluster.metadata.migration()
         self.steps = steps
         self.hold_s = hold_s
         self.progress = progress
+        self.mirror_topic = mirror_topic
         self.records: list[PhaseRecord] = []
+        # The change made through KRaft in dual-write: (topic, key, value) once made, and
+        # the seconds ZooKeeper took to show it (None: it did not within its bound).
+        self.mirrored: tuple[str, str, str] | None = None
+        self.mirror_s: float | None = None
 
     def run(self) -> list[PhaseRecord]:
         """Every phase in order; raises the first phase's failure after recording it."""
@@ -123,8 +137,7 @@ class MigrationDriver:
         if action is Action.AWAIT_COPY:
             return self._await_copy()
         if action is Action.HOLD:
-            time.sleep(self.hold_s)
-            return None
+            return self._hold()
         if action is Action.RELEASE_CONTROLLER:
             return self._release_controller()
         raise ChaosError(f"the migration driver has no action {action!r}")
@@ -149,6 +162,40 @@ class MigrationDriver:
         self.cluster.stop_node(node)
         self.cluster.start_node(node, timeout_s=STEP_TIMEOUT_S)
         self.cluster.wait_healthy(STEP_TIMEOUT_S)
+
+    def _hold(self) -> str | None:
+        """Dual-write for ``hold_s``, the mirroring shown on the way when asked for."""
+        started = time.monotonic()
+        found = self._mirror() if self.mirror_topic is not None else None
+        time.sleep(max(0.0, self.hold_s - (time.monotonic() - started)))
+        return found
+
+    def _mirror(self) -> str:
+        """Set a config on ``mirror_topic`` through the Admin API (which the brokers hand
+        to the KRaft controller) and wait until ZooKeeper's ``/config/topics`` shows it:
+        dual-write's promise, on which a rollback depends. Not shown in time is an
+        outcome, not an error: the check that reads :attr:`mirrored` says so."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+        assert self.mirror_topic is not None
+        key, value = MIRROR_CONFIG
+        entry = ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
+        resource = ConfigResource(ResourceType.TOPIC, self.mirror_topic, incremental_configs=[entry])
+        for future in self.cluster.admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=MIRROR_TIMEOUT_S)
+        self.mirrored = (self.mirror_topic, key, value)
+        path = f"/config/topics/{self.mirror_topic}"
+
+        def not_mirrored() -> list[str]:
+            held = entity_configs(self.mode.zookeeper().observer.read_json(path)).get(key)
+            return [] if held == value else [f"{path} holds {key}={held}"]
+
+        try:
+            self.mirror_s = wait_until_clear(not_mirrored, MIRROR_TIMEOUT_S, f"{key}={value} in {path}",
+                                             transient=(ConnectionError, OSError))
+        except WaitTimeout as err:
+            return f"{key}={value} set through KRaft did not reach {path}: {err}"
+        return f"{key}={value} set through KRaft reached {path} after {self.mirror_s:.1f} s"
 
     def _release_controller(self) -> str | None:
         """Delete ``/controller`` once the KRaft controllers are gone, so that a broker

@@ -12,7 +12,7 @@ cluster is the driver's part.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # Paths are "/"-joined; a value that is absent on one side is shown as this.
@@ -60,6 +60,14 @@ def _leaves(snapshot: MetadataSnapshot) -> Iterator[tuple[str, Any]]:
             yield f"groups/{group}/offsets/{topic_partition}", offset
 
 
+def with_topic_config(snapshot: MetadataSnapshot, topic: str, key: str, value: str) -> MetadataSnapshot:
+    """``snapshot`` with ``key=value`` set on ``topic``: what a reading must show once a
+    change made meanwhile (dual-write's mirrored config) is carried over too."""
+    was = snapshot.topics[topic]
+    changed = replace(was, configs={**was.configs, key: value})
+    return replace(snapshot, topics={**snapshot.topics, topic: changed})
+
+
 @dataclass(frozen=True)
 class Difference:
     """One path whose value the two readings disagree on (``None``: absent there)."""
@@ -94,4 +102,4 @@ def _differs(path: str, before: Any, after: Any) -> bool:
     return bool(before != after)
 
 
-__all__ = ["ABSENT", "Difference", "MetadataSnapshot", "TopicMetadata", "differences"]
+__all__ = ["ABSENT", "Difference", "MetadataSnapshot", "TopicMetadata", "differences", "with_topic_config"]

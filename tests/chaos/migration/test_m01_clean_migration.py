@@ -15,20 +15,17 @@ import pytest
 
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.migration.plan import MigrationSpec
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
-from harness.workload.driver import ConsumerSpec, ProducerSpec
+from tests.chaos.migration._shared import (
+    CONSUMERS,
+    DUAL_WRITE_HOLD_S,
+    DURABLE_TOPIC,
+    NOTHING_LOST_OR_TWICE,
+    PRODUCERS,
+)
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]
-
-RATE_PER_S = 100
-IDEMPOTENT_PRODUCER = {"acks": "all", "enable.idempotence": True}
-DURABLE_TOPIC = TopicSpec(partitions=3, replication_factor=3,
-                          config={"min.insync.replicas": 2, "unclean.leader.election.enable": False})
-# An idempotent producer that lives through every roll writes each record once, in order.
-NOTHING_LOST_OR_TWICE = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0, "duplicate": 0,
-                         "reordered": 0, "unseen": 0}
-DUAL_WRITE_HOLD_S = 10.0
 
 
 def m1_spec() -> ScenarioSpec:
@@ -39,11 +36,12 @@ def m1_spec() -> ScenarioSpec:
                     "min.insync.replicas=2, and a consumer group that commits. Kafka's migration steps "
                     f"walked one at a time under load, {DUAL_WRITE_HOLD_S:g} s in dual-write, then "
                     "finalized.",
-        expected="Every phase completes within Kafka's timeouts; nothing acknowledged is lost, truncated, "
-                 "duplicated or reordered; the cluster ends healthy on KRaft.",
+        expected="Every phase completes within Kafka's timeouts; a config set through KRaft in dual-write "
+                 "reaches ZooKeeper; the metadata read from KRaft after it is ZooKeeper's before it, with "
+                 "that change; nothing acknowledged is lost, truncated, duplicated or reordered; the "
+                 "cluster ends healthy on KRaft.",
         topic=DURABLE_TOPIC,
-        producers=(ProducerSpec("pa", "a", IDEMPOTENT_PRODUCER, rate_per_s=RATE_PER_S),),
-        consumers=(ConsumerSpec("cb", "b", group="m1-group"),),
+        producers=PRODUCERS, consumers=CONSUMERS,
         expectations=NOTHING_LOST_OR_TWICE, warmup_acked=100, min_acked=1000,
         migration=MigrationSpec(hold_s=DUAL_WRITE_HOLD_S),
     )

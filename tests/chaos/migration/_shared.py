@@ -1,0 +1,23 @@
+"""What the migration scenarios share: the workload that lives through the whole
+migration, the topic, and the bounds taken from Kafka's settings."""
+
+from __future__ import annotations
+
+from harness.compose.scenario import TopicSpec
+from harness.history import Rule
+from harness.workload.driver import ConsumerSpec, ProducerSpec
+
+RATE_PER_S = 100
+IDEMPOTENT_PRODUCER = {"acks": "all", "enable.idempotence": True}
+DURABLE_TOPIC = TopicSpec(partitions=3, replication_factor=3,
+                          config={"min.insync.replicas": 2, "unclean.leader.election.enable": False})
+PRODUCERS = (ProducerSpec("pa", "a", IDEMPOTENT_PRODUCER, rate_per_s=RATE_PER_S),)
+CONSUMERS = (ConsumerSpec("cb", "b", group="migration-readers"),)
+# An idempotent producer that lives through every roll writes each record once, in order.
+NOTHING_LOST_OR_TWICE: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
+                                          "duplicate": 0, "reordered": 0, "unseen": 0}
+DUAL_WRITE_HOLD_S = 10.0
+# A KRaft controller's quorum elects a new leader within a few rounds of its fetch (2 s)
+# and election (1 s) timeouts; the new leader's migration driver then claims ZooKeeper's
+# /controller, which a loaded machine stretches: the K scenarios' bound, doubled.
+NEW_MIGRATION_LEADER_WITHIN_S = 30.0
