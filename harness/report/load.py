@@ -66,6 +66,7 @@ from harness.report.model import (
     Exploration,
     ExploredRound,
     HistoryInfo,
+    MigrationPhase,
     Run,
     RunInfo,
     Scenario,
@@ -351,6 +352,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         width = scenario.verdict.bucket_seconds if scenario.verdict else 1.0
         scenario.ack_buckets = ack_buckets(sdir / "history", width, p)
         scenario.ack_stalls = ack_stalls(sdir / "history", p)
+        scenario.migration = migration_phases(sdir / "history", p)
     scenario.diagnostics = _diagnostics(sdir)
     return scenario
 
@@ -411,6 +413,19 @@ def ack_buckets(hdir: Path, width: float, problems: list[str]) -> list[AckBucket
     counts = pc.value_counts(index)
     pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
     return sorted((AckBucket(float(i) * width, int(c)) for i, c in pairs), key=lambda b: b.start)
+
+
+def migration_phases(hdir: Path, problems: list[str]) -> list[MigrationPhase]:
+    """The migration's phases from the history's migration table, in the order walked;
+    none for a history without the table (written before schema 8) or without rows."""
+    try:
+        files = part_files(hdir, "migration")
+        rows = [row for f in files for row in pq.read_table(f).to_pylist()]
+    except (OSError, pa.ArrowException) as exc:
+        problems.append(f"the history's migration table cannot be read: {exc}")
+        return []
+    return [MigrationPhase(str(r["phase"]), float(r["ts"]), float(r["end_ts"]), str(r["outcome"]),
+                           r["detail"]) for r in rows]
 
 
 def ack_stalls(hdir: Path, problems: list[str]) -> dict[int, float] | None:

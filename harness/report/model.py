@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from harness.history.schema import MIGRATION_COMPLETED
+
 
 class RunStatus(StrEnum):
     """``run.json``'s status: "running" until the run ends, so an interrupted run's report
@@ -245,6 +247,22 @@ class ZkGap:
 
 
 @dataclass(frozen=True)
+class MigrationPhase:
+    """One phase of a ZooKeeper-to-KRaft migration, as the history's migration table has
+    it: epoch seconds of its start and end, and whether it completed."""
+
+    phase: str
+    start: float
+    end: float
+    outcome: str
+    detail: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.outcome == MIGRATION_COMPLETED
+
+
+@dataclass(frozen=True)
 class ScheduleEntry:
     """One planned fault; ``params`` is everything but the timing and the fault name."""
 
@@ -352,6 +370,9 @@ class Scenario:
     # Per partition, the longest it went without an acknowledgement while sends were
     # made (harness.report.load.ack_stalls); None: the sends were not read.
     ack_stalls: dict[int, float] | None = None
+    # The migration's phases (the history's migration table); empty for a run that
+    # migrated nothing.
+    migration: list[MigrationPhase] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)  # relative to the run directory
     problems: list[str] = field(default_factory=list)
 

@@ -34,6 +34,7 @@ from harness.report.model import (
     Bucket,
     ClusterEvent,
     FaultWindow,
+    MigrationPhase,
     Scenario,
     ZkGap,
 )
@@ -57,6 +58,10 @@ EVENT_STYLE = {
 EVENT_LANES = ("brokers", "controller", "leader", "ISR")
 MAX_POINTS = 1500  # buckets beyond this are merged, so a long run still yields a small SVG
 MAX_FAULT_ROWS = 8
+MIGRATION_LANE = "migration"
+# Alternating pale fills, so that neighbouring phases stay apart; a failed phase in red.
+MIGRATION_COLORS = ("#DDEEFF", "#CCDDAA")
+MIGRATION_FAILED_COLOR = "#EE99AA"
 LABEL_CHARS = 30  # lane labels longer than this are shortened in the middle
 MARKED_CHANGES = 60  # at most this many leader/controller changes drawn across the send plot
 
@@ -179,12 +184,15 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     acks = None if read is None else ack_series(read, width, t0, span)
     faults, events, gaps = scenario.faults, scenario.events, scenario.zk_gaps
     store = scenario.metadata_store  # the gaps' lane: where the state could not be read
-    if data is None and acks is None and not faults and not events:
+    if data is None and acks is None and not faults and not events and not scenario.migration:
         return None
     span_end = _span_end(data, acks, faults, events, t0, end)
+    span_end = max([span_end, *(p.end - t0 for p in scenario.migration)])
     fault_rows = _fault_rows(faults)
     marked = [e for e in events if e.kind not in GAP_KINDS]
+    phases = scenario.migration
     lanes = [
+        *([MIGRATION_LANE] if phases else []),
         *([store] if gaps else []),
         *EVENT_LANES,
         *(["other"] if any(e.kind not in EVENT_STYLE for e in marked) else []),
@@ -207,8 +215,10 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         _mark_changes(top, events, t0)
         _draw_lanes(bottom, rows, fault_rows, faults, marked, t0, span_end)
         _draw_gaps(bottom, rows.index(store) if gaps else 0, rows, gaps, t0, span_end)
+        if phases:
+            _draw_migration(bottom, rows.index(MIGRATION_LANE), rows, phases, t0)
         starts = [0.0, *(data.x[:1] if data else []), *(acks.x[:1] if acks else [])]
-        starts += [f.start - t0 for f in faults[:1]]
+        starts += [f.start - t0 for f in faults[:1]] + [p.start - t0 for p in phases[:1]]
         left = min(*starts, *(e.ts - t0 for e in events[:1]))
         # A run that died at once has nothing to span; keep the axis one second wide.
         bottom.set_xlim(left, max(span_end, left + 1.0))
@@ -279,6 +289,19 @@ def _draw_gaps(ax: Axes, lane: int, rows: list[str], gaps: Sequence[ZkGap], t0: 
             linewidth=0.6,
             hatch="xx",
         )
+
+
+def _draw_migration(ax: Axes, lane: int, rows: list[str], phases: Sequence[MigrationPhase],
+                    t0: float) -> None:
+    """Each phase as a bar of its own length, named inside it; a failed one in red."""
+    row = len(rows) - 1 - lane
+    for i, p in enumerate(phases):
+        start, length = p.start - t0, max(p.end - p.start, 0.05)
+        colour = MIGRATION_COLORS[i % len(MIGRATION_COLORS)] if p.completed else MIGRATION_FAILED_COLOR
+        ax.broken_barh([(start, length)], (row - 0.35, 0.7), facecolors=colour, edgecolors="#555555",
+                       linewidth=0.6)
+        ax.text(start + length / 2, row, p.phase.replace("_", " "), ha="center", va="center", fontsize=6,
+                clip_on=True)
 
 
 def _figure(rows: Sequence[str], with_acks: bool = False) -> Figure:

@@ -10,13 +10,14 @@ import pyarrow as pa
 import pytest
 
 from harness.history import SENDS_SCHEMA, HistoryWriter
-from harness.report.load import ack_buckets
+from harness.report.load import ack_buckets, migration_phases
 from harness.report.model import (
     AckBucket,
     Bucket,
     ClusterEvent,
     FaultWindow,
     HistoryInfo,
+    MigrationPhase,
     Scenario,
     ScenarioConfig,
     Verdict,
@@ -214,3 +215,25 @@ def test_zookeeper_gaps_get_a_lane_and_a_legend_entry() -> None:
     assert "other" not in texts  # the gap events are a band, not unknown markers
     plain = timeline_svg(_scenario(events=events[2:]), T0)
     assert plain is not None and "ZooKeeper" not in "".join(ElementTree.fromstring(plain).itertext())
+
+
+def test_a_migrations_phases_are_a_lane_of_named_bars_read_from_the_history(tmp_path: Path) -> None:
+    rows = [{"phase": "provision", "ts": T0, "mono": 1.0, "end_ts": T0 + 4, "end_mono": 5.0,
+             "outcome": "completed", "detail": "cluster id x", "steps": "start kraft-a as migrating"},
+            {"phase": "enter_migration", "ts": T0 + 4, "mono": 5.0, "end_ts": T0 + 30, "end_mono": 31.0,
+             "outcome": "failed", "detail": "RuntimeError: kafka-1 did not start", "steps": None}]
+    with HistoryWriter(tmp_path / "h", run_id="r") as writer:
+        for row in rows:
+            writer.append("migration", row)
+    problems: list[str] = []
+    phases = migration_phases(tmp_path / "h", problems)
+    assert problems == [] and [(p.phase, p.completed) for p in phases] == [("provision", True),
+                                                                          ("enter_migration", False)]
+    svg = timeline_svg(_scenario(migration=phases), T0)
+    assert svg is not None
+    texts = "".join(ElementTree.fromstring(svg).itertext())
+    assert "migration" in texts and "provision" in texts and "enter migration" in texts
+    assert "#ee99aa" in svg.lower()  # the failed phase drawn in red
+    alone = [MigrationPhase("copy", T0, T0 + 1, "completed")]
+    assert timeline_svg(_scenario(migration=alone), T0) is not None
+    assert migration_phases(tmp_path / "none", problems) == [] and problems == []
