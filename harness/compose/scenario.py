@@ -77,6 +77,10 @@ class Check:
     detail: str = ""
 
 
+# The migration's metadata check, by the name a control run's ``must_fail`` gives it.
+METADATA_CHECK = "metadata carried over: topics, ids, partitions, replicas, configs, group offsets"
+
+
 class ScenarioRun:
     """A running scenario; use as a context manager, call :meth:`finish` to judge."""
 
@@ -311,7 +315,7 @@ class ScenarioRun:
     def _compare_metadata(self, before: MetadataSnapshot, mode: MigrationMode) -> bool:
         """The metadata after the migration against ``before``: read from KRaft once every
         broker is a KRaft broker, else (a rollback, or a walk that stopped) from ZooKeeper."""
-        name = "metadata carried over: topics, ids, partitions, replicas, configs, group offsets"
+        name = METADATA_CHECK
         # ``before`` includes the change made in dual-write, which must be carried over too.
         try:
             if mode.brokers_on_kraft:

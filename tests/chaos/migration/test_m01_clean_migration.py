@@ -9,13 +9,17 @@ cluster ends healthy, its state read from the KRaft quorum."""
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.migration.plan import MigrationSpec
-from harness.compose.scenario import ScenarioRun, ScenarioSpec
+from harness.cluster.migration.plan import MigrationSpec, Phase
+from harness.cluster.waiting import wait_until
+from harness.compose.scenario import METADATA_CHECK, ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
 from tests.chaos.migration._shared import (
     CONSUMERS,
@@ -26,6 +30,9 @@ from tests.chaos.migration._shared import (
 )
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]
+
+# The workload's warm-up and the controllers' provisioning come first.
+PLANT_WITHIN_S = 300.0
 
 
 def m1_spec() -> ScenarioSpec:
@@ -53,3 +60,35 @@ def test_m1_a_clean_migration_under_load_loses_nothing_and_ends_on_kraft(
     run = run_spec(m1_spec(), scenario)
     assert run.passed, run.failures()
     assert cluster.metadata.migration().brokers_on_kraft
+
+
+def test_m1_control_a_topic_config_removed_from_zookeeper_before_the_copy_is_found(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
+) -> None:
+    """The metadata check can fail: ``min.insync.replicas`` is removed from the topic's
+    ``/config/topics`` znode after the snapshot and before the copy (what KAFKA-16206 did
+    to topic configs), so KRaft never gets it; the check must name that path."""
+    spec = replace(m1_spec(), id="m1-control-config-removed", must_fail=(METADATA_CHECK,),
+                   title="M1 control: a topic config removed from ZooKeeper before the copy")
+    mode = cluster.metadata.migration()
+    planted: list[str] = []
+
+    def plant(topic: str) -> None:
+        wait_until(lambda: mode.phase is Phase.ENTER_MIGRATION, PLANT_WITHIN_S, "the migration to begin")
+        observer = mode.zookeeper().observer
+        path = f"/config/topics/{topic}"
+        held = observer.read_json(path) or {}
+        kept = {k: v for k, v in (held.get("config") or {}).items() if k != "min.insync.replicas"}
+        observer.client.set(path, json.dumps({**held, "config": kept}).encode())
+        planted.append(f"topics/{topic}/configs/min.insync.replicas")
+
+    def start(planted_spec: ScenarioSpec) -> ScenarioRun:
+        run = scenario(planted_spec)
+        threading.Thread(target=plant, args=(run.topic,), daemon=True).start()
+        return run
+
+    run = run_spec(spec, start)
+    assert run.passed, run.failures()
+    assert planted, "the config was never removed"
+    found = json.loads((run.dir / "metadata.json").read_text())["differences"]
+    assert [d["path"] for d in found] == planted
