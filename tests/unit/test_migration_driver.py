@@ -137,23 +137,28 @@ def test_the_quorum_counts_as_serving_once_a_controller_leads_the_migration() ->
 
 
 class FakeReader:
+    """A ZooKeeper observer or a KRaft reader, as far as the following reader asks."""
+
     def __init__(self, name: str) -> None:
         self.name, self.closed = name, False
 
     def snapshot(self, topics: list[str] | None = None) -> ClusterState:
-        return ClusterState((0, 1, 2), 0 if self.name == "zookeeper" else 3000, 1)
+        # ZooKeeper lists only the brokers registered in /brokers/ids.
+        brokers = (1, 2) if self.name == "zookeeper" else (0, 1, 2)
+        controller, epoch = (5, 7) if self.name == "zookeeper" else (100, 3)
+        return ClusterState(brokers, controller, epoch)
 
-    def live_brokers(self) -> tuple[int, ...]:
-        return (0, 1, 2)
+    def controller_and_epoch(self) -> tuple[int, int]:
+        return 101, 8
 
-    def topic_state(self, topic: str) -> list[Any]:
-        return []
+    def brokers_state(self, topics: list[str] | None = None) -> ClusterState:
+        return ClusterState((0, 1, 2), None, None)
 
     def close(self) -> None:
         self.closed = True
 
 
-def test_the_state_is_read_from_zookeeper_until_every_broker_is_a_kraft_broker() -> None:
+def test_the_state_is_read_where_the_brokers_say_it_is_as_they_roll_to_kraft() -> None:
     mode, _ = _mode()
     opened: list[FakeReader] = []
 
@@ -166,12 +171,14 @@ def test_the_state_is_read_from_zookeeper_until_every_broker_is_a_kraft_broker()
 
     reader = FollowingReader(mode, opener("zookeeper"), opener("kraft"), owned=True)
     mode.phase = Phase.BROKER_ROLL
-    assert reader.snapshot().controller == 0 and reader.snapshot().migration_phase == "broker_roll"
-    for broker in MIGRATING.brokers[:-1]:
+    state = reader.snapshot()
+    assert (state.controller, state.live_brokers, state.migration_phase) == (5, (1, 2), "broker_roll")
+    mode.configs["kafka-0"] = NodeConfig.KRAFT  # rolled: no longer in /brokers/ids
+    state = reader.snapshot()
+    assert (state.live_brokers, state.controller, state.controller_epoch) == ((0, 1, 2), 101, 8)
+    for broker in MIGRATING.brokers:
         mode.configs[broker.name] = NodeConfig.KRAFT
-    assert reader.snapshot().controller == 0  # one broker still in ZooKeeper mode
-    mode.configs[MIGRATING.brokers[-1].name] = NodeConfig.KRAFT
-    assert reader.snapshot().controller == 3000
+    assert (reader.snapshot().controller, reader.snapshot().controller_epoch) == (100, 3)
     reader.close()
     assert [r.name for r in opened] == ["zookeeper", "kraft"] and all(r.closed for r in opened)
 

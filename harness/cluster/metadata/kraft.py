@@ -177,6 +177,14 @@ class KRaftReader:
             partitions={(p.topic, p.partition): p for p in partition_states(view)},
         )
 
+    def brokers_state(self, topics: list[str] | None = None) -> ClusterState:
+        """The brokers' metadata alone, no quorum asked: what a migration reads while
+        some brokers are still in ZooKeeper mode (they answer Metadata from what the KRaft
+        controller sent them, but not DescribeQuorum); controller and epoch None."""
+        view = self._current_view(None, topics)
+        return ClusterState(live_brokers=view.brokers, controller=None, controller_epoch=None,
+                            partitions={(p.topic, p.partition): p for p in partition_states(view)})
+
     def live_brokers(self) -> tuple[int, ...]:
         return self._current_view(self.answered_quorum(), []).brokers
 
@@ -376,7 +384,16 @@ class KRaftMode:
     def reader(self) -> StateReader:
         return self._kraft_reader
 
+    @property
+    def kraft_reader(self) -> KRaftReader:
+        """The cluster's own reader, as its own type (a migration reads parts of it)."""
+        return self._kraft_reader
+
     def open_reader(self) -> StateReader:
+        return self._open()
+
+    def open_kraft_reader(self) -> KRaftReader:
+        """A fresh reader that fails at once, as its own type."""
         return self._open()
 
     def diagnostics(self) -> tuple[str, dict[str, Any]]:

@@ -8,23 +8,26 @@ keeps what each node was last configured as (:class:`NodeConfig`). Every start o
 configuration, because each reconfiguration rewrites the ``server.properties`` its
 container starts from.
 
-Where the state is read follows the brokers: from ZooKeeper while any broker is still a
-ZooKeeper-mode broker (in dual-write the KRaft controller writes every partition's
-leader and ISR there, and ``/controller`` names it), and from the quorum through the
-brokers once all are KRaft brokers (a ZooKeeper-mode broker does not answer for the
-quorum). The quorum before then is seen through the ``/migration`` znode, which the
-active controller's migration driver creates on taking the lead and moves on with each
-write it mirrors to ZooKeeper.
+Where the state is read follows the brokers (:class:`StateSource`): from ZooKeeper while
+every broker is still a ZooKeeper-mode broker (in dual-write the KRaft controller writes
+every partition's leader and ISR there, and ``/controller`` names it); while they roll to
+KRaft, the brokers and partitions from the brokers' own metadata (a KRaft broker is not in
+``/brokers/ids``) and the controller from ZooKeeper, which the KRaft controller still
+writes; and from the quorum through the brokers once all are KRaft brokers (a
+ZooKeeper-mode broker does not answer for the quorum). The quorum before then is seen
+through the ``/migration`` znode, which the active controller's migration driver creates
+on taking the lead and moves on with each write it mirrors to ZooKeeper.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from enum import StrEnum
 from typing import Any
 
 from harness.cluster.metadata.base import QuorumHost, StateReader
-from harness.cluster.metadata.kraft import KRaftMode
+from harness.cluster.metadata.kraft import KRaftMode, KRaftReader
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.migration.plan import NodeConfig, Phase
 from harness.cluster.migration.znodes import MigrationRecord, migration_record
@@ -36,8 +39,21 @@ from harness.cluster.node_config import (
     zookeeper_broker_settings,
 )
 from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.zkstate import ZkObserver
 from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
+
+
+class StateSource(StrEnum):
+    """Where a migrating cluster's state is read (module doc)."""
+
+    ZOOKEEPER = "zookeeper"  # every broker still a ZooKeeper-mode broker
+    # Brokers rolling to KRaft: a KRaft broker is not in /brokers/ids, so the brokers and
+    # partitions come from the brokers' metadata, and the controller and its epoch from
+    # /controller and /controller_epoch, which the KRaft controller still writes.
+    ROLLING = "rolling"
+    KRAFT = "kraft"  # every broker a KRaft broker: from the quorum, as in KRaft mode
+
 
 MIGRATION_ZNODE = "/migration"
 CLUSTER_ID_ZNODE = "/cluster/id"
@@ -68,6 +84,13 @@ class MigrationMode:
     def brokers_on_kraft(self) -> bool:
         """True once every broker runs as a KRaft broker: the state is read from the quorum."""
         return all(self.configs[b.name] is NodeConfig.KRAFT for b in self._host.topology.brokers)
+
+    @property
+    def state_source(self) -> StateSource:
+        """Where the cluster state is read now (:class:`StateSource`)."""
+        kraft = [self.configs[b.name] is NodeConfig.KRAFT for b in self._host.topology.brokers]
+        return StateSource.KRAFT if all(kraft) else StateSource.ROLLING if any(kraft) else \
+            StateSource.ZOOKEEPER
 
     def provision(self) -> str:
         """Start each dedicated controller with migration enabled, its storage formatted
@@ -173,10 +196,12 @@ class MigrationMode:
     # -- the state -----------------------------------------------------------------------
     @property
     def reader(self) -> StateReader:
-        return FollowingReader(self, lambda: self._zookeeper.reader, lambda: self._kraft.reader, owned=False)
+        return FollowingReader(self, lambda: self._zookeeper.observer, lambda: self._kraft.kraft_reader,
+                               owned=False)
 
     def open_reader(self) -> StateReader:
-        return FollowingReader(self, self._zookeeper.open_reader, self._kraft.open_reader, owned=True)
+        hosts = self._zookeeper.hosts()
+        return FollowingReader(self, lambda: ZkObserver(hosts), self._kraft.open_kraft_reader, owned=True)
 
     def diagnostics(self) -> tuple[str, dict[str, Any]]:
         found: dict[str, Any] = {"phase": self.phase, "configs": {n: str(c) for n, c in self.configs.items()}}
@@ -232,37 +257,53 @@ class MigrationMode:
 
 
 class FollowingReader:
-    """A state reader that reads where the migration says the state is (module doc), each
-    sample carrying the driver's phase."""
+    """A state reader that reads where the migration says the state is now
+    (:attr:`MigrationMode.state_source`), each sample carrying the driver's phase."""
 
-    def __init__(self, mode: MigrationMode, zookeeper: Callable[[], StateReader],
-                 kraft: Callable[[], StateReader], owned: bool) -> None:
+    def __init__(self, mode: MigrationMode, zookeeper: Callable[[], ZkObserver],
+                 kraft: Callable[[], KRaftReader], owned: bool) -> None:
         self._mode = mode
-        self._open = {False: zookeeper, True: kraft}
-        self._readers: dict[bool, StateReader] = {}
+        self._open_zookeeper, self._open_kraft = zookeeper, kraft
+        self._zookeeper: ZkObserver | None = None
+        self._kraft: KRaftReader | None = None
         self._owned = owned  # the readers are this one's to close
 
-    def _reader(self) -> StateReader:
-        side = self._mode.brokers_on_kraft
-        if side not in self._readers:
-            self._readers[side] = self._open[side]()
-        return self._readers[side]
+    @property
+    def zookeeper(self) -> ZkObserver:
+        if self._zookeeper is None:
+            self._zookeeper = self._open_zookeeper()
+        return self._zookeeper
+
+    @property
+    def kraft(self) -> KRaftReader:
+        if self._kraft is None:
+            self._kraft = self._open_kraft()
+        return self._kraft
 
     def snapshot(self, topics: list[str] | None = None) -> ClusterState:
+        source = self._mode.state_source
+        if source is StateSource.ZOOKEEPER:
+            state = self.zookeeper.snapshot(topics)
+        elif source is StateSource.KRAFT:
+            state = self.kraft.snapshot(topics)
+        else:
+            controller, epoch = self.zookeeper.controller_and_epoch()
+            state = replace(self.kraft.brokers_state(topics), controller=controller, controller_epoch=epoch)
         phase = self._mode.phase
-        return replace(self._reader().snapshot(topics), migration_phase=None if phase is None else str(phase))
+        return replace(state, migration_phase=None if phase is None else str(phase))
 
     def live_brokers(self) -> tuple[int, ...]:
-        return self._reader().live_brokers()
+        return self.snapshot([]).live_brokers
 
     def topic_state(self, topic: str) -> list[PartitionState]:
-        return self._reader().topic_state(topic)
+        return self.snapshot([topic]).topic(topic)
 
     def close(self) -> None:
         if self._owned:
-            for reader in self._readers.values():
-                reader.close()
-        self._readers.clear()
+            for reader in (self._zookeeper, self._kraft):
+                if reader is not None:
+                    reader.close()
+        self._zookeeper = self._kraft = None
 
 
-__all__ = ["CLUSTER_ID_ZNODE", "MIGRATION_ZNODE", "FollowingReader", "MigrationMode"]
+__all__ = ["CLUSTER_ID_ZNODE", "MIGRATION_ZNODE", "FollowingReader", "MigrationMode", "StateSource"]
