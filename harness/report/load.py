@@ -66,6 +66,8 @@ from harness.report.model import (
     Exploration,
     ExploredRound,
     HistoryInfo,
+    MetadataComparison,
+    MetadataDifference,
     MigrationPhase,
     Run,
     RunInfo,
@@ -353,6 +355,8 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         scenario.ack_buckets = ack_buckets(sdir / "history", width, p)
         scenario.ack_stalls = ack_stalls(sdir / "history", p)
         scenario.migration = migration_phases(sdir / "history", p)
+    if (sdir / "metadata.json").is_file():
+        scenario.metadata = _parse(_metadata, _read_json(sdir / "metadata.json", p), "metadata.json", p)
     scenario.diagnostics = _diagnostics(sdir)
     return scenario
 
@@ -456,6 +460,14 @@ def _parse(parser: Callable[[Any, list[str]], T], data: Any, name: str, problems
     except (Malformed, KeyError) as exc:
         problems.append(f"{name} is malformed: {exc}")
         return None
+
+
+def _metadata(data: Any, problems: list[str]) -> MetadataComparison:
+    """metadata.json as the migration's check wrote it."""
+    before, after = data["before"], data["after"]
+    found = [MetadataDifference(str(d["path"]), d.get("before"), d.get("after")) for d in data["differences"]]
+    return MetadataComparison(str(before["source"]), len(before["paths"]), str(after["source"]),
+                              len(after["paths"]), found)
 
 
 def _config(data: Any, problems: list[str]) -> ScenarioConfig:

@@ -263,6 +263,28 @@ class MigrationPhase:
 
 
 @dataclass(frozen=True)
+class MetadataDifference:
+    """One path whose value the readings before and after a migration disagree on (None:
+    absent on that side)."""
+
+    path: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class MetadataComparison:
+    """metadata.json: how many paths each reading had, where each was read, and every
+    difference."""
+
+    before_source: str
+    before_paths: int
+    after_source: str
+    after_paths: int
+    differences: list[MetadataDifference]
+
+
+@dataclass(frozen=True)
 class ScheduleEntry:
     """One planned fault; ``params`` is everything but the timing and the fault name."""
 
@@ -373,6 +395,7 @@ class Scenario:
     # The migration's phases (the history's migration table); empty for a run that
     # migrated nothing.
     migration: list[MigrationPhase] = field(default_factory=list)
+    metadata: MetadataComparison | None = None  # metadata.json; None: no migration compared it
     diagnostics: list[str] = field(default_factory=list)  # relative to the run directory
     problems: list[str] = field(default_factory=list)
 

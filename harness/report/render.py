@@ -73,7 +73,8 @@ def _write(path: Path, text: str) -> None:
 def _raw_files(run_dir: Path, scenario: Scenario) -> list[str]:
     """The scenario's JSON files that exist, then its history files, relative to run_dir."""
     sdir = run_dir / scenario.id
-    names = ("config.json", "schedule.json", "verdict.json", "assertions.json", "cluster_events.json")
+    names = ("config.json", "schedule.json", "verdict.json", "assertions.json", "cluster_events.json",
+             "metadata.json")
     files = [f"{scenario.id}/{n}" for n in names if (sdir / n).is_file()]
     if scenario.history:
         files += [f"{scenario.id}/{f}" for f in scenario.history.files]

@@ -11,6 +11,7 @@ from urllib.parse import unquote
 import pytest
 from markupsafe import escape
 
+from harness.history import HistoryWriter
 from harness.report import render_run, render_run_with_outcome
 from harness.report.cli import report
 from tests.report.sample_run import (
@@ -637,3 +638,31 @@ def test_a_shrink_that_found_nothing_to_shrink_or_was_interrupted_does_not_succe
     _edit_run(run_dir, status="interrupted")
     _, headline, succeeded = render_run_with_outcome(run_dir)
     assert headline != "shrunk 3 -> 2" and not succeeded
+
+
+def test_a_migrations_phases_and_metadata_differences_are_tables_on_its_page(run_dir: Path) -> None:
+    sdir = run_dir / "s3-kill-leader"
+    writer = HistoryWriter(sdir / "history_migration", run_id="r")
+    t = 1_700_000_000.0
+    failure = "RuntimeError: kafka-1 did not start"
+    for i, (phase, outcome) in enumerate((("provision", "completed"), ("enter_migration", "failed"))):
+        writer.append("migration", {"phase": phase, "ts": t + 10 * i, "mono": 10.0 * i,
+                                    "end_ts": t + 10 * i + 8, "end_mono": 10.0 * i + 8, "outcome": outcome,
+                                    "detail": failure if outcome == "failed" else None, "steps": None})
+    writer.close()
+    for part in (sdir / "history_migration" / "migration").iterdir():
+        (sdir / "history" / "migration").mkdir(exist_ok=True)
+        part.replace(sdir / "history" / "migration" / part.name)
+    (sdir / "metadata.json").write_text(json.dumps({
+        "before": {"source": "zookeeper",
+                   "paths": {"topics/t/configs/min.insync.replicas": "2", "topics/t/id": "x"}},
+        "after": {"source": "kraft", "paths": {"topics/t/id": "x"}},
+        "differences": [{"path": "topics/t/configs/min.insync.replicas", "before": "2", "after": None}]}))
+    render_run(run_dir)
+    visible = parse(run_dir / "s3-kill-leader.html").visible
+    assert "2 phases walked in 18.0 s; enter_migration failed" in visible
+    assert "RuntimeError: kafka-1 did not start" in visible
+    assert "2 paths read from zookeeper before the migration, 1 from kraft after it; 1 differ" in visible
+    assert "topics/t/configs/min.insync.replicas" in visible
+    plain = parse(run_dir / "s5-unclean-election.html").visible
+    assert "phases walked" not in plain and "paths read from" not in plain
