@@ -44,7 +44,7 @@ def m2_spec() -> ScenarioSpec:
         topic=DURABLE_TOPIC,
         producers=PRODUCERS, consumers=CONSUMERS,
         expectations=NOTHING_LOST_OR_TWICE, warmup_acked=100, min_acked=1000,
-        schedule=({"when": {"migration_phase": "copy"}, "duration_s": DOWN_S, "fault": "kill",
+        schedule=({"start_s": 0, "when": {"migration_phase": "copy"}, "duration_s": DOWN_S, "fault": "kill",
                    "target": "active_controller"},),
         checks=(Eventually(ControllerChanged(), inject(1), within_s=NEW_MIGRATION_LEADER_WITHIN_S,
                            label="another KRaft controller claims /controller"),),

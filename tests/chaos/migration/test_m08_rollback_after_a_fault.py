@@ -45,8 +45,8 @@ def m8_spec() -> ScenarioSpec:
         topic=DURABLE_TOPIC,
         producers=PRODUCERS, consumers=CONSUMERS,
         expectations=NOTHING_LOST_OR_TWICE, warmup_acked=100, min_acked=1000,
-        schedule=({"when": {"migration_phase": "dual_write"}, "duration_s": DOWN_S, "fault": "kill",
-                   "target": "active_controller"},),
+        schedule=({"start_s": 0, "when": {"migration_phase": "dual_write"}, "duration_s": DOWN_S,
+                   "fault": "kill", "target": "active_controller"},),
         migration=MigrationSpec(hold_s=HOLD_S, rollback_after=Phase.DUAL_WRITE),
     )
 
