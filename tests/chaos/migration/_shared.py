@@ -3,7 +3,9 @@ migration, the topic, and the bounds taken from Kafka's settings."""
 
 from __future__ import annotations
 
-from harness.compose.scenario import TopicSpec
+from typing import Any
+
+from harness.compose.scenario import ScenarioSpec, TopicSpec
 from harness.history import Rule
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
@@ -21,3 +23,11 @@ DUAL_WRITE_HOLD_S = 10.0
 # and election (1 s) timeouts; the new leader's migration driver then claims ZooKeeper's
 # /controller, which a loaded machine stretches: the K scenarios' bound, doubled.
 NEW_MIGRATION_LEADER_WITHIN_S = 30.0
+
+
+def migration_spec(**fields: Any) -> ScenarioSpec:
+    """An M scenario: the shared workload, topic and verdict, with ``fields`` (its id,
+    text, migration, schedule and checks) over them."""
+    shared: dict[str, Any] = {"topic": DURABLE_TOPIC, "producers": PRODUCERS, "consumers": CONSUMERS,
+                              "expectations": NOTHING_LOST_OR_TWICE, "warmup_acked": 100, "min_acked": 1000}
+    return ScenarioSpec(**{**shared, **fields})

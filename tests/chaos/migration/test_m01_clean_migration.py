@@ -22,11 +22,8 @@ from harness.cluster.waiting import wait_until
 from harness.compose.scenario import METADATA_CHECK, ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
 from tests.chaos.migration._shared import (
-    CONSUMERS,
     DUAL_WRITE_HOLD_S,
-    DURABLE_TOPIC,
-    NOTHING_LOST_OR_TWICE,
-    PRODUCERS,
+    migration_spec,
 )
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]
@@ -36,7 +33,7 @@ PLANT_WITHIN_S = 300.0
 
 
 def m1_spec() -> ScenarioSpec:
-    return ScenarioSpec(
+    return migration_spec(
         id="m1-clean-migration", title="M1 a clean ZooKeeper-to-KRaft migration under load",
         description="Three zones, three brokers and three ZooKeeper nodes on Kafka 3.9.1, three dedicated "
                     "KRaft controllers provisioned beside them; an idempotent producer at acks=all, RF 3, "
@@ -47,9 +44,6 @@ def m1_spec() -> ScenarioSpec:
                  "reaches ZooKeeper; the metadata read from KRaft after it is ZooKeeper's before it, with "
                  "that change; nothing acknowledged is lost, truncated, duplicated or reordered; the "
                  "cluster ends healthy on KRaft.",
-        topic=DURABLE_TOPIC,
-        producers=PRODUCERS, consumers=CONSUMERS,
-        expectations=NOTHING_LOST_OR_TWICE, warmup_acked=100, min_acked=1000,
         migration=MigrationSpec(hold_s=DUAL_WRITE_HOLD_S),
     )
 

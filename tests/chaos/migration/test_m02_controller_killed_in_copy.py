@@ -19,12 +19,9 @@ from harness.compose.checks import Eventually, inject
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
 from tests.chaos.migration._shared import (
-    CONSUMERS,
     DUAL_WRITE_HOLD_S,
-    DURABLE_TOPIC,
     NEW_MIGRATION_LEADER_WITHIN_S,
-    NOTHING_LOST_OR_TWICE,
-    PRODUCERS,
+    migration_spec,
 )
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]
@@ -33,7 +30,7 @@ DOWN_S = 20.0
 
 
 def m2_spec() -> ScenarioSpec:
-    return ScenarioSpec(
+    return migration_spec(
         id="m2-controller-killed-in-copy",
         title="M2 the active KRaft controller killed as the copy of ZooKeeper's metadata begins",
         description="M1's cluster and workload; kill -9 the controller that leads the migration as soon as "
@@ -41,9 +38,6 @@ def m2_spec() -> ScenarioSpec:
         expected="Another KRaft controller takes the migration over and claims /controller (its epoch "
                  "rises); the walk completes; the metadata is carried over; nothing acknowledged is lost "
                  "or written twice.",
-        topic=DURABLE_TOPIC,
-        producers=PRODUCERS, consumers=CONSUMERS,
-        expectations=NOTHING_LOST_OR_TWICE, warmup_acked=100, min_acked=1000,
         schedule=({"start_s": 0, "when": {"migration_phase": "copy"}, "duration_s": DOWN_S, "fault": "kill",
                    "target": "active_controller"},),
         checks=(Eventually(ControllerChanged(), inject(1), within_s=NEW_MIGRATION_LEADER_WITHIN_S,

@@ -19,10 +19,7 @@ from harness.cluster.migration.plan import MigrationSpec, NodeConfig, Phase
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
 from tests.chaos.migration._shared import (
-    CONSUMERS,
-    DURABLE_TOPIC,
-    NOTHING_LOST_OR_TWICE,
-    PRODUCERS,
+    migration_spec,
 )
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]
@@ -33,7 +30,7 @@ HOLD_S = DOWN_S + 25.0
 
 
 def m8_spec() -> ScenarioSpec:
-    return ScenarioSpec(
+    return migration_spec(
         id="m8-rollback-after-a-fault",
         title="M8 a rollback to ZooKeeper after the migration's controller was killed in dual-write",
         description="M1's cluster and workload, walked to dual-write; kill -9 the KRaft controller that "
@@ -42,9 +39,6 @@ def m8_spec() -> ScenarioSpec:
         expected="Every phase and the rollback complete; a config set through KRaft in dual-write reaches "
                  "ZooKeeper; the ZooKeeper-mode cluster at the end holds the metadata it had before, with "
                  "that change; nothing acknowledged is lost or written twice.",
-        topic=DURABLE_TOPIC,
-        producers=PRODUCERS, consumers=CONSUMERS,
-        expectations=NOTHING_LOST_OR_TWICE, warmup_acked=100, min_acked=1000,
         schedule=({"start_s": 0, "when": {"migration_phase": "dual_write"}, "duration_s": DOWN_S,
                    "fault": "kill", "target": "active_controller"},),
         migration=MigrationSpec(hold_s=HOLD_S, rollback_after=Phase.DUAL_WRITE),
