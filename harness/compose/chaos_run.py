@@ -30,7 +30,7 @@ from harness.compose.judge import Judge
 from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
 from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
-from topologies.model import SettingValue, Topology
+from topologies.model import KRAFT, SettingValue, Topology, migration_topology
 
 if TYPE_CHECKING:  # the report is rendered only at the end, imported there
     from harness.report.render import Rendered
@@ -113,6 +113,7 @@ class ChaosRun:
         self.worker = worker
         self.kafka_version = kafka_version
         self.base_topology = session_topology(topology, metadata, kafka_version)
+        self._topology_name = topology
         self.topology = self.base_topology  # what the next cluster is made from
         self.cluster_version = kafka_version  # and the release it runs
         self.identity = RunIdentity(f"{run_id}-{worker}" if worker else run_id, keep=keep)
@@ -155,6 +156,22 @@ class ChaosRun:
                       f"({len(topology.brokers)} brokers in zones {', '.join(topology.zones)}, "
                       f"{topology.metadata} mode, Kafka {version})")
         return had_cluster
+
+    def migrating_topology(self, settings: Mapping[str, SettingValue] | None = None) -> Topology:
+        """The cluster a migration runs on: the base topology (ZooKeeper mode) with its
+        KRaft variant's dedicated controllers beside it, both with ``settings`` over their
+        broker settings; TopologyError in one line when the base is not in ZooKeeper mode."""
+        target = load_topology(self._topology_name, metadata=KRAFT)
+        return migration_topology(self.base_topology.with_broker_settings(settings or {}),
+                                  target.with_broker_settings(settings or {}))
+
+    def use_migration(self, settings: Mapping[str, SettingValue]) -> bool:
+        """From now on, clusters are migrating ones (:meth:`migrating_topology`), on the
+        run's release; the caller closes each after its one test, since a migrated cluster
+        is not where the next migration starts."""
+        return self.use_topology(self.migrating_topology(settings), "clusters from here on: a migrating one "
+                                 f"per test (ZooKeeper mode with KRaft controllers beside it, Kafka "
+                                 f"{self.kafka_version})")
 
     # -- parts, made on first use -----------------------------------------------------------
     @property

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cluster.resources import new_run_id
-from harness.cluster.versions import DEFAULT_VERSION, release, supported_versions
+from harness.cluster.versions import DEFAULT_VERSION, check_migration, release, supported_versions
 from harness.compose.rundir import reports_root
 from harness.errors import USER_ERRORS
 from topologies.model import METADATA_MODES
@@ -166,7 +166,11 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
                      metadata=args.metadata)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
     for scenario in scenarios:
-        check_runnable(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
+        topology = chaos.topology
+        if scenario.spec.migration:  # on a migrating cluster of its own, on a release that migrates
+            check_migration(release(args.kafka_version))
+            topology = chaos.migrating_topology(scenario.broker_settings)
+        check_runnable(scenario, topology, release(args.kafka_version).extra_broker_settings)
 
     def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
         def run(cluster: Cluster) -> str | None:
@@ -180,10 +184,15 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     def work() -> None:
         ordered = [(settings, f) for settings, group in group_by_broker_settings(scenarios) for f in group]
         for settings, scenario in ordered:
-            chaos.use_broker_settings(settings)  # a fresh cluster when the settings change
+            if scenario.spec.migration:
+                chaos.use_migration(settings)
+            else:
+                chaos.use_broker_settings(settings)  # a fresh cluster when the settings change
             _progress(f"scenario {scenario.spec.id}: workload and fault schedule")
             record = chaos.run_case(f"file:{scenario.path}", "scenario-file", body(scenario),
                                     scenario=scenario.spec.id)
+            if scenario.spec.migration:
+                chaos.keeper.close()  # a migrated cluster is not where the next file starts
             _report_outcome(scenario.spec.id, record.outcome, record.error)
 
     result = _chaos_session(chaos, work)

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.cluster.migration.plan import MigrationSpec
 from harness.cluster.node_config import format_value
 from harness.compose.checks import Check, CheckSpecError, Seen, check_anchors, parse_check
 from harness.compose.expectations import Bounds, BoundsError
@@ -72,7 +73,7 @@ from topologies.model import SettingValue, Topology
 TOPIC_PLACEHOLDER = TOPIC
 KNOWN_KEYS = {"id", "title", "description", "expected", "warmup_s", "warmup_acked", "cooldown_s", "min_acked",
               "sample_interval_s", "topic", "producers", "consumers", "expectations", "bounds", "brokers",
-              "schedule", "checks", "probes", "must_fail", "topics", "pipelines"}
+              "schedule", "checks", "probes", "must_fail", "topics", "pipelines", "migration"}
 TOPIC_KEYS = {"partitions", "replication_factor", "config", "assignment"}
 # Broker settings the harness writes itself: listeners and addresses route every
 # connection through the fault proxies, so a scenario changing them would leave the
@@ -181,7 +182,8 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
                             warmup_acked=int(_number(data, "warmup_acked", 0, where)),
                             cooldown_s=_number(data, "cooldown_s", 3, where),
                             min_acked=int(_number(data, "min_acked", DEFAULT_MIN_ACKED, where)),
-                            must_fail=_must_fail(data.get("must_fail", []), where))
+                            must_fail=_must_fail(data.get("must_fail", []), where),
+                            migration=_migration(data.get("migration"), where))
     except ScenarioSpecError as err:
         raise _file_error(err, where) from err
     except ValueError as err:
@@ -191,6 +193,16 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
 def _file_error(err: ScenarioSpecError, where: str) -> ScenarioFileError:
     """Every problem of a spec as one line naming the file."""
     return ScenarioFileError("\n".join(f"{where}: {problem}" for problem in err.problems))
+
+
+def _migration(raw: Any, where: str) -> MigrationSpec | None:
+    """``[migration]``: a ZooKeeper-to-KRaft migration walked beside the workload."""
+    if raw is None:
+        return None
+    try:
+        return MigrationSpec.from_dict(raw)
+    except TopologyError as err:
+        raise ScenarioFileError(f"{where}: {err}") from err
 
 
 def _must_fail(raw: Any, where: str) -> tuple[str, ...]:

@@ -186,6 +186,8 @@ class ScenarioSpec:
             out["brokers"] = {"settings": dict(self.broker_settings)}
         if self.must_fail:
             out["must_fail"] = list(self.must_fail)
+        if self.migration:
+            out["migration"] = self.migration.to_dict()
         out["schedule"] = [dict(entry) for entry in self.schedule]
         out["checks"] = [check.to_spec() for check in self.checks]
         out["probes"] = [probe.to_spec() for probe in self.probes]

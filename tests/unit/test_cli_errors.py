@@ -116,3 +116,30 @@ def test_a_zookeeper_fault_on_kraft_and_a_controller_role_on_zookeeper_are_one_l
     result = _cli("run", str(controller_role))
     _one_line_error(result, "target 'controller_majority' names KRaft controllers, and topology 'three_az' "
                             "has none")
+
+
+MIGRATION_FILE = """id = "m"
+title = "a migration"
+[migration]
+hold_s = 5
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "args", "expected"),
+    [
+        ("", ("--kafka-version", "3.7.2"), "Kafka 3.7.2 cannot migrate from ZooKeeper to KRaft here"),
+        ('rollback_after = "finalize"\n', ("--kafka-version", "3.9.1"),
+         "migration.rollback_after 'finalize': a rollback is possible after enter_migration"),
+        ('rollback_after = "dual-write"\n', ("--kafka-version", "3.9.1"),
+         "migration_phase 'dual-write' is not a phase of the migration"),
+        ("hold = 5\n", ("--kafka-version", "3.9.1"), "migration: unknown key(s) hold"),
+        ("", ("--kafka-version", "3.9.1", "--metadata", "kraft"), "a migration starts from a ZooKeeper-mode"),
+    ],
+)
+def test_a_migration_file_that_cannot_run_is_refused_before_any_container(
+        tmp_path: Path, extra: str, args: tuple[str, ...], expected: str) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(MIGRATION_FILE + extra)
+    missing = tmp_path / "no-such-docker.sock"  # nothing may reach an engine first
+    _one_line_error(_cli("run", str(path), *args, env={"DOCKER_HOST": f"unix://{missing}"}), expected)

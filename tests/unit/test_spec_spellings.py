@@ -113,3 +113,16 @@ def test_a_pipeline_isolation_spec_written_as_a_file_reads_back_as_the_same_spec
     spec = p3_spec(isolation)
     assert parse_scenario(tomli_w.dumps(spec.to_dict()), "written") == spec
     assert {p.consumer_settings["isolation.level"] for p in spec.pipelines} == {isolation}
+
+
+def test_a_migration_scenario_written_as_a_file_reads_back_as_the_same_spec() -> None:
+    from tests.chaos.migration.test_m01_clean_migration import m1_spec
+    from tests.chaos.migration.test_m02_controller_killed_in_copy import m2_spec
+    from tests.chaos.migration.test_m08_rollback_after_a_fault import m8_spec
+
+    for spec in (m1_spec(), m2_spec(), m8_spec()):
+        data = spec.to_dict()
+        assert parse_scenario(tomli_w.dumps(data), "written") == spec, spec.id
+        assert "migration" in data
+    assert m8_spec().to_dict()["migration"] == {"hold_s": 40.0, "rollback_after": "dual_write"}
+    assert "migration" not in PYTHON_SPECS["s1"].to_dict()

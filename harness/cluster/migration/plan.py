@@ -159,6 +159,38 @@ class MigrationSpec:
     def steps(self, topology: Topology) -> tuple[Step, ...]:
         return migration_steps(topology, self.rollback_after)
 
+    def to_dict(self) -> dict[str, object]:
+        """As a scenario file's ``[migration]`` table spells it."""
+        out: dict[str, object] = {"hold_s": self.hold_s}
+        if self.rollback_after is not None:
+            out["rollback_after"] = str(self.rollback_after)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: object) -> MigrationSpec:
+        """A ``[migration]`` table: ``hold_s`` (seconds in dual-write, default 10) and
+        ``rollback_after`` (a phase after which a rollback is possible; absent: the
+        migration is finalized). Every problem is one TopologyError line naming the key."""
+        if not isinstance(raw, dict):
+            raise TopologyError(f"'migration' must be a table ([migration]), not {raw!r}")
+        unknown = sorted(set(raw) - {"hold_s", "rollback_after"})
+        if unknown:
+            raise TopologyError(f"migration: unknown key(s) {', '.join(unknown)}; known: hold_s, "
+                                "rollback_after")
+        hold = raw.get("hold_s", cls.hold_s)
+        if isinstance(hold, bool) or not isinstance(hold, int | float) or hold < 0:
+            raise TopologyError(f"migration.hold_s must be a non-negative number of seconds, not {hold!r}")
+        after = raw.get("rollback_after")
+        if after is None:
+            return cls(float(hold))
+        if not isinstance(after, str):
+            raise TopologyError(f"migration.rollback_after must be a phase name, not {after!r}")
+        phase = phase_named(after)
+        if phase not in ROLLBACK_AFTER:
+            raise TopologyError(f"migration.rollback_after {after!r}: a rollback is possible after "
+                                f"{', '.join(ROLLBACK_AFTER)}, not after {phase}")
+        return cls(float(hold), phase)
+
 
 def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
     """The phases ``steps`` walk through, in order, each once."""

@@ -1,7 +1,7 @@
 """The migration tests: each runs on a cluster of its own, started in ZooKeeper mode from
-the migrating topology (``three_az`` with its KRaft variant's controllers beside it) on
-the release the migration is built on, and removed after the test, since a migrated
-cluster is not the one the next test starts from.
+the migrating topology (the session's, ``three_az`` by default, with its KRaft variant's
+controllers beside it) on the release the migration is built on, and removed after the
+test, since a migrated cluster is not the one the next test starts from.
 
 They start from ZooKeeper mode, so a KRaft session (``--metadata kraft``) deselects them
 (their ``metadata`` marker), and a ZooKeeper session runs them on 3.9.1 whatever its own
@@ -15,19 +15,14 @@ from collections.abc import Iterator
 import pytest
 
 from harness.compose.chaos_run import ChaosRun
-from topologies import load_topology
-from topologies.model import KRAFT, migration_topology
 
 MIGRATION_RELEASE = "3.9.1"
-SOURCE_TOPOLOGY = "three_az"
 
 
 @pytest.fixture(scope="package", autouse=True)
 def migrating(chaos_run: ChaosRun) -> Iterator[None]:
     """This package's clusters are migrating ones (module doc)."""
-    topology = migration_topology(load_topology(SOURCE_TOPOLOGY),
-                                  load_topology(SOURCE_TOPOLOGY, metadata=KRAFT))
-    chaos_run.use_topology(topology, kafka_version=MIGRATION_RELEASE)
+    chaos_run.use_topology(chaos_run.migrating_topology(), kafka_version=MIGRATION_RELEASE)
     try:
         yield
     finally:
