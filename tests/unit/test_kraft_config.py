@@ -3,6 +3,8 @@ plan, the rendered files, and DescribeQuorum / Metadata answers as kafka-python 
 
 from __future__ import annotations
 
+import pytest
+
 from harness.cluster.broker_metadata import BrokerView, PartitionView
 from harness.cluster.fabric import CONTROLLER_LISTENER_PORT, TOXIPROXY_HOST, LinkKind, plan_fabric
 from harness.cluster.metadata.kraft import (
@@ -160,3 +162,42 @@ def test_a_leader_without_a_majority_fetching_from_it_is_not_taken_at_its_word()
     elected = {**healthy, "leader_id": 101, "leader_epoch": 8}
     assert latest([cut_off, elected]) is elected and latest([elected, cut_off]) is elected
     assert latest([healthy, {**healthy}]) is healthy and latest([]) is None
+
+
+def test_a_controller_request_naming_a_broker_the_client_does_not_know_goes_to_a_fresh_client() -> None:
+    import threading
+
+    from kafka.errors import UnknownBrokerIdError
+
+    from harness.cluster.metadata.kraft import KRaftReader
+
+    class Client:
+        def __init__(self, fails: bool) -> None:
+            self.fails, self.closed = fails, False
+
+        def close(self) -> None:
+            self.closed = True
+
+    made: list[Client] = []
+    reader = object.__new__(KRaftReader)
+    reader._lock, reader._ride_out_s = threading.Lock(), 5.0
+    reader._admin = Client(fails=True)
+
+    def fresh() -> Client:
+        made.append(Client(fails=False))
+        return made[-1]
+
+    reader._brokers_client = fresh  # type: ignore[method-assign]
+
+    def request(admin: Client) -> str:
+        if admin.fails:
+            raise UnknownBrokerIdError(2)
+        return "moved"
+
+    first = reader._admin
+    assert reader._asked(request) == "moved"
+    assert first.closed and len(made) == 1 and reader._admin is made[0]
+    reader._ride_out_s = 0.0
+    reader._admin = Client(fails=True)
+    with pytest.raises(UnknownBrokerIdError):
+        reader._asked(request)

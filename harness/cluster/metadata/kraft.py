@@ -101,8 +101,8 @@ class KRaftReader:
         bootstrap = list(self._addresses.values())
         self._leaderless = False  # no broker could get the quorum described, last time
         self._ride_out_s = ride_out_s
-        self._admin = KafkaAdminClient(bootstrap_servers=bootstrap,
-                                       client_id="kafka-chaos-observer", request_timeout_ms=READ_TIMEOUT_MS)
+        self._bootstrap = bootstrap
+        self._admin = self._brokers_client()
         # The quorum on a client of its own with a short timeout: a broker forwards
         # DescribeQuorum to the active controller, and while the quorum has none the
         # request waits out its timeout, which must not slow the brokers' own answers.
@@ -211,19 +211,36 @@ class KRaftReader:
                 raise failure
             time.sleep(RETRY_PAUSE_S)
 
+    def _brokers_client(self) -> Any:
+        from kafka.admin import KafkaAdminClient
+
+        return KafkaAdminClient(bootstrap_servers=self._bootstrap, client_id="kafka-chaos-observer",
+                                request_timeout_ms=READ_TIMEOUT_MS)
+
     def _asked(self, request: Callable[[Any], Any]) -> Any:
         """One request on the brokers' client, retried on Kafka's retriable errors for
-        ``ride_out_s`` (kafka-python asks another broker once one has failed it)."""
-        from kafka.errors import RetriableError
+        ``ride_out_s`` (kafka-python asks another broker once one has failed it).
+
+        A request for the controller goes to the broker a Metadata answer names, and
+        kafka-python 3.0 looks that broker up in the cluster view it keeps, refreshed only
+        every few minutes: after a bounce that view can lack a broker that is back, and the
+        request fails with UnknownBrokerIdError (the KRaft run's reassignment test, right
+        after the bounce tests). A fresh client bootstraps a fresh view, so it is made
+        anew and the request asked again."""
+        from kafka.errors import RetriableError, UnknownBrokerIdError
 
         deadline = time.monotonic() + self._ride_out_s
         while True:
             try:
                 with self._lock:
                     return request(self._admin)
-            except RetriableError:
+            except (RetriableError, UnknownBrokerIdError) as err:
                 if time.monotonic() >= deadline:
                     raise
+                if isinstance(err, UnknownBrokerIdError):
+                    with self._lock:
+                        self._admin.close()
+                        self._admin = self._brokers_client()
                 time.sleep(RETRY_PAUSE_S)
 
     def reassign(self, topic: str, partition: int, replicas: list[int]) -> None:
