@@ -129,9 +129,13 @@ def test_the_quorum_counts_as_serving_once_a_controller_leads_the_migration() ->
     assert mode.quorum_problems() == []  # nothing provisioned yet: the ensemble alone
     mode.provision()
     assert "no KRaft controller has taken the lead" in mode.quorum_problems()[0][0]
-    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 101, "kraft_controller_epoch": 1,
+    # The leader's migration driver creates the znode with every field -1 (Kafka 3.9).
+    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": -1, "kraft_controller_epoch": -1,
                                      "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
     assert mode.quorum_problems() == []
+    assert set(mode._controller_roles().values()) == {None}
+    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 101, "kraft_controller_epoch": 1,
+                                     "kraft_metadata_offset": 5, "kraft_metadata_epoch": 1}
     # Which one leads is known; whether the others follow is not, while brokers are ZooKeeper-mode.
     assert mode._controller_roles() == {"kraft-a": None, "kraft-b": "leader", "kraft-c": None}
 

@@ -180,8 +180,10 @@ class MigrationMode:
             record = self.record()
         except Exception as err:
             return [(f"{MIGRATION_ZNODE} unreadable: {describe_error(err)}", None)]
-        if record is None or record.controller_id < 0:
-            return [(f"no KRaft controller has taken the lead ({MIGRATION_ZNODE} {record})", None)]
+        if record is None:
+            # The active controller's migration driver creates the znode on taking the
+            # lead, every field -1 until the copy is done.
+            return [(f"no KRaft controller has taken the lead ({MIGRATION_ZNODE} is absent)", None)]
         return []
 
     def role_readers(self) -> dict[str, Callable[[], str | None]]:

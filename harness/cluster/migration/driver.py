@@ -150,9 +150,8 @@ class MigrationDriver:
         cluster_id = self.mode.provision()
         waited = wait_until_clear(lambda: [p for p, _ in self.mode.quorum_problems()], STEP_TIMEOUT_S,
                                   "a KRaft controller to take the lead of the migration")
-        record = self.mode.record()
-        return f"formatted with cluster id {cluster_id}; controller {record and record.controller_id} " \
-               f"leads after {waited:.1f} s"
+        return (f"formatted with cluster id {cluster_id}; a controller's migration driver created "
+                f"/migration {waited:.1f} s later")
 
     def _restart(self, node: str, config: NodeConfig) -> None:
         """Stop ``node`` cleanly (a broker's controlled shutdown moves its leaderships
