@@ -61,8 +61,10 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
         for name in names
     }
     brokers: dict[str, dict[str, str]] = {}
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in broker_ids]
-    for broker, found in _config_levels(admin, resources).items():
+    # One broker a call: DescribeConfigs takes at most one BROKER resource per request.
+    levels_by_broker = {str(b): _config_levels(admin, [ConfigResource(ResourceType.BROKER, str(b))])[str(b)]
+                        for b in broker_ids}
+    for broker, found in levels_by_broker.items():
         for source, key, value in found:
             if source == ConfigSource.DYNAMIC_BROKER_CONFIG.value:
                 brokers.setdefault(broker, {})[key] = value
