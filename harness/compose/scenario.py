@@ -15,6 +15,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from harness import history as hist
 from harness.cluster.migration.driver import MIRROR_TIMEOUT_S, STEP_TIMEOUT_S, MigrationDriver
 from harness.cluster.migration.plan import MigrationSpec, Phase, phases_of
-from harness.cluster.migration.readers import kraft_snapshot, zookeeper_snapshot
+from harness.cluster.migration.readers import MetadataUnread, kraft_snapshot, step, zookeeper_snapshot
 from harness.cluster.migration.snapshot import MetadataSnapshot, differences, with_topic_config
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import StateSampler
@@ -317,15 +318,25 @@ class ScenarioRun:
         broker is a KRaft broker, else (a rollback, or a walk that stopped) from ZooKeeper."""
         name = METADATA_CHECK
         # ``before`` includes the change made in dual-write, which must be carried over too.
+        brokers = [b.broker_id for b in self.cluster.topology.brokers]
+        read: list[MetadataSnapshot] = []
+
+        def reading() -> bool:
+            self.cluster._admin = None  # a fresh client each try: the last may hold a dead connection
+            admin, observer = self.cluster.admin, self.cluster.zookeeper.observer
+            read.append(kraft_snapshot(admin, brokers) if mode.brokers_on_kraft else
+                        step("the znodes", partial(zookeeper_snapshot, observer, admin)))
+            return True
+
+        # Just after the last roll a broker may still be reconnecting to the controllers: a
+        # request may time out until its session is renewed, twice over.
+        bound = 2 * self.cluster.metadata.registration_timeout_s + 60.0
         try:
-            if mode.brokers_on_kraft:
-                brokers = [b.broker_id for b in self.cluster.topology.brokers]
-                after = kraft_snapshot(self.cluster.admin, brokers)
-            else:
-                after = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin)
+            wait_until(reading, bound, "the metadata after the migration", transient=(MetadataUnread,))
         except Exception as err:
             return self.check(name, False, "the metadata after the migration unreadable: "
                               + describe_error(err))
+        after = read[-1]
         found = differences(before, after)
         write_json(self.dir / "metadata.json", {
             "before": {"source": before.source, "paths": before.flat()},

@@ -11,12 +11,14 @@ The phases, in Kafka's order (its operations guide, "ZooKeeper to KRaft Migratio
     The dedicated controllers are formatted with the ZooKeeper cluster's id and started
     with ``zookeeper.metadata.migration.enable``; they reach ZooKeeper and wait.
 ``enter_migration``
-    Each broker is restarted, one at a time, in migration mode: still a ZooKeeper-mode
-    broker, it also registers with the controller quorum.
+    Each broker but the last is restarted, one at a time, in migration mode: still a
+    ZooKeeper-mode broker, it also registers with the controller quorum.
 ``copy``
-    Once every broker has registered, the active controller copies ZooKeeper's metadata
-    into its log and claims ``/controller`` with a KRaft epoch. Nothing restarts: the
-    phase waits for the ``/migration`` znode to record the copy.
+    The last broker is restarted in migration mode. Once it has registered, the active
+    controller copies ZooKeeper's metadata into its log and claims ``/controller`` with
+    a KRaft epoch; the phase ends when the ``/migration`` znode records the copy. So a
+    fault anchored to the copy strikes while the copy is about to start or under way,
+    not after it (the copy itself takes well under a second).
 ``dual_write``
     The KRaft controller leads the ZooKeeper-mode brokers and writes every metadata
     change to ZooKeeper too, so that a rollback still finds it there. The plan holds the
@@ -119,8 +121,10 @@ def migration_steps(topology: Topology, rollback_after: Phase | None = None) -> 
     forward = {
         Phase.PROVISION: [Step(Phase.PROVISION, Action.START, c, NodeConfig.MIGRATING) for c in controllers],
         Phase.ENTER_MIGRATION: [Step(Phase.ENTER_MIGRATION, Action.RESTART, b, NodeConfig.MIGRATING)
-                                for b in brokers],
-        Phase.COPY: [Step(Phase.COPY, Action.AWAIT_COPY)],
+                                for b in brokers[:-1]],
+        # The last broker's registration in migration mode is what starts the copy.
+        Phase.COPY: [Step(Phase.COPY, Action.RESTART, brokers[-1], NodeConfig.MIGRATING),
+                     Step(Phase.COPY, Action.AWAIT_COPY)],
         Phase.DUAL_WRITE: [Step(Phase.DUAL_WRITE, Action.HOLD)],
         Phase.BROKER_ROLL: [Step(Phase.BROKER_ROLL, Action.RESTART, b, NodeConfig.KRAFT) for b in brokers],
         Phase.FINALIZE: [Step(Phase.FINALIZE, Action.RESTART, c, NodeConfig.KRAFT) for c in controllers],

@@ -13,17 +13,20 @@ the API never returns in clear, are left out on both sides.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.cluster.migration.snapshot import MetadataSnapshot, TopicMetadata
 from harness.cluster.migration.znodes import entity_configs, topic_metadata
+from harness.errors import ChaosError, describe_error
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
     from harness.cluster.zkstate import ZkObserver
 
+T = TypeVar("T")
 REQUEST_TIMEOUT_S = 15.0
 DEFAULT_BROKER = "<default>"  # ZooKeeper's entity name for the cluster-wide broker default
 
@@ -48,11 +51,17 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
     from confluent_kafka import TopicCollection
     from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 
-    listed = admin.list_topics(timeout=REQUEST_TIMEOUT_S).topics
+    listed = step("Metadata", lambda: admin.list_topics(timeout=REQUEST_TIMEOUT_S).topics)
     names = sorted(listed)
-    described = admin.describe_topics(TopicCollection(names), request_timeout=REQUEST_TIMEOUT_S)
-    ids = {name: str(future.result(timeout=REQUEST_TIMEOUT_S).topic_id) for name, future in described.items()}
-    levels = _config_levels(admin, [ConfigResource(ResourceType.TOPIC, name) for name in names])
+
+    def topic_ids() -> dict[str, str]:
+        described = admin.describe_topics(TopicCollection(names), request_timeout=REQUEST_TIMEOUT_S)
+        return {name: str(future.result(timeout=REQUEST_TIMEOUT_S).topic_id)
+                for name, future in described.items()}
+
+    ids = step("DescribeTopics", topic_ids)
+    levels = step("DescribeConfigs of the topics",
+                  lambda: _config_levels(admin, [ConfigResource(ResourceType.TOPIC, name) for name in names]))
     topics = {
         name: TopicMetadata(ids.get(name),
                             {p: tuple(meta.replicas) for p, meta in sorted(listed[name].partitions.items())},
@@ -62,8 +71,11 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
     }
     brokers: dict[str, dict[str, str]] = {}
     # One broker a call: DescribeConfigs takes at most one BROKER resource per request.
-    levels_by_broker = {str(b): _config_levels(admin, [ConfigResource(ResourceType.BROKER, str(b))])[str(b)]
-                        for b in broker_ids}
+    levels_by_broker: dict[str, list[tuple[int, str, str]]] = {}
+    for broker_id in broker_ids:
+        resource = ConfigResource(ResourceType.BROKER, str(broker_id))
+        levels_by_broker[str(broker_id)] = step(f"DescribeConfigs of broker {broker_id}",
+                                                partial(_config_levels, admin, [resource]))[str(broker_id)]
     for broker, found in levels_by_broker.items():
         for source, key, value in found:
             if source == ConfigSource.DYNAMIC_BROKER_CONFIG.value:
@@ -71,6 +83,19 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
             elif source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value:
                 brokers.setdefault("", {})[key] = value
     return MetadataSnapshot("kraft", topics, dict(sorted(brokers.items())), group_offsets(admin))
+
+
+class MetadataUnread(ChaosError):
+    """One request of a snapshot's reading failed; its text names the request."""
+
+
+def step(what: str, read: Callable[[], T]) -> T:
+    """``read()``, its failure raised as :class:`MetadataUnread` naming ``what``, so a
+    reading that failed says which request did."""
+    try:
+        return read()
+    except Exception as err:
+        raise MetadataUnread(f"{what}: {describe_error(err)}") from err
 
 
 def _config_levels(admin: AdminClient, resources: list[Any]) -> dict[str, list[tuple[int, str, str]]]:
@@ -101,15 +126,18 @@ def group_offsets(admin: AdminClient) -> dict[str, dict[str, int]]:
     """Every group's committed offsets, ``topic-partition`` -> offset."""
     from confluent_kafka import ConsumerGroupTopicPartitions
 
-    listed = admin.list_consumer_groups(request_timeout=REQUEST_TIMEOUT_S).result(timeout=REQUEST_TIMEOUT_S)
+    listed = step("ListConsumerGroups", lambda: admin.list_consumer_groups(
+        request_timeout=REQUEST_TIMEOUT_S).result(timeout=REQUEST_TIMEOUT_S))
     offsets: dict[str, dict[str, int]] = {}
     for group in sorted(g.group_id for g in listed.valid):
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
                                                     request_timeout=REQUEST_TIMEOUT_S)
-        answer = next(iter(futures.values())).result(timeout=REQUEST_TIMEOUT_S)
+        pending = next(iter(futures.values()))
+        answer = step(f"ListConsumerGroupOffsets of {group}",
+                      partial(pending.result, timeout=REQUEST_TIMEOUT_S))
         offsets[group] = {f"{tp.topic}-{tp.partition}": tp.offset for tp in answer.topic_partitions
                           if tp.offset >= 0}
     return offsets
 
 
-__all__ = ["group_offsets", "kraft_snapshot", "zookeeper_snapshot"]
+__all__ = ["MetadataUnread", "group_offsets", "kraft_snapshot", "step", "zookeeper_snapshot"]

@@ -19,10 +19,6 @@ CONSUMERS = (ConsumerSpec("cb", "b", group="migration-readers"),)
 NOTHING_LOST_OR_TWICE: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
                                           "duplicate": 0, "reordered": 0, "unseen": 0}
 DUAL_WRITE_HOLD_S = 10.0
-# A KRaft controller's quorum elects a new leader within a few rounds of its fetch (2 s)
-# and election (1 s) timeouts; the new leader's migration driver then claims ZooKeeper's
-# /controller, which a loaded machine stretches: the K scenarios' bound, doubled.
-NEW_MIGRATION_LEADER_WITHIN_S = 30.0
 
 
 def migration_spec(**fields: Any) -> ScenarioSpec:
