@@ -89,3 +89,15 @@ def test_a_change_made_in_dual_write_is_expected_after_and_missing_it_is_a_diffe
     assert differences(expected, replace(BEFORE, source="kraft")) == [
         Difference("topics/orders/configs/retention.ms", "604800123", "600000")]
     assert BEFORE.topics["orders"].configs["retention.ms"] == "600000"  # the reading itself untouched
+
+
+def test_a_topic_id_from_the_admin_api_reads_as_zookeeper_writes_it() -> None:
+    from confluent_kafka import Uuid
+
+    from harness.cluster.migration.readers import kafka_uuid
+
+    # The M1 control's topic: ZooKeeper held gWp-uDusTQex4-yv3rJLtA, the Admin API printed
+    # it with '+' for '-'.
+    assert kafka_uuid("gWp+uDusTQex4+yv3rJLtA") == "gWp-uDusTQex4-yv3rJLtA"
+    uuid = Uuid(-1, -2)  # every bit set but the last: both base64 alphabets differ here
+    assert kafka_uuid(str(uuid)) == "_____________________g" and "/" in str(uuid)

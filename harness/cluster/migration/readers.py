@@ -56,7 +56,7 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
 
     def topic_ids() -> dict[str, str]:
         described = admin.describe_topics(TopicCollection(names), request_timeout=REQUEST_TIMEOUT_S)
-        return {name: str(future.result(timeout=REQUEST_TIMEOUT_S).topic_id)
+        return {name: kafka_uuid(str(future.result(timeout=REQUEST_TIMEOUT_S).topic_id))
                 for name, future in described.items()}
 
     ids = step("DescribeTopics", topic_ids)
@@ -83,6 +83,13 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
             elif source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value:
                 brokers.setdefault("", {})[key] = value
     return MetadataSnapshot("kraft", topics, dict(sorted(brokers.items())), group_offsets(admin))
+
+
+def kafka_uuid(text: str) -> str:
+    """A topic id as Kafka writes it (``Uuid.toString``: URL-safe base64, no padding), the
+    form ``/brokers/topics`` holds; confluent-kafka prints the standard alphabet's ``+``
+    and ``/`` (the M1 control's topic id read back as another id before this)."""
+    return text.replace("+", "-").replace("/", "_").rstrip("=")
 
 
 class MetadataUnread(ChaosError):
@@ -140,4 +147,4 @@ def group_offsets(admin: AdminClient) -> dict[str, dict[str, int]]:
     return offsets
 
 
-__all__ = ["MetadataUnread", "group_offsets", "kraft_snapshot", "step", "zookeeper_snapshot"]
+__all__ = ["MetadataUnread", "group_offsets", "kafka_uuid", "kraft_snapshot", "step", "zookeeper_snapshot"]

@@ -14,7 +14,7 @@ IDEMPOTENT_PRODUCER = {"acks": "all", "enable.idempotence": True}
 DURABLE_TOPIC = TopicSpec(partitions=3, replication_factor=3,
                           config={"min.insync.replicas": 2, "unclean.leader.election.enable": False})
 PRODUCERS = (ProducerSpec("pa", "a", IDEMPOTENT_PRODUCER, rate_per_s=RATE_PER_S),)
-CONSUMERS = (ConsumerSpec("cb", "b", group="migration-readers"),)
+CONSUMERS = (ConsumerSpec("cb", "b", group="migration-readers", commit="sync"),)
 # An idempotent producer that lives through every roll writes each record once, in order.
 NOTHING_LOST_OR_TWICE: dict[str, Rule] = {"lost": 0, "truncated": 0, "aborted_read": 0, "unexpected": 0,
                                           "duplicate": 0, "reordered": 0, "unseen": 0}
