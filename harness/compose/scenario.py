@@ -270,7 +270,8 @@ class ScenarioRun:
         (each phase is a row of the history's ``migration`` table, a failed one too), and
         the metadata read from ZooKeeper before it is the metadata the cluster holds after
         it (``metadata.json``: both readings and every difference, by path)."""
-        before = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin)
+        before = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin,
+                                    self.cluster.observer_bootstrap())
         driver = MigrationDriver(self.cluster, migration.steps(self.cluster.topology), migration.hold_s,
                                  progress=self.cluster.progress, mirror_topic=self.topic)
         failure: list[BaseException] = []
@@ -324,8 +325,9 @@ class ScenarioRun:
         def reading() -> bool:
             self.cluster._admin = None  # a fresh client each try: the last may hold a dead connection
             admin, observer = self.cluster.admin, self.cluster.zookeeper.observer
-            read.append(kraft_snapshot(admin, brokers) if mode.brokers_on_kraft else
-                        step("the znodes", partial(zookeeper_snapshot, observer, admin)))
+            bootstrap = self.cluster.observer_bootstrap()
+            read.append(kraft_snapshot(admin, bootstrap, brokers) if mode.brokers_on_kraft else
+                        step("the znodes", partial(zookeeper_snapshot, observer, admin, bootstrap)))
             return True
 
         # Just after the last roll a broker may still be reconnecting to the controllers: a

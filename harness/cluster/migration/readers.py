@@ -7,13 +7,13 @@ of the KRaft cluster through the Admin API: topic ids (DescribeTopics), replica 
 (Metadata), configs whose source is dynamic (DescribeConfigs, with their synonyms, so
 a broker's own value and the cluster-wide default are told apart). Committed group
 offsets live in ``__consumer_offsets`` in both modes and are read through the Admin API
-on both sides (ListConsumerGroups, ListConsumerGroupOffsets). Sensitive configs, which
+on both sides (ListConsumerGroups, then a consumer's committed-offsets look-up). Sensitive configs, which
 the API never returns in clear, are left out on both sides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,7 +31,7 @@ REQUEST_TIMEOUT_S = 15.0
 DEFAULT_BROKER = "<default>"  # ZooKeeper's entity name for the cluster-wide broker default
 
 
-def zookeeper_snapshot(observer: ZkObserver, admin: AdminClient) -> MetadataSnapshot:
+def zookeeper_snapshot(observer: ZkObserver, admin: AdminClient, bootstrap: str) -> MetadataSnapshot:
     """The metadata as ZooKeeper holds it (the group offsets from the brokers)."""
     topics: dict[str, TopicMetadata] = {}
     for name in observer.call(observer.client.get_children, "/brokers/topics"):
@@ -43,10 +43,11 @@ def zookeeper_snapshot(observer: ZkObserver, admin: AdminClient) -> MetadataSnap
             configs = entity_configs(observer.read_json(f"/config/brokers/{entity}"))
             if configs:
                 brokers["" if entity == DEFAULT_BROKER else entity] = configs
-    return MetadataSnapshot("zookeeper", dict(sorted(topics.items())), brokers, group_offsets(admin))
+    return MetadataSnapshot("zookeeper", dict(sorted(topics.items())), brokers,
+                            group_offsets(admin, bootstrap, topics))
 
 
-def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSnapshot:
+def kraft_snapshot(admin: AdminClient, bootstrap: str, broker_ids: Iterable[int]) -> MetadataSnapshot:
     """The metadata as a KRaft cluster answers for it through the Admin API."""
     from confluent_kafka import TopicCollection
     from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
@@ -82,7 +83,8 @@ def kraft_snapshot(admin: AdminClient, broker_ids: Iterable[int]) -> MetadataSna
                 brokers.setdefault(broker, {})[key] = value
             elif source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value:
                 brokers.setdefault("", {})[key] = value
-    return MetadataSnapshot("kraft", topics, dict(sorted(brokers.items())), group_offsets(admin))
+    return MetadataSnapshot("kraft", topics, dict(sorted(brokers.items())),
+                            group_offsets(admin, bootstrap, topics))
 
 
 def kafka_uuid(text: str) -> str:
@@ -129,21 +131,29 @@ def _source(source: Any) -> int:
     return int(getattr(source, "value", source))
 
 
-def group_offsets(admin: AdminClient) -> dict[str, dict[str, int]]:
-    """Every group's committed offsets, ``topic-partition`` -> offset."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
+def group_offsets(admin: AdminClient, bootstrap: str,
+                  topics: Mapping[str, TopicMetadata]) -> dict[str, dict[str, int]]:
+    """Every group's committed offsets on ``topics``' partitions, ``topic-partition`` ->
+    offset. Asked through a consumer that names the group and never subscribes (so it
+    does not join it), not through the Admin API's coordinator calls, which librdkafka
+    can abort on under faults (tests/unit/test_client_hazards.py)."""
+    from confluent_kafka import Consumer, TopicPartition
 
     listed = step("ListConsumerGroups", lambda: admin.list_consumer_groups(
         request_timeout=REQUEST_TIMEOUT_S).result(timeout=REQUEST_TIMEOUT_S))
+    partitions = [TopicPartition(name, p) for name, topic in topics.items() if not name.startswith("__")
+                  for p in topic.replicas]
     offsets: dict[str, dict[str, int]] = {}
     for group in sorted(g.group_id for g in listed.valid):
-        futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                    request_timeout=REQUEST_TIMEOUT_S)
-        pending = next(iter(futures.values()))
-        answer = step(f"ListConsumerGroupOffsets of {group}",
-                      partial(pending.result, timeout=REQUEST_TIMEOUT_S))
-        offsets[group] = {f"{tp.topic}-{tp.partition}": tp.offset for tp in answer.topic_partitions
-                          if tp.offset >= 0}
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                             "log_level": 3})
+        try:
+            committed = step(f"the committed offsets of {group}",
+                             partial(consumer.committed, partitions, timeout=REQUEST_TIMEOUT_S))
+        finally:
+            consumer.close()
+        offsets[group] = {f"{tp.topic}-{tp.partition}": tp.offset for tp in committed
+                          if tp.error is None and tp.offset >= 0}
     return offsets
 
 
