@@ -279,4 +279,9 @@ def _migration_links(topology: Topology) -> list[tuple[str, str, LinkKind, str, 
         port = migration_port(topology, controller.name)
         for broker in topology.brokers:
             specs.append((controller.name, broker.name, LinkKind.CONTROLLER_RPC, f"{broker.name}:{port}", ""))
+    # The harness asks the controllers for their quorum itself while the brokers are in
+    # ZooKeeper mode, which do not forward DescribeQuorum (harness.cluster.describe_quorum).
+    for controller in topology.dedicated_controllers:
+        upstream = f"{controller.name}:{controller_port(topology, controller.name)}"
+        specs.append((OBSERVER, controller.name, LinkKind.OBSERVER, upstream, ""))
     return specs

@@ -4,6 +4,7 @@ cluster and its containers."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,7 +124,17 @@ def test_a_zookeeper_broker_waits_for_its_session_and_a_kraft_broker_does_not() 
     assert mode.registration_holder(0) is None and held == [0]
 
 
-def test_the_quorum_counts_as_serving_once_a_controller_leads_the_migration() -> None:
+def test_the_quorum_counts_as_serving_once_a_controller_leads_the_migration(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cluster.metadata import migration as migration_module
+
+    asked: list[str] = []
+
+    def unreachable(address: str, timeout_s: float) -> dict[str, Any]:
+        asked.append(address)
+        raise ConnectionRefusedError(address)
+
+    monkeypatch.setattr(migration_module, "describe_quorum", unreachable)
     mode, observer = _mode()
     mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
     assert mode.quorum_problems() == []  # nothing provisioned yet: the ensemble alone
@@ -133,11 +144,21 @@ def test_the_quorum_counts_as_serving_once_a_controller_leads_the_migration() ->
     observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": -1, "kraft_controller_epoch": -1,
                                      "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
     assert mode.quorum_problems() == []
-    assert set(mode._controller_roles().values()) == {None}
-    observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 101, "kraft_controller_epoch": 1,
-                                     "kraft_metadata_offset": 5, "kraft_metadata_epoch": 1}
-    # Which one leads is known; whether the others follow is not, while brokers are ZooKeeper-mode.
-    assert mode._controller_roles() == {"kraft-a": None, "kraft-b": "leader", "kraft-c": None}
+    assert set(mode._controller_roles().values()) == {None}  # no controller answers
+    assert asked == [f"127.0.0.1:kraft-{z}" for z in "abc"]  # each asked on its observer link
+
+    def leader_b(address: str, timeout_s: float) -> dict[str, Any]:
+        if not address.endswith("kraft-b"):
+            return {"error_code": 6, "leader_id": -1}  # NOT_LEADER_OR_FOLLOWER
+        now = time.time() * 1000
+        return {"error_code": 0, "leader_id": 101, "leader_epoch": 3,
+                "current_voters": [{"replica_id": 100, "last_fetch_timestamp": now - 500},
+                                   {"replica_id": 101, "last_fetch_timestamp": -1},
+                                   {"replica_id": 102, "last_fetch_timestamp": now - 60_000}]}
+
+    monkeypatch.setattr(migration_module, "describe_quorum", leader_b)
+    # The leader's own account, while the brokers are ZooKeeper-mode: kraft-c has stopped fetching.
+    assert mode._controller_roles() == {"kraft-a": "follower", "kraft-b": "leader", "kraft-c": None}
 
 
 class FakeReader:

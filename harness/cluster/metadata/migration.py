@@ -21,13 +21,15 @@ on taking the lead and moves on with each write it mirrors to ZooKeeper.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from typing import Any
 
+from harness.cluster.describe_quorum import describe_quorum
 from harness.cluster.metadata.base import QuorumHost, StateReader
-from harness.cluster.metadata.kraft import KRaftMode, KRaftReader
+from harness.cluster.metadata.kraft import KRaftMode, KRaftReader, voter_roles
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.migration.plan import NodeConfig, Phase
 from harness.cluster.migration.znodes import MigrationRecord, migration_record
@@ -56,6 +58,8 @@ class StateSource(StrEnum):
 
 
 MIGRATION_ZNODE = "/migration"
+# A controller answers DescribeQuorum in milliseconds; a frozen one never does.
+ROLE_READ_TIMEOUT_S = 1.0
 CLUSTER_ID_ZNODE = "/cluster/id"
 
 
@@ -154,21 +158,26 @@ class MigrationMode:
         return {**self._zookeeper.quorum_roles(), **self._controller_roles()}
 
     def _controller_roles(self) -> dict[str, str | None]:
-        """The controllers' roles: the quorum's own account once the brokers are KRaft
-        brokers; before, the one ``/migration`` names leads and the others are not known
-        (None), since nothing a ZooKeeper-mode broker answers describes the quorum."""
+        """The controllers' roles: the quorum's own account through the brokers once they
+        are KRaft brokers; before, asked of the controllers themselves, since a
+        ZooKeeper-mode broker does not forward DescribeQuorum (the leader answers; a
+        follower says it is not the leader). None for a controller not in the quorum, or
+        for all while no controller answers."""
         if not self.provisioned:
             return {}
         if self.brokers_on_kraft:
             roles = self._kraft.quorum_roles()
             return {c: roles.get(c) for c in self.provisioned}
-        try:
-            record = self.record()
-        except Exception:
-            record = None
-        leader = None if record is None else self._host.topology.controller(record.controller_id).name \
-            if record.controller_id in {c.node_id for c in self._host.topology.controllers} else None
-        return {c: "leader" if c == leader else None for c in self.provisioned}
+        voters = {c.node_id: c.name for c in self._host.topology.dedicated_controllers}
+        for controller in self.provisioned:
+            try:
+                answer = describe_quorum(self._host.observer_address(controller), ROLE_READ_TIMEOUT_S)
+            except OSError:
+                continue
+            if answer["error_code"] == 0 and answer["leader_id"] >= 0:
+                roles = voter_roles(answer, voters, time.time() * 1000)
+                return {c: roles.get(c) for c in self.provisioned}
+        return dict.fromkeys(self.provisioned)
 
     def quorum_problems(self) -> list[tuple[str, str | None]]:
         problems = self._zookeeper.quorum_problems()
