@@ -85,6 +85,11 @@ TARGET_DOCS: dict[str, TargetDoc] = {
                   "neither elect a leader nor commit a metadata change.", ("controller_majority",)),
         TargetDoc("zookeeper_leader", "The ZooKeeper node that leads the ensemble at that moment (its "
                   "`srvr` answer says leader); fails if the ensemble has no quorum.", ("zookeeper_leader",)),
+        TargetDoc("quorum_leader", "The KRaft controller that leads the quorum at that moment, by the "
+                  "quorum's own account: on a KRaft cluster the active controller; on a migrating one the "
+                  "controller that leads the migration, also before it claims /controller (until the copy, "
+                  "`active_controller` there is a broker); fails if no controller leads then.",
+                  ("quorum_leader",)),
         TargetDoc("all_brokers", "Every broker of the topology at once (what a power cut of the whole "
                   "cluster takes down).", ("all_brokers",)),
         TargetDoc("all_zookeepers", "Every ZooKeeper node of the topology at once (the whole ensemble "

@@ -323,6 +323,35 @@ class ControllerMajority(Target):
 
 
 @dataclass(frozen=True)
+class QuorumLeader(Target):
+    """The KRaft controller that leads the quorum now, by the quorum's own account. On a
+    KRaft cluster that is the active controller; on a migrating one it is the controller
+    that leads the migration, also before it has claimed ``/controller`` (until the copy,
+    ``active_controller`` there is the ZooKeeper-mode controller, a broker)."""
+
+    kind: ClassVar[str] = "quorum_leader"
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {self.kind!r}",
+                          '"active_controller" (the broker holding /controller)')
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        voters = {c.name for c in cluster.topology.controllers}
+        leaders = [name for name, role in cluster.quorum_roles().items()
+                   if role == "leader" and name in voters]
+        if not leaders:
+            raise TargetError("no KRaft controller leads the quorum now")
+        return (leaders[0],)
+
+    def describe(self) -> str:
+        return "KRaft quorum leader"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@dataclass(frozen=True)
 class ZooKeeperLeader(Target):
     """The ZooKeeper node that leads the ensemble now (``srvr`` says Mode: leader)."""
 
@@ -650,6 +679,7 @@ class Isolation(LinkTarget):
 _NO_ARGUMENT: dict[str, type[Target]] = {
     "controller": Controller, "active_controller": ActiveController,
     "controller_majority": ControllerMajority, "zookeeper_leader": ZooKeeperLeader,
+    "quorum_leader": QuorumLeader,
     "all_brokers": AllBrokers, "all_zookeepers": AllZooKeepers, "all_controllers": AllControllers,
 }
 TARGET_KINDS = (

@@ -115,3 +115,18 @@ def test_fill_disk_refuses_a_dedicated_controller() -> None:
         with pytest.raises(TargetError, match="fills a broker's disk"):
             build_fault({"fault": "fill_disk", "target": target}).check(KRAFT)
     build_fault({"fault": "fill_disk", "target": {"broker": 1}}).check(KRAFT)
+
+
+def test_the_quorum_leader_is_the_voter_leading_by_its_own_account_even_when_a_broker_controls() -> None:
+    from faults.targets import QuorumLeader
+
+    assert parse_target("quorum_leader") == QuorumLeader()
+    assert QuorumLeader().resolve(_kraft_cluster(101)) == ("kraft-b",)
+    # A migrating cluster before the copy: /controller names broker 2, the quorum is led by kraft-c.
+    migrating = dataclasses.replace(_kraft_cluster(2), modes={"zk-a": "leader", "kraft-a": "follower",
+                                                              "kraft-b": None, "kraft-c": "leader"})
+    assert QuorumLeader().resolve(migrating) == ("kraft-c",)
+    with pytest.raises(TargetError, match="no KRaft controller leads the quorum now"):
+        QuorumLeader().resolve(dataclasses.replace(migrating, modes={"zk-a": "leader", "kraft-a": None}))
+    with pytest.raises(TargetError, match='in ZooKeeper mode: "active_controller"'):
+        build_fault({"fault": "kill", "target": "quorum_leader"}).check(ZOOKEEPER)
