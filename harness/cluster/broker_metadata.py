@@ -84,12 +84,13 @@ def _request(topics: list[str] | None, correlation_id: int) -> bytes:
     return struct.pack(">i", len(payload)) + payload
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
+def recv_exact(sock: socket.socket, size: int) -> bytes:
+    """Exactly ``size`` bytes of a Kafka response; ConnectionError when the peer closes first."""
     chunks = bytearray()
     while len(chunks) < size:
         chunk = sock.recv(size - len(chunks))
         if not chunk:
-            raise ConnectionError("broker closed the connection mid-response")
+            raise ConnectionError("the peer closed the connection mid-response")
         chunks.extend(chunk)
     return bytes(chunks)
 
@@ -132,5 +133,5 @@ def broker_view(
     host, _, port = address.rpartition(":")
     with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
         sock.sendall(_request(topics, correlation_id=1))
-        (size,) = struct.unpack(">i", _recv_exact(sock, 4))
-        return _parse(_recv_exact(sock, size))
+        (size,) = struct.unpack(">i", recv_exact(sock, 4))
+        return _parse(recv_exact(sock, size))

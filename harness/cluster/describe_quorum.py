@@ -19,6 +19,8 @@ import socket
 import struct
 from typing import Any
 
+from harness.cluster.broker_metadata import recv_exact
+
 DESCRIBE_QUORUM_API_KEY = 55
 DESCRIBE_QUORUM_VERSION = 1
 METADATA_TOPIC = "__cluster_metadata"
@@ -121,24 +123,14 @@ def parse(data: bytes) -> dict[str, Any]:
     return found
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = sock.recv(size - len(chunks))
-        if not chunk:
-            raise ConnectionError("the controller closed the connection mid-response")
-        chunks.extend(chunk)
-    return bytes(chunks)
-
-
 def describe_quorum(address: str, timeout_s: float = 2.0) -> dict[str, Any]:
     """Ask the controller at ``host:port`` to describe its quorum (see :func:`parse`);
     OSError when it cannot be reached or does not answer in time."""
     host, _, port = address.rpartition(":")
     with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
         sock.sendall(request(correlation_id=1))
-        (size,) = struct.unpack(">i", _recv_exact(sock, 4))
-        return parse(_recv_exact(sock, size))
+        (size,) = struct.unpack(">i", recv_exact(sock, 4))
+        return parse(recv_exact(sock, size))
 
 
 __all__ = ["describe_quorum", "parse", "request"]
