@@ -112,6 +112,11 @@ class Topology:
         has = f"its controllers are {ids}" if ids else "it has no KRaft controllers"
         raise TopologyError(f"topology {self.name!r} has no KRaft controller {node_id}; {has}")
 
+    def before_migration(self) -> Topology:
+        """A migrating topology as its cluster is before the controllers start: ZooKeeper
+        mode, no KRaft controller (for the rules on what may act when)."""
+        return replace(self, metadata=ZOOKEEPER, controllers=(), controller_settings={})
+
     @property
     def migrating(self) -> bool:
         """True for a cluster on its way from ZooKeeper to KRaft: what has migration

@@ -211,7 +211,36 @@ def _schedule_on(spec: ScenarioSpec, topology: Topology) -> list[Problem]:
     for i, entry in enumerate(spec.schedule, start=1):
         fault_spec = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
         try:
-            build_fault(substitute(fault_spec, "placeholder-topic")).check(topology)
+            fault = build_fault(substitute(fault_spec, "placeholder-topic"))
+            fault.check(topology)
         except FaultError as err:
             problems.append(Problem(f"schedule[{i}].fault", entry.get("fault"), str(err)))
+            continue
+        if spec.migration and topology.migrating and not _controllers_there(entry.get("when")) \
+                and not _checks_on(fault, topology.before_migration()):
+            problems.append(Problem(f"schedule[{i}].when", entry.get("when"),
+                                    f"{fault.describe()} acts on the KRaft controllers, which a migration "
+                                    "starts in its provision phase and stops in a rollback: anchor it with "
+                                    "when = { migration_phase = ... } to one of "
+                                    + ", ".join(CONTROLLERS_RUN_IN)))
     return problems
+
+
+# The phases of a migration throughout which its KRaft controllers run.
+CONTROLLERS_RUN_IN = ("enter_migration", "copy", "dual_write", "broker_roll", "finalize")
+
+
+def _controllers_there(when: Any) -> bool:
+    """Whether an entry's ``when`` holds only in a phase with the controllers running."""
+    return isinstance(when, dict) and when.get("migration_phase") in CONTROLLERS_RUN_IN
+
+
+def _checks_on(fault: Any, topology: Topology) -> bool:
+    """Whether ``fault`` can act on ``topology`` (the cluster before its controllers)."""
+    from faults.errors import FaultError
+
+    try:
+        fault.check(topology)
+    except FaultError:
+        return False
+    return True

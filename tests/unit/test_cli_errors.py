@@ -135,6 +135,9 @@ hold_s = 5
          "migration_phase 'dual-write' is not a phase of the migration"),
         ("hold = 5\n", ("--kafka-version", "3.9.1"), "migration: unknown key(s) hold"),
         ("", ("--kafka-version", "3.9.1", "--metadata", "kraft"), "a migration starts from a ZooKeeper-mode"),
+        ('[[schedule]]\nstart_s = 0\nduration_s = 5\nfault = "kill"\ntarget = "controller_majority"\n',
+         ("--kafka-version", "3.9.1"), "acts on the KRaft controllers, which a migration starts in its "
+                                       "provision phase"),
     ],
 )
 def test_a_migration_file_that_cannot_run_is_refused_before_any_container(

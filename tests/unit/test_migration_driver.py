@@ -373,3 +373,34 @@ def test_every_migration_scenarios_schedule_and_checks_parse_on_the_migrating_to
         schedule, checks = spec.for_topic("t")
         schedule.check(MIGRATING)
         assert len(checks) == len(spec.checks) and topology_problems(spec, MIGRATING) == [], spec.id
+
+
+@pytest.mark.parametrize("target", ["quorum_leader", "controller_majority", "all_controllers",
+                                    {"controller": 100}, {"node": "kraft-a"}])
+def test_a_fault_on_the_controllers_not_anchored_where_they_run_is_refused_before_it_starts(
+        target: object) -> None:
+    from harness.cluster.migration.plan import MigrationSpec
+    from harness.compose.scenario_spec import ScenarioSpec
+    from harness.compose.spec_check import topology_problems
+
+    entry = {"start_s": 0, "duration_s": 5, "fault": "kill", "target": target}
+    early = ScenarioSpec(id="m", title="m", migration=MigrationSpec(), schedule=(entry,))
+    [problem] = topology_problems(early, MIGRATING)
+    assert str(problem).startswith("schedule[1].when") and "acts on the KRaft controllers" in str(problem)
+    at_provision = ScenarioSpec(id="m", title="m", migration=MigrationSpec(),
+                                schedule=({**entry, "when": {"migration_phase": "provision"}},))
+    assert len(topology_problems(at_provision, MIGRATING)) == 1
+    anchored = ScenarioSpec(id="m", title="m", migration=MigrationSpec(),
+                            schedule=({**entry, "when": {"migration_phase": "dual_write"}},))
+    assert topology_problems(anchored, MIGRATING) == []
+
+
+def test_a_fault_on_a_broker_or_the_active_controller_may_strike_at_any_time() -> None:
+    from harness.cluster.migration.plan import MigrationSpec
+    from harness.compose.scenario_spec import ScenarioSpec
+    from harness.compose.spec_check import topology_problems
+
+    for target in ({"broker": 1}, "active_controller", {"zone": "a"}):
+        spec = ScenarioSpec(id="m", title="m", migration=MigrationSpec(),
+                            schedule=({"start_s": 0, "duration_s": 5, "fault": "kill", "target": target},))
+        assert topology_problems(spec, MIGRATING) == [], target
