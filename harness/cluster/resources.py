@@ -99,8 +99,13 @@ def remove_run(client: docker.DockerClient, run_id: str) -> int:
         except NotFound:
             return 0
 
-    with ThreadPoolExecutor(max_workers=max(1, len(containers))) as pool:
-        removed = sum(pool.map(remove, containers))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, len(containers))) as pool:
+            removed = sum(pool.map(remove, containers))
+    except RuntimeError:
+        # At interpreter exit (the atexit net after a second Ctrl-C) no thread can be
+        # started ("cannot schedule new futures after interpreter shutdown"): one by one.
+        removed = sum(remove(container) for container in containers)
     for network in client.networks.list(filters=selector):
         try:
             network.remove()
