@@ -661,6 +661,8 @@ def test_a_migrations_phases_and_metadata_differences_are_tables_on_its_page(run
     render_run(run_dir)
     visible = parse(run_dir / "s3-kill-leader.html").visible
     assert "2 phases walked in 18.0 s; enter_migration failed" in visible
+    # The sample's sends: 120 in each phase's 8 s, 31 of enter_migration's failed or in doubt.
+    assert "Of the 240 sends made while it walked, 31 failed or were left in doubt" in visible
     assert "RuntimeError: kafka-1 did not start" in visible
     assert "2 paths read from zookeeper before the migration, 1 from kraft after it; 1 differ" in visible
     assert "topics/t/configs/min.insync.replicas" in visible
