@@ -172,7 +172,7 @@ class MigrationMode:
         for controller in self.provisioned:
             try:
                 answer = describe_quorum(self._host.observer_address(controller), ROLE_READ_TIMEOUT_S)
-            except OSError:
+            except Exception:  # unreachable, or an answer cut short: this controller says nothing
                 continue
             if answer["error_code"] == 0 and answer["leader_id"] >= 0:
                 roles = voter_roles(answer, voters, time.time() * 1000)
