@@ -366,8 +366,9 @@ def test_dual_write_sets_a_config_through_kraft_and_waits_for_zookeeper_to_show_
 def test_every_migration_scenarios_schedule_and_checks_parse_on_the_migrating_topology() -> None:
     from harness.compose.spec_check import topology_problems
     from tests.chaos.migration.test_m01_clean_migration import m1_spec
+    from tests.chaos.migration.test_m02_controller_killed_in_copy import m2_spec
 
-    for spec in (m1_spec(),):
+    for spec in (m1_spec(), m2_spec()):
         schedule, checks = spec.for_topic("t")
         schedule.check(MIGRATING)
         assert len(checks) == len(spec.checks) and topology_problems(spec, MIGRATING) == [], spec.id

@@ -118,8 +118,9 @@ def test_a_pipeline_isolation_spec_written_as_a_file_reads_back_as_the_same_spec
 
 def test_a_migration_scenario_written_as_a_file_reads_back_as_the_same_spec() -> None:
     from tests.chaos.migration.test_m01_clean_migration import m1_spec
+    from tests.chaos.migration.test_m02_controller_killed_in_copy import m2_spec
 
-    for spec in (m1_spec(),):
+    for spec in (m1_spec(), m2_spec()):
         data = spec.to_dict()
         assert parse_scenario(tomli_w.dumps(data), "written") == spec, spec.id
         assert "migration" in data
