@@ -62,6 +62,11 @@ Verdict = tuple[bool, str]
 """(held, why not): the second item is empty when the condition holds."""
 
 HELD: Verdict = (True, "")
+# How long an entry waits for its condition unless it says (``when_timeout_s``).
+DEFAULT_WAIT_S = 120.0
+# A migration's phase can begin many minutes into a run: the phases before it come first,
+# each of its restarts waiting for a healthy cluster, a fault in force lengthening them.
+PHASE_WAIT_S = 900.0
 _SHOWN = 3  # partitions named in a why-not before "and N more": one line, not a dump
 
 
@@ -81,6 +86,11 @@ class Condition(ABC):
     def topics(self) -> tuple[str, ...]:
         """The topics whose partitions the condition reads (none: brokers or controller only)."""
         return ()
+
+    @property
+    def default_wait_s(self) -> float:
+        """How long an entry waits for this condition when it does not say."""
+        return DEFAULT_WAIT_S
 
     @property
     def all_topics(self) -> bool:
@@ -478,6 +488,10 @@ class MigrationPhaseIs(Condition):
             raise TargetError(f"{self.kind} = {self.phase!r}: topology {topology.name!r} is not migrating "
                               f"(metadata = {topology.metadata!r}); only a migration run has phases")
 
+    @property
+    def default_wait_s(self) -> float:
+        return PHASE_WAIT_S
+
     def _evaluate(self, state: ClusterState, baseline: ClusterState) -> Verdict:
         if state.migration_phase == self.phase:
             return HELD
@@ -506,6 +520,10 @@ class Not(Condition):
 
     def topics(self) -> tuple[str, ...]:
         return self.condition.topics()
+
+    @property
+    def default_wait_s(self) -> float:
+        return self.condition.default_wait_s
 
     @property
     def all_topics(self) -> bool:
@@ -538,6 +556,10 @@ class _Combination(Condition):
 
     def topics(self) -> tuple[str, ...]:
         return tuple(sorted({t for c in self.conditions for t in c.topics()}))
+
+    @property
+    def default_wait_s(self) -> float:
+        return max(c.default_wait_s for c in self.conditions)
 
     @property
     def all_topics(self) -> bool:

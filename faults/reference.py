@@ -166,7 +166,8 @@ SCHEDULE_KEY_DOCS: dict[str, tuple[str, str, str]] = {
              "nothing earlier; `leader_changed`, `controller_changed` and `new_leader_from_isr` are the "
              "ones that compare with the state at the start of the wait). A scenario's checks take the "
              "same conditions."),
-    "when_timeout_s": ("float", "120", "Longest wait for `when`; if it never holds the entry is not "
+    "when_timeout_s": ("float", "120 (900 with `migration_phase`)", "Longest wait for `when`; if it never "
+                       "holds the entry is not "
                        "injected and the schedule fails, naming the condition and the state at the "
                        "last look."),
 }

@@ -26,7 +26,8 @@ sync). An entry may therefore also wait for another entry or for the cluster:
   records an error.
 * ``when = <condition>`` (:mod:`faults.conditions`): once its start has come, the entry
   injects at the first look at the live cluster state at which the condition holds;
-  ``when_timeout_s`` (default 120) bounds the wait. A condition that never holds leaves
+  ``when_timeout_s`` bounds the wait (default 120 s, or 900 s for a condition naming
+  a migration's phase, which may begin many minutes in). A condition that never holds leaves
   the entry out and records an error naming the condition and what the state was at
   the last look, so the scenario fails rather than pass without its fault. Conditions
   that compare (``controller_changed``, ``leader_changed``) compare with the first state
@@ -77,7 +78,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from faults.base import Fault
-from faults.conditions import Condition, Observe, parse_condition, topics_to_read
+from faults.conditions import DEFAULT_WAIT_S, Condition, Observe, parse_condition, topics_to_read
 from faults.errors import FaultError, FaultSpecError, ScheduleError
 from faults.events import EventLog, FaultEvent
 from faults.registry import build_fault
@@ -94,7 +95,7 @@ _TIMING_KEYS = ("start_s", "duration_s")
 _TRIGGER_KEYS = ("after", "when", "when_timeout_s")
 ENTRY_KEYS = _TIMING_KEYS + _TRIGGER_KEYS
 """Every key of an entry that is not part of its fault spec."""
-DEFAULT_WHEN_TIMEOUT_S = 120.0
+DEFAULT_WHEN_TIMEOUT_S = DEFAULT_WAIT_S
 
 
 def entry_words(entry: Mapping[str, Any]) -> str:
@@ -155,8 +156,9 @@ class ScheduleEntry:
         when = parse_condition(mapping["when"]) if "when" in mapping else None
         if when is None and "when_timeout_s" in mapping:
             raise FaultSpecError("'when_timeout_s' bounds the wait for 'when', and this entry has no 'when'")
-        timeout = positive(typed(mapping.get("when_timeout_s", DEFAULT_WHEN_TIMEOUT_S), float,
-                                 "when_timeout_s"), "when_timeout_s")
+        default = when.default_wait_s if when is not None else DEFAULT_WHEN_TIMEOUT_S
+        timeout = positive(typed(mapping.get("when_timeout_s", default), float, "when_timeout_s"),
+                           "when_timeout_s")
         spec = {k: v for k, v in mapping.items() if k not in ENTRY_KEYS}
         entry = cls(start, spec, duration, after, when, timeout)
         entry.build()  # refuses unknown faults and malformed parameters now

@@ -583,3 +583,19 @@ def test_conditions_are_judged_only_on_states_read_after_the_last_action_ended()
            [first, second], observe)
     assert calls == ["inject first", "heal first", "inject second", "heal second"]
     assert asked and min(asked) >= first.times["heal"][1]
+
+
+def test_an_entry_anchored_to_a_migration_phase_waits_for_it_longer_by_default() -> None:
+    """A phase can begin many minutes into a run (the broker roll came 93 s after the
+    schedule's start on a quiet machine, past the 120 s a plain condition gets once the
+    warm-up is counted): a wait naming a phase defaults to 900 s, in combinations too."""
+    from faults.schedule import ScheduleEntry
+
+    kill = {"start_s": 0, "fault": "kill", "target": {"broker": 1}}
+    plain = ScheduleEntry.from_dict({**kill, "when": "isr_full"})
+    phase = ScheduleEntry.from_dict({**kill, "when": {"migration_phase": "broker_roll"}})
+    combined = ScheduleEntry.from_dict({**kill, "when": {"all": [{"migration_phase": "broker_roll"},
+                                                                  {"broker_gone": 0}]}})
+    told = ScheduleEntry.from_dict({**kill, "when": {"migration_phase": "copy"}, "when_timeout_s": 30})
+    assert (plain.when_timeout_s, phase.when_timeout_s, combined.when_timeout_s, told.when_timeout_s) == \
+        (120.0, 900.0, 900.0, 30.0)
