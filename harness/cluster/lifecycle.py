@@ -41,7 +41,7 @@ from harness.cluster.broker_metadata import BrokerView, broker_view
 from harness.cluster.engine import ensure_engine, use_own_reaper
 from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
 from harness.cluster.health import HealthReport, assess_health
-from harness.cluster.images import ImageSet, ensure_images
+from harness.cluster.images import ImageSet, ensure_images, ensure_kafka
 from harness.cluster.metadata import MetadataMode, metadata_mode
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.node_config import KAFKA_DATA_DIR, format_value
@@ -390,6 +390,18 @@ class Cluster:
         shutdown hands its leaderships on first), SIGKILL only after ``grace_s``."""
         self.container(node).stop(timeout=int(grace_s))
         self._nodes.stopped.discard(node)
+
+    def release_image(self, version: str) -> str:
+        """The Kafka image of ``version``, built now if missing (an upgrade's target)."""
+        assert self.images is not None
+        return ensure_kafka(self.docker, version, self.images.base, self.progress)
+
+    def upgrade_node(self, node: str, version: str, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop ``node`` cleanly and start it on Kafka ``version``, with its identity, data
+        and configuration: one step of a rolling upgrade."""
+        image = self.release_image(version)
+        self.stop_node(node, grace_s)
+        self._nodes.change_image(node, image)
 
     def restart_node(self, node: str, timeout_s: float = 60.0) -> None:
         """Kill a node's process and start it again, with its identity and data.

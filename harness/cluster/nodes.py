@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import docker
 from docker.models.containers import Container
 from testcontainers.core.container import DockerContainer
+from testcontainers.core.labels import TESTCONTAINERS_NAMESPACE
 from testcontainers.core.network import Network
 
 from harness.cluster.fabric import TOXIPROXY_API_PORT, TOXIPROXY_HOST, Fabric, Link
@@ -203,14 +204,17 @@ class Nodes:
         container.start()
         self._containers[name] = container
 
-    def _launched(self, java: list[str], config: str, format_cluster_id: str | None) -> list[str]:
+    @staticmethod
+    def _launched(java: list[str], config: str, format_cluster_id: str | None) -> list[str]:
         """``java``, after formatting the node's storage with ``format_cluster_id`` when
         given. ``--ignore-formatted`` makes every later start's format a no-op; ``exec``
-        leaves the JVM the container's main process."""
+        leaves the JVM the container's main process. The id goes as ``--cluster-id=ID``:
+        one taken from ZooKeeper may begin with ``-``, which as a separate argument the
+        tool's parser reads as an option ("expected one argument")."""
         if format_cluster_id is None:
             return java
         tool = ["java", "-Xmx128m", *JVM_FLAGS, "-cp", "/opt/kafka/libs/*", STORAGE_TOOL, "format",
-                "--ignore-formatted", "-t", format_cluster_id, "-c", config]
+                "--ignore-formatted", f"--cluster-id={format_cluster_id}", "-c", config]
         return ["sh", "-c", f"{shlex.join(tool)} && exec {shlex.join(java)}"]
 
     def start_controller(self, controller: ControllerNode, data_volume: str, cluster_id: str,
@@ -252,6 +256,48 @@ class Nodes:
         )
         container.start()
         self._containers[broker.name] = container
+
+    def change_image(self, node: str, image: str) -> None:
+        """Make the stopped ``node`` a container of ``image`` (a newer release): the same
+        name, network alias, labels, command and data volume, and the configuration files
+        the old container held last, so it starts as the same node on other code (a
+        rolling upgrade's "update the code"). Started by the caller."""
+        old = self.container(node)
+        config = old.attrs["Config"]
+        mounts = [(m["Name"], m["Destination"]) for m in old.attrs["Mounts"] if m.get("Type") == "volume"]
+        stream, _ = old.get_archive(CONFIG_DIR)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            files = {member.name.split("/", 1)[1]: tar.extractfile(member).read()  # type: ignore[union-attr]
+                     for member in tar.getmembers() if member.isfile()}
+        old.remove(force=True)
+        assert self._network is not None
+        container = (
+            DockerContainer(image)
+            .with_name(old.name)
+            .with_network(self._network)
+            .with_network_aliases(node)
+            .with_kwargs(labels=self._own_labels(config["Labels"]), hostname=node)
+            .with_command(config["Cmd"])
+        )
+        for volume, destination in mounts:
+            container.with_volume_mapping(volume, destination, "rw")
+        for name, data in files.items():
+            container.with_copy_into_container(data, f"{CONFIG_DIR}/{name}")
+        # The old container is gone: whatever happens next, the node is no longer it, so the
+        # handle goes first and a failed start leaves the node absent, not a stale 404.
+        self._containers.pop(node)
+        self.stopped.discard(node)
+        try:
+            container.start()
+        except Exception as exc:
+            raise ChaosError(f"{node} could not be started again on {image}: {exc}") from exc
+        self._containers[node] = container
+
+    @staticmethod
+    def _own_labels(labels: Mapping[str, str]) -> dict[str, str]:
+        """A container's labels without those testcontainers sets itself (it refuses to be
+        given its own namespace): the run's labels, which cleanup finds it by."""
+        return {key: value for key, value in labels.items() if not key.startswith(TESTCONTAINERS_NAMESPACE)}
 
     def retire(self, node: str) -> None:
         """Stop ``node`` for good (a rollback's controllers): it leaves the nodes whose

@@ -40,6 +40,11 @@ class KafkaRelease:
         migrating one between them where it migrates."""
         return (*self.metadata_modes, *((MIGRATION,) if self.migrates else ()))
 
+    def runs_in(self, metadata: str) -> bool:
+        """Whether the harness runs this release's clusters in ``metadata`` mode from the
+        start (a migration's target must run in KRaft mode)."""
+        return metadata in self.metadata_modes
+
     @property
     def protocol_version(self) -> str:
         """Its ``inter.broker.protocol.version`` (``3.9`` for 3.9.1), which a migration pins."""
@@ -87,6 +92,22 @@ def check_migration(release: KafkaRelease) -> None:
     raise UnsupportedVersion(f"Kafka {release.version} cannot migrate from ZooKeeper to KRaft here (it runs "
                              f"in {' and '.join(release.metadata_modes)} mode); releases that can: "
                              + ", ".join(able))
+
+
+def check_upgrade(source: KafkaRelease, target: str) -> KafkaRelease:
+    """The release ``target`` that a cluster migrated on ``source`` may be upgraded to: a
+    supported release that runs KRaft and is newer; else one sentence naming those that are."""
+    able = [r for r in SUPPORTED if r.runs_in(KRAFT) and _key(r.version) > _key(source.version)]
+    found = next((r for r in able if r.version == target), None)
+    if found is None:
+        raise UnsupportedVersion(f"a cluster migrated on Kafka {source.version} cannot be upgraded to "
+                                 f"{target!r} here; releases it can: "
+                                 + (", ".join(r.version for r in able) or "none"))
+    return found
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def release(version: str) -> KafkaRelease:

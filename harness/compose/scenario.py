@@ -44,7 +44,7 @@ from harness.workload.pipeline import EXACTLY_ONCE
 if TYPE_CHECKING:
     from faults.base import Fault
     from faults.events import EventLog
-    from faults.schedule import Schedule
+    from faults.schedule import Schedule, ScheduleRun
     from harness.cluster.lifecycle import Cluster
     from harness.cluster.metadata.migration import MigrationMode
     from spark_jobs.findings import Verdict
@@ -59,6 +59,8 @@ from this one module."""
 
 # How long past the schedule's end a probe set after its last action may still be taken.
 PROBE_GRACE_S = 30.0
+# How often a schedule's wait looks whether it was abandoned (see _wait_unless_abandoned).
+ABANDON_LOOK_S = 1.0
 # How long one DescribeConfigs may take before it is asked again (see _broker_config).
 CONFIG_REQUEST_TIMEOUT_S = 15.0
 
@@ -80,6 +82,8 @@ class Check:
 
 # The migration's metadata check, by the name a control run's ``must_fail`` gives it.
 METADATA_CHECK = "metadata carried over: topics, ids, partitions, replicas, configs, group offsets"
+# Dual-write's check: its detail says when ZooKeeper showed the change ("after 1.2 s").
+MIRROR_CHECK = "dual-write mirrored a config set through KRaft into ZooKeeper"
 
 
 class ScenarioRun:
@@ -231,13 +235,16 @@ class ScenarioRun:
     def heal(self, fault: Fault) -> None:
         fault.heal(self.cluster, self.log)
 
-    def run_schedule(self, schedule: Schedule, timeout_s: float | None = None) -> bool:
+    def run_schedule(self, schedule: Schedule, timeout_s: float | None = None,
+                     abandon: threading.Event | None = None) -> bool:
         """Run a fault schedule beside the workload and wait for it to finish.
 
         The schedule is a check of its own: it passes only when every entry was injected
         and healed without error, within ``timeout_s`` past its latest planned end (every
         condition waited to its timeout) - a schedule that did not happen must not let the
         scenario pass as if it had. Conditions (``when``) read the run's one sampler.
+        ``abandon``, once set, stops the wait: what the schedule waits for will not come
+        (a migration whose walk failed has no later phase to anchor a fault to).
         """
         schedule.save(self.dir / "schedule.json")
         # Each `after` link waits behind a heal whose own length is not planned: a grace each.
@@ -246,7 +253,7 @@ class ScenarioRun:
             probes = ProbeTaker(self.spec.probes, lambda: running.moments,
                                 Looker(self.cluster, self.topic)).start()
             grace = None if timeout_s is None else schedule.longest_s + timeout_s * (1 + chained)
-            finished = running.wait(grace)
+            finished = _wait_unless_abandoned(running, grace, abandon)
             probes.finish(max((p.after_s for p in self.spec.probes), default=0.0) + PROBE_GRACE_S)
         self.probe_results.update(probes.results)
         write_json(self.dir / "probes.json", [r.to_dict() for r in probes.results.values()])
@@ -254,7 +261,9 @@ class ScenarioRun:
                              for (entry, action), (ts, mono) in running.moments.items()})
         schedule.save(self.dir / "schedule.json", self.log)
         problems = list(running.errors)
-        if not finished:
+        if not finished and abandon is not None and abandon.is_set():
+            problems.insert(0, "the schedule was abandoned unfinished when the migration's walk failed")
+        elif not finished:
             problems.insert(0, f"the schedule had not finished {timeout_s:.0f} s after its latest "
                                "planned end")
         injected = sum(1 for e in self.log if e.action == "inject" and e.ok)
@@ -273,19 +282,23 @@ class ScenarioRun:
         before = zookeeper_snapshot(self.cluster.zookeeper.observer, self.cluster.admin,
                                     self.cluster.observer_bootstrap())
         driver = MigrationDriver(self.cluster, migration.steps(self.cluster.topology), migration.hold_s,
-                                 progress=self.cluster.progress, mirror_topic=self.topic)
+                                 progress=self.cluster.progress, mirror_topic=self.topic,
+                                 change_at_s=migration.change_at_s)
+        driver.prepare()
         failure: list[BaseException] = []
+        walk_failed = threading.Event()
 
         def walk() -> None:
             try:
                 driver.run()
             except BaseException as err:  # recorded in the phase's row and in the check
                 failure.append(err)
+                walk_failed.set()
 
         walker = threading.Thread(target=walk, name="migration-driver", daemon=True)
         walker.start()
         if schedule is not None and schedule.entries:
-            self.run_schedule(schedule, timeout_s=schedule_grace_s)
+            self.run_schedule(schedule, timeout_s=schedule_grace_s, abandon=walk_failed)
         walker.join(len(driver.steps) * STEP_TIMEOUT_S + migration.hold_s)
         for record in list(driver.records):
             self.writer.append("migration", record.row())
@@ -305,7 +318,7 @@ class ScenarioRun:
         KRaft is in ZooKeeper within its bound."""
         if Phase.DUAL_WRITE not in phases_of(driver.steps):
             return True
-        name = "dual-write mirrored a config set through KRaft into ZooKeeper"
+        name = MIRROR_CHECK
         if driver.mirrored is None:
             return self.check(name, False, "no change was made: the walk never held in dual-write")
         topic, key, value = driver.mirrored
@@ -641,3 +654,18 @@ def measure_until(predicate: Callable[[], bool], timeout_s: float, interval_s: f
             return time.monotonic() - started
         time.sleep(interval_s)
     return None
+
+
+def _wait_unless_abandoned(running: ScheduleRun, timeout_s: float | None,
+                           abandon: threading.Event | None) -> bool:
+    """``running.wait(timeout_s)``, looking every second whether ``abandon`` is set; True
+    when the schedule finished."""
+    if abandon is None:
+        return running.wait(timeout_s)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        left = ABANDON_LOOK_S if deadline is None else min(ABANDON_LOOK_S, deadline - time.monotonic())
+        if running.wait(max(left, 0.0)):
+            return True
+        if abandon.is_set() or (deadline is not None and time.monotonic() >= deadline):
+            return False

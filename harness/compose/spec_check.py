@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness.cluster.migration.plan import CONTROLLERS_RUN_IN
 from topologies.errors import problem_line
 from topologies.model import Topology
 
@@ -226,13 +227,9 @@ def _schedule_on(spec: ScenarioSpec, topology: Topology) -> list[Problem]:
     return problems
 
 
-# The phases of a migration throughout which its KRaft controllers run.
-CONTROLLERS_RUN_IN = ("enter_migration", "copy", "dual_write", "broker_roll", "finalize")
-
-
 def _controllers_there(when: Any) -> bool:
     """Whether an entry's ``when`` holds only in a phase with the controllers running."""
-    return isinstance(when, dict) and when.get("migration_phase") in CONTROLLERS_RUN_IN
+    return isinstance(when, dict) and when.get("migration_phase") in {str(p) for p in CONTROLLERS_RUN_IN}
 
 
 def _checks_on(fault: Any, topology: Topology) -> bool:

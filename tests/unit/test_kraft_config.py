@@ -201,3 +201,34 @@ def test_a_controller_request_naming_a_broker_the_client_does_not_know_goes_to_a
     reader._admin = Client(fails=True)
     with pytest.raises(UnknownBrokerIdError):
         reader._asked(request)
+
+
+def test_a_quorum_client_that_predates_an_upgrade_is_made_anew() -> None:
+    """kafka-python learns its brokers' request versions when it first connects; across a
+    rolling upgrade it refuses DescribeQuorum with IncompatibleBrokerVersion until a new
+    client connects (seen in the upgrade of a migrated cluster to 4.4.0)."""
+    import threading
+
+    from kafka.errors import IncompatibleBrokerVersion
+
+    from harness.cluster.metadata.kraft import KRaftReader
+
+    class QuorumClient:
+        def __init__(self, stale: bool) -> None:
+            self.stale, self.closed = stale, False
+
+        def close(self) -> None:
+            self.closed = True
+
+        def describe_metadata_quorum(self) -> dict[str, object]:
+            if self.stale:
+                raise IncompatibleBrokerVersion("Kafka broker does not support the 'DescribeQuorumRequest'")
+            return {"topics": [{"partitions": [{"leader_id": 100, "error": None}]}]}
+
+    reader = object.__new__(KRaftReader)
+    reader._quorum_lock = threading.Lock()
+    stale = QuorumClient(stale=True)
+    reader._quorum_admin = stale
+    reader._quorum_client = lambda: QuorumClient(stale=False)  # type: ignore[method-assign]
+    assert reader.quorum()["leader_id"] == 100
+    assert stale.closed and reader._quorum_admin is not stale

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from harness.cluster.migration.plan import NodeConfig, Phase, migration_steps
 from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState
 from harness.cluster.versions import release
+from harness.errors import ChaosError, UnsupportedVersion
 from harness.history.schema import MIGRATION_COMPLETED, MIGRATION_FAILED, SCHEMAS
 from topologies import load_topology
 from topologies.model import migration_topology
@@ -230,6 +232,17 @@ class FakeCluster:
         self.fail_on = fail_on
         self.zookeeper = self
 
+    topology = MIGRATING
+    exited: tuple[str, ...] = ()  # the nodes whose container has exited
+
+    def container(self, node: str) -> Any:
+        status = "exited" if node in self.exited else "running"
+        code = 1 if node in self.exited else 0
+        return SimpleNamespace(attrs={"State": {"Status": status, "ExitCode": code}})
+
+    def node_log(self, node: str, lines: int = 200) -> str:
+        return "usage: kafka-storage format\nkafka-storage: error: argument --cluster-id: expected one\n"
+
     def stop_node(self, node: str) -> None:
         self.done.append(f"stop {node}")
 
@@ -240,9 +253,22 @@ class FakeCluster:
         return True
 
     def wait_healthy(self, timeout_s: float) -> float:
+        self.done.append("healthy")
         return 0.0
 
+    kafka_version = "3.9.1"
+
+    def release_image(self, version: str) -> str:
+        self.done.append(f"image {version}")
+        return f"kafka-chaos/kafka:{version}"
+
+    def upgrade_node(self, node: str, version: str) -> None:
+        self.done.append(f"upgrade {node} to {version}")
+
     def delete_znode(self, path: str) -> None:
+        observer = self.metadata.zookeeper().observer
+        if path in observer.znodes:  # type: ignore[attr-defined]
+            del observer.znodes[path]  # type: ignore[attr-defined]
         self.done.append(f"delete {path}")
 
 
@@ -262,13 +288,35 @@ def test_the_driver_walks_every_phase_in_order_and_records_each() -> None:
     assert all(r.outcome == COMPLETED and r.mono <= r.end_mono for r in records)
     assert "zk-cluster-id" in (records[0].detail or "")
     assert records[2].detail is not None and "offset 42" in records[2].detail
-    assert cluster.done[:2] == ["stop kafka-0", "start kafka-0 as migrating"]
-    assert cluster.done[-2:] == ["stop kraft-c", "start kraft-c as kraft"]
+    # Each restart waits for full health before the node goes down and after it is back.
+    assert cluster.done[:4] == ["healthy", "stop kafka-0", "start kafka-0 as migrating", "healthy"]
+    assert cluster.done[-4:] == ["healthy", "stop kraft-c", "start kraft-c as kraft", "healthy"]
     assert mode.brokers_on_kraft and mode.phase is None
     row = records[1].row()
     assert tuple(row) == tuple(SCHEMAS["migration"].names)
     assert row["steps"] == "; ".join(f"restart kafka-{b} as migrating" for b in range(2))
     assert records[2].steps == ["restart kafka-2 as migrating", "await copy"]
+
+
+def test_a_controller_that_exits_as_the_quorum_forms_fails_provision_at_once() -> None:
+    mode, _ = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    cluster = FakeCluster(mode)
+    cluster.exited = ("kraft-b",)
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING))  # type: ignore[arg-type]
+    started = time.monotonic()
+    with pytest.raises(ChaosError, match=r"kraft-b exited with code 1 as the controllers started: .*"):
+        driver.run()
+    assert time.monotonic() - started < 5
+    [record] = driver.records
+    assert record.phase == "provision" and record.outcome == FAILED
+
+
+def test_the_storage_format_takes_a_cluster_id_that_begins_with_a_dash() -> None:
+    from harness.cluster.nodes import Nodes
+
+    command = Nodes._launched(["java", "kafka.Kafka"], "/etc/server.properties", "-370r9ElRk2mS8n1kdlWFA")
+    assert "--cluster-id=-370r9ElRk2mS8n1kdlWFA" in command[-1] and " -t " not in command[-1]
 
 
 def test_a_rollback_goes_back_to_zookeeper_mode_and_releases_the_controller() -> None:
@@ -278,9 +326,39 @@ def test_a_rollback_goes_back_to_zookeeper_mode_and_releases_the_controller() ->
     cluster = FakeCluster(mode)
     records = MigrationDriver(cluster, migration_steps(MIGRATING, Phase.DUAL_WRITE)).run()  # type: ignore[arg-type]
     assert records[-1].phase == "rollback" and records[-1].outcome == COMPLETED
-    assert "delete /controller" in cluster.done
+    # Kafka's rollback: /controller released for a broker, /migration cleared (its content kept).
+    assert cluster.done.index("delete /controller") < cluster.done.index("delete /migration")
+    assert "/migration" not in observer.znodes
+    assert '/migration deleted, it held {"kraft_controller_epoch": 1' in (records[-1].detail or "")
     assert mode.provisioned == () and all(c is NodeConfig.ZOOKEEPER for c in mode.configs.values())
     assert _nodes(mode).retired == ["kraft-a", "kraft-b", "kraft-c"]
+
+
+def test_an_upgrade_builds_its_image_first_rolls_each_node_on_a_healthy_cluster_and_raises_the_version(
+) -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    cluster = FakeCluster(mode)
+    raised: list[float] = []
+
+    def raise_metadata_version(timeout_s: float) -> str:
+        raised.append(timeout_s)
+        return "raised"
+
+    mode.raise_metadata_version = raise_metadata_version  # type: ignore[method-assign]
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING, upgrade_to="4.4.0"))  # type: ignore[arg-type]
+    driver.prepare()
+    assert cluster.done == ["image 4.4.0"]
+    records = driver.run()
+    assert records[-1].phase == Phase.UPGRADE and records[-1].outcome == COMPLETED
+    assert records[-1].detail == "raised" and raised
+    upgrades = [d for d in cluster.done if d.startswith("upgrade ")]
+    assert upgrades[0] == "upgrade kraft-a to 4.4.0" and upgrades[-1] == "upgrade kafka-2 to 4.4.0"
+    first = cluster.done.index("upgrade kraft-a to 4.4.0")
+    assert cluster.done[first - 1] == cluster.done[first + 1] == "healthy"
+    with pytest.raises(UnsupportedVersion, match=r"cannot be upgraded to '3\.7\.2'"):
+        MigrationDriver(cluster, migration_steps(MIGRATING, upgrade_to="3.7.2")).prepare()  # type: ignore[arg-type]
 
 
 def test_a_phase_that_fails_is_recorded_with_its_error_and_the_walk_stops_there() -> None:
@@ -363,12 +441,45 @@ def test_dual_write_sets_a_config_through_kraft_and_waits_for_zookeeper_to_show_
         assert driver.mirror_s is None and "did not reach /config/topics/orders" in (dual_write.detail or "")
 
 
+def test_the_change_through_kraft_is_made_change_at_s_into_dual_write(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    slept: list[float] = []
+
+    class Clock:
+        """Time that passes only when the driver sleeps."""
+
+        now = 1000.0
+
+        @classmethod
+        def sleep(cls, seconds: float) -> None:
+            slept.append(seconds)
+            cls.now += seconds
+
+        @classmethod
+        def monotonic(cls) -> float:
+            return cls.now
+
+        time = monotonic
+
+    monkeypatch.setattr(driver_module, "time", Clock)
+    cluster = FakeCluster(mode)
+    cluster.admin = FakeAdmin(observer, mirror=True)  # type: ignore[attr-defined]
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING, Phase.DUAL_WRITE), hold_s=30.0,  # type: ignore[arg-type]
+                             mirror_topic="orders", change_at_s=12.0)
+    driver.run()
+    assert driver.mirrored is not None and slept == [12.0, 18.0]
+
+
 def test_every_migration_scenarios_schedule_and_checks_parse_on_the_migrating_topology() -> None:
     from harness.compose.spec_check import topology_problems
-    from tests.chaos.migration.test_m01_clean_migration import m1_spec
-    from tests.chaos.migration.test_m02_controller_killed_in_copy import m2_spec
+    from tests.chaos.migration._shared import every_m_spec
 
-    for spec in (m1_spec(), m2_spec()):
+    specs = every_m_spec()
+    assert len(specs) >= 8
+    for spec in specs:
         schedule, checks = spec.for_topic("t")
         schedule.check(MIGRATING)
         assert len(checks) == len(spec.checks) and topology_problems(spec, MIGRATING) == [], spec.id

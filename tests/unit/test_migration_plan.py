@@ -176,3 +176,25 @@ def test_only_a_release_the_harness_migrates_on_is_accepted_with_one_sentence() 
     with pytest.raises(UnsupportedVersion, match=re.escape(too_early)):
         check_migration(release("2.8.2"))
     assert release("3.9.1").protocol_version == "3.9"
+
+
+def test_an_upgrade_after_finalize_rolls_controllers_then_brokers_then_raises_the_metadata_version() -> None:
+    steps = migration_steps(MIGRATING, upgrade_to="4.4.0")
+    assert phases_of(steps)[-2:] == (Phase.FINALIZE, Phase.UPGRADE)
+    assert [s.describe() for s in steps if s.phase is Phase.UPGRADE] == [
+        *(f"upgrade: upgrade {node} to 4.4.0" for node in ("kraft-a", "kraft-b", "kraft-c")),
+        *(f"upgrade: upgrade {node} to 4.4.0" for node in ("kafka-0", "kafka-1", "kafka-2")),
+        "upgrade: raise metadata version",
+    ]
+    with pytest.raises(TopologyError, match="rolled back after dual_write is not upgraded"):
+        migration_steps(MIGRATING, rollback_after=Phase.DUAL_WRITE, upgrade_to="4.4.0")
+
+
+def test_an_upgrade_goes_to_a_newer_kraft_release_the_harness_runs() -> None:
+    from harness.cluster.versions import check_upgrade
+
+    assert check_upgrade(release("3.9.1"), "4.4.0").version == "4.4.0"
+    for target in ("3.7.2", "3.9.1", "5.0.0"):
+        expected = f"a cluster migrated on Kafka 3.9.1 cannot be upgraded to '{target}' here; releases it"
+        with pytest.raises(UnsupportedVersion, match=f"^{re.escape(expected)} can: 4.0.0, 4.4.0$"):
+            check_upgrade(release("3.9.1"), target)

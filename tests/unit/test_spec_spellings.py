@@ -117,14 +117,15 @@ def test_a_pipeline_isolation_spec_written_as_a_file_reads_back_as_the_same_spec
 
 
 def test_a_migration_scenario_written_as_a_file_reads_back_as_the_same_spec() -> None:
-    from tests.chaos.migration.test_m01_clean_migration import m1_spec
-    from tests.chaos.migration.test_m02_controller_killed_in_copy import m2_spec
+    from tests.chaos.migration._shared import every_m_spec
 
-    for spec in (m1_spec(), m2_spec()):
+    for spec in every_m_spec():
         data = spec.to_dict()
         assert parse_scenario(tomli_w.dumps(data), "written") == spec, spec.id
         assert "migration" in data
     rollback = MigrationSpec(40.0, Phase.DUAL_WRITE)
     assert rollback.to_dict() == {"hold_s": 40.0, "rollback_after": "dual_write"}
     assert MigrationSpec.from_dict(rollback.to_dict()) == rollback
+    late_change = MigrationSpec(40.0, change_at_s=25.0)
+    assert MigrationSpec.from_dict(late_change.to_dict()) == late_change
     assert "migration" not in PYTHON_SPECS["s1"].to_dict()

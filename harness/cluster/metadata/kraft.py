@@ -39,6 +39,7 @@ from harness.cluster.broker_metadata import BrokerView, broker_view
 from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.node_config import MetadataSettings, kraft_broker_settings
 from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.waiting import wait_until_clear
 from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
 
@@ -78,6 +79,7 @@ QUORUM_TRIES_PER_BROKER = 2
 VIEWS_COMPARED = 2
 RETRY_PAUSE_S = 0.2
 METADATA_TOPIC = "__cluster_metadata"
+METADATA_VERSION = "metadata.version"
 
 
 def new_cluster_id() -> str:
@@ -93,8 +95,6 @@ class KRaftReader:
         """``brokers``: each broker's observer address by id. ``ride_out_s``: how long a
         read retries when no broker answers (one killed, restarting or timing out) before
         it raises; 0 fails after one round of the brokers."""
-        from kafka.admin import KafkaAdminClient  # a dependency of KRaft mode alone
-
         self._voters = voters  # node id -> node name
         self._addresses = dict(brokers)
         self._brokers = len(self._addresses)
@@ -106,9 +106,7 @@ class KRaftReader:
         # The quorum on a client of its own with a short timeout: a broker forwards
         # DescribeQuorum to the active controller, and while the quorum has none the
         # request waits out its timeout, which must not slow the brokers' own answers.
-        self._quorum_admin = KafkaAdminClient(bootstrap_servers=bootstrap,
-                                              client_id="kafka-chaos-quorum",
-                                              request_timeout_ms=QUORUM_READ_TIMEOUT_MS)
+        self._quorum_admin = self._quorum_client()
         self._lock = threading.Lock()  # one request at a time on the client
         self._quorum_lock = threading.Lock()
 
@@ -119,9 +117,19 @@ class KRaftReader:
             self._quorum_admin.close()
 
     def quorum(self) -> dict[str, Any]:
-        """The metadata partition's quorum as its leader describes it."""
+        """The metadata partition's quorum as its leader describes it. A client learns the
+        request versions its brokers take when it connects first, so once they run another
+        release (an upgrade) it refuses with IncompatibleBrokerVersion: it is made anew
+        and asked again."""
+        from kafka.errors import IncompatibleBrokerVersion
+
         with self._quorum_lock:
-            answer = self._quorum_admin.describe_metadata_quorum()
+            try:
+                answer = self._quorum_admin.describe_metadata_quorum()
+            except IncompatibleBrokerVersion:
+                self._quorum_admin.close()
+                self._quorum_admin = self._quorum_client()
+                answer = self._quorum_admin.describe_metadata_quorum()
         partition = answer["topics"][0]["partitions"][0]
         if partition.get("error"):
             raise ChaosError(f"DescribeQuorum: {partition['error']}")
@@ -211,6 +219,12 @@ class KRaftReader:
                 raise failure
             time.sleep(RETRY_PAUSE_S)
 
+    def _quorum_client(self) -> Any:
+        from kafka.admin import KafkaAdminClient  # a dependency of KRaft mode alone
+
+        return KafkaAdminClient(bootstrap_servers=self._bootstrap, client_id="kafka-chaos-quorum",
+                                request_timeout_ms=QUORUM_READ_TIMEOUT_MS)
+
     def _brokers_client(self) -> Any:
         from kafka.admin import KafkaAdminClient
 
@@ -226,18 +240,19 @@ class KRaftReader:
         every few minutes: after a bounce that view can lack a broker that is back, and the
         request fails with UnknownBrokerIdError (the KRaft run's reassignment test, right
         after the bounce tests). A fresh client bootstraps a fresh view, so it is made
-        anew and the request asked again."""
-        from kafka.errors import RetriableError, UnknownBrokerIdError
+        anew and the request asked again; so too when its brokers were upgraded under it
+        (IncompatibleBrokerVersion: see :meth:`quorum`)."""
+        from kafka.errors import IncompatibleBrokerVersion, RetriableError, UnknownBrokerIdError
 
         deadline = time.monotonic() + self._ride_out_s
         while True:
             try:
                 with self._lock:
                     return request(self._admin)
-            except (RetriableError, UnknownBrokerIdError) as err:
+            except (RetriableError, UnknownBrokerIdError, IncompatibleBrokerVersion) as err:
                 if time.monotonic() >= deadline:
                     raise
-                if isinstance(err, UnknownBrokerIdError):
+                if isinstance(err, (UnknownBrokerIdError, IncompatibleBrokerVersion)):
                     with self._lock:
                         self._admin.close()
                         self._admin = self._brokers_client()
@@ -252,6 +267,21 @@ class KRaftReader:
         error = next(iter(answer.values()), None) if answer else None
         if error is not None:
             raise ChaosError(f"AlterPartitionReassignments of {topic}-{partition} refused: {error.__name__}")
+
+    def metadata_version(self) -> tuple[int, int]:
+        """``metadata.version`` as a broker reports it: the level finalized for the cluster,
+        and the newest level that broker supports."""
+        answer = self._asked(lambda admin: admin.describe_features())
+        return (int(answer["finalized_features"][METADATA_VERSION][1]),
+                int(answer["supported_features"][METADATA_VERSION][1]))
+
+    def finalize_metadata_version(self, level: int) -> None:
+        """UpdateFeatures of ``metadata.version`` alone to ``level``; ChaosError with the
+        controller's refusal (a node that does not support it, a downgrade)."""
+        answer = self._asked(lambda admin: admin.update_features({METADATA_VERSION: level}))
+        outcome = answer.get(METADATA_VERSION)
+        if outcome != "OK":
+            raise ChaosError(f"UpdateFeatures {METADATA_VERSION} to level {level} refused: {outcome}")
 
     def reassignments(self) -> int:
         """How many partitions have a replica move under way (ListPartitionReassignments)."""
@@ -437,6 +467,20 @@ class KRaftMode:
 
     def registration_holder(self, broker_id: int) -> str | None:
         return None  # a restarted broker retries its registration until the old session expires
+
+    # -- features --------------------------------------------------------------------------
+    def raise_metadata_version(self, timeout_s: float) -> str:
+        """Raise ``metadata.version`` to the newest level the brokers support and wait
+        until a broker reports it finalized; what was done, in words."""
+        reader = self._kraft_reader
+        before, newest = reader.metadata_version()
+        if newest <= before:
+            return f"{METADATA_VERSION} already at level {before}, the newest the brokers support"
+        reader.finalize_metadata_version(newest)
+        waited = wait_until_clear(lambda: [] if reader.metadata_version()[0] == newest else ["not yet"],
+                                  timeout_s, f"{METADATA_VERSION} level {newest} finalized",
+                                  transient=(OSError,))
+        return f"{METADATA_VERSION} raised from level {before} to {newest} (finalized after {waited:.1f} s)"
 
     # -- replica moves ---------------------------------------------------------------------
     def request_reassignment(self, topic: str, partition: int, replicas: list[int]) -> None:

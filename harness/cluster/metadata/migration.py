@@ -32,7 +32,7 @@ from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.metadata.kraft import KRaftMode, KRaftReader, voter_roles
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
 from harness.cluster.migration.plan import NodeConfig, Phase
-from harness.cluster.migration.znodes import MigrationRecord, migration_record
+from harness.cluster.migration.znodes import MIGRATION_ZNODE, MigrationRecord, migration_record
 from harness.cluster.node_config import (
     MetadataSettings,
     controller_properties,
@@ -57,7 +57,6 @@ class StateSource(StrEnum):
     KRAFT = "kraft"  # every broker a KRaft broker: from the quorum, as in KRaft mode
 
 
-MIGRATION_ZNODE = "/migration"
 # A controller answers DescribeQuorum in milliseconds; a frozen one never does.
 ROLE_READ_TIMEOUT_S = 1.0
 CLUSTER_ID_ZNODE = "/cluster/id"
@@ -237,6 +236,16 @@ class MigrationMode:
         if self.configs[broker.name] is NodeConfig.KRAFT:
             return None
         return self._zookeeper.registration_holder(broker_id)
+
+    # -- features --------------------------------------------------------------------------
+    def raise_metadata_version(self, timeout_s: float) -> str:
+        """Once the brokers are KRaft brokers, as a KRaft cluster does; before, the
+        release's ``metadata.version`` is the controllers' and cannot move (Kafka's
+        migration forbids it)."""
+        if not self.brokers_on_kraft:
+            raise ChaosError("metadata.version cannot be raised during a migration (Kafka forbids it); "
+                             "it can once every broker is a KRaft broker")
+        return self._kraft.raise_metadata_version(timeout_s)
 
     # -- replica moves ---------------------------------------------------------------------
     def request_reassignment(self, topic: str, partition: int, replicas: list[int]) -> None:

@@ -14,6 +14,7 @@ driver never moves on from a phase it could not complete.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from kazoo.exceptions import NoNodeError
 
 from harness.cluster.migration.plan import Action, NodeConfig, Phase, Step, phases_of
-from harness.cluster.migration.znodes import entity_configs
+from harness.cluster.migration.znodes import MIGRATION_ZNODE, entity_configs
+from harness.cluster.versions import check_upgrade, release
 from harness.cluster.waiting import WaitTimeout, wait_until_clear
 from harness.errors import ChaosError, describe_error
 
@@ -80,13 +82,15 @@ class MigrationDriver:
     """Walks ``steps`` on ``cluster`` (module doc)."""
 
     def __init__(self, cluster: Cluster, steps: tuple[Step, ...], hold_s: float = 0.0,
-                 progress: Callable[[str], None] = _quiet, mirror_topic: str | None = None) -> None:
+                 progress: Callable[[str], None] = _quiet, mirror_topic: str | None = None,
+                 change_at_s: float = 0.0) -> None:
         """``mirror_topic``: a topic whose config the dual-write hold changes through
-        KRaft, then waits to see in ZooKeeper (:meth:`_mirror`)."""
+        KRaft, ``change_at_s`` into it, then waits to see in ZooKeeper (:meth:`_mirror`)."""
         self.cluster = cluster
         self.mode: MigrationMode = cluster.metadata.migration()
         self.steps = steps
         self.hold_s = hold_s
+        self.change_at_s = change_at_s
         self.progress = progress
         self.mirror_topic = mirror_topic
         self.records: list[PhaseRecord] = []
@@ -94,6 +98,14 @@ class MigrationDriver:
         # the seconds ZooKeeper took to show it (None: it did not within its bound).
         self.mirrored: tuple[str, str, str] | None = None
         self.mirror_s: float | None = None
+
+    def prepare(self) -> None:
+        """What the walk needs before it starts: every release it upgrades to is one the
+        cluster's may be upgraded to (UnsupportedVersion in one sentence if not), and its
+        image is built now rather than under load in the middle of the walk."""
+        for version in dict.fromkeys(s.release for s in self.steps if s.release is not None):
+            check_upgrade(release(self.cluster.kafka_version), version)
+            self.cluster.release_image(version)
 
     def run(self) -> list[PhaseRecord]:
         """Every phase in order; raises the first phase's failure after recording it."""
@@ -140,6 +152,12 @@ class MigrationDriver:
             return self._hold()
         if action is Action.RELEASE_CONTROLLER:
             return self._release_controller()
+        if action is Action.UPGRADE:
+            assert step.node is not None and step.release is not None
+            self._upgrade(step.node, step.release)
+            return None
+        if action is Action.RAISE_METADATA_VERSION:
+            return self._raise_metadata_version()
         raise ChaosError(f"the migration driver has no action {action!r}")
 
     def _provision(self, step: Step) -> str | None:
@@ -148,24 +166,60 @@ class MigrationDriver:
         if self.mode.provisioned:
             return None
         cluster_id = self.mode.provision()
-        waited = wait_until_clear(lambda: [p for p, _ in self.mode.quorum_problems()], STEP_TIMEOUT_S,
+
+        def not_led() -> list[str]:
+            self._raise_if_a_controller_exited()
+            return [p for p, _ in self.mode.quorum_problems()]
+
+        waited = wait_until_clear(not_led, STEP_TIMEOUT_S,
                                   "a KRaft controller to take the lead of the migration")
         return (f"formatted with cluster id {cluster_id}; a controller's migration driver created "
                 f"/migration {waited:.1f} s later")
 
+    def _raise_if_a_controller_exited(self) -> None:
+        """A controller that exited while the quorum forms (a refused format, a bad
+        setting) will not come back: say so with its last words at once, rather than
+        wait out the step's timeout for a leader that cannot appear."""
+        for controller in self.cluster.topology.dedicated_controllers:
+            state = self.cluster.container(controller.name).attrs["State"]
+            if state.get("Status") == "exited":
+                last = self.cluster.node_log(controller.name, lines=3).strip().splitlines()
+                raise ChaosError(f"{controller.name} exited with code {state.get('ExitCode')} as the "
+                                 f"controllers started: {last[-1] if last else 'no output'}")
+
     def _restart(self, node: str, config: NodeConfig) -> None:
-        """Stop ``node`` cleanly (a broker's controlled shutdown moves its leaderships
-        away first, as an operator's roll does), write its new configuration, start it,
-        and wait for the cluster's full health (every ISR full, the quorum led)."""
+        """Once the cluster is fully healthy, stop ``node`` cleanly (a broker's controlled
+        shutdown moves its leaderships away first, as an operator's roll does), write its
+        new configuration, start it, and wait for full health again (every ISR full, the
+        quorum led). An operator rolls only a healthy cluster: a fault in force (a node
+        down, a link cut) is healed before the next node goes down, and the roll never
+        restarts a node a fault holds."""
+        self.cluster.wait_healthy(STEP_TIMEOUT_S)
         self.mode.reconfigure(node, config)
         self.cluster.stop_node(node)
         self.cluster.start_node(node, timeout_s=STEP_TIMEOUT_S)
         self.cluster.wait_healthy(STEP_TIMEOUT_S)
 
+    def _upgrade(self, node: str, version: str) -> None:
+        """Once the cluster is fully healthy, stop ``node`` cleanly and start it on
+        ``version`` with its configuration and data, then wait for full health again."""
+        self.cluster.wait_healthy(STEP_TIMEOUT_S)
+        self.cluster.upgrade_node(node, version)
+        self.cluster.wait_healthy(STEP_TIMEOUT_S)
+
+    def _raise_metadata_version(self) -> str:
+        """Raise ``metadata.version`` alone to the newest level every node supports, as
+        Kafka's upgrade notes finish an upgrade. Alone: ``--release-version`` would also
+        raise ``kraft.version`` and turn a static quorum into a dynamic one (KAFKA-21426)."""
+        return self.mode.raise_metadata_version(STEP_TIMEOUT_S)
+
     def _hold(self) -> str | None:
-        """Dual-write for ``hold_s``, the mirroring shown on the way when asked for."""
+        """Dual-write for ``hold_s``, the mirroring shown ``change_at_s`` into it when asked for."""
         started = time.monotonic()
-        found = self._mirror() if self.mirror_topic is not None else None
+        found = None
+        if self.mirror_topic is not None:
+            time.sleep(self.change_at_s)
+            found = self._mirror()
         time.sleep(max(0.0, self.hold_s - (time.monotonic() - started)))
         return found
 
@@ -197,13 +251,22 @@ class MigrationDriver:
         return f"{key}={value} set through KRaft reached {path} after {self.mirror_s:.1f} s"
 
     def _release_controller(self) -> str | None:
-        """Delete ``/controller`` once the KRaft controllers are gone, so that a broker
-        becomes the ZooKeeper-mode controller again (Kafka's rollback steps)."""
+        """Once the KRaft controllers are gone, delete ``/controller`` so that a broker
+        becomes the ZooKeeper-mode controller again, and ``/migration`` so that a
+        migration can be tried again, its last content kept in the phase's detail (Kafka's
+        rollback steps: "get /migration" then delete it)."""
+        found = []
         try:
             self.cluster.zookeeper.delete_znode("/controller")
         except NoNodeError:
-            return "/controller was already gone"
-        return None
+            found.append("/controller was already gone")
+        record = self.mode.zookeeper().observer.read_json(MIGRATION_ZNODE)
+        try:
+            self.cluster.zookeeper.delete_znode(MIGRATION_ZNODE)
+            found.append(f"{MIGRATION_ZNODE} deleted, it held {json.dumps(record, sort_keys=True)}")
+        except NoNodeError:
+            found.append(f"{MIGRATION_ZNODE} was already gone")
+        return "; ".join(found)
 
     def _await_copy(self) -> str:
         def not_copied() -> list[str]:

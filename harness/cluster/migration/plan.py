@@ -29,6 +29,10 @@ The phases, in Kafka's order (its operations guide, "ZooKeeper to KRaft Migratio
 ``finalize``
     Each controller is restarted without the migration setting and without ZooKeeper.
     After this there is no way back.
+``upgrade`` (when the spec asks for one)
+    The migrated cluster is upgraded to a newer KRaft release, as Kafka's upgrade notes
+    say: each node restarted on the new release, controllers first, then brokers; once
+    all run it, ``metadata.version`` is raised to the newest they support.
 
 A rollback, possible until ``finalize``, follows the guide's table for the last phase
 completed: after ``broker_roll`` the brokers first go back to migration mode; then the
@@ -55,11 +59,16 @@ class Phase(StrEnum):
     DUAL_WRITE = "dual_write"
     BROKER_ROLL = "broker_roll"
     FINALIZE = "finalize"
+    UPGRADE = "upgrade"
     ROLLBACK = "rollback"
 
 
 FORWARD: tuple[Phase, ...] = (Phase.PROVISION, Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE,
                               Phase.BROKER_ROLL, Phase.FINALIZE)
+# The phases throughout which the KRaft controllers run: they start in provision and stop
+# for good in a rollback.
+CONTROLLERS_RUN_IN: tuple[Phase, ...] = (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE,
+                                         Phase.BROKER_ROLL, Phase.FINALIZE, Phase.UPGRADE)
 # A rollback is possible after these phases, and not after finalize.
 ROLLBACK_AFTER: tuple[Phase, ...] = (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE, Phase.BROKER_ROLL)
 
@@ -79,6 +88,8 @@ class Action(StrEnum):
     AWAIT_COPY = "await_copy"  # wait for the controller's copy of ZooKeeper's metadata
     HOLD = "hold"  # keep the cluster as it is for the phase's hold time
     RELEASE_CONTROLLER = "release_controller"  # delete /controller so a broker takes the role back
+    UPGRADE = "upgrade"  # stop a node and start it on another release, its configuration kept
+    RAISE_METADATA_VERSION = "raise_metadata_version"  # to the newest the nodes support
 
 
 @dataclass(frozen=True)
@@ -90,8 +101,11 @@ class Step:
     action: Action
     node: str | None = None
     config: NodeConfig | None = None
+    release: str | None = None  # the release an UPGRADE step starts the node on
 
     def describe(self) -> str:
+        if self.action is Action.UPGRADE:
+            return f"{self.phase}: upgrade {self.node} to {self.release}"
         what = {Action.START: "start", Action.RESTART: "restart", Action.STOP: "stop"}.get(self.action)
         if what is not None:
             shown = f" as {self.config}" if self.config is not None else ""
@@ -108,14 +122,19 @@ def phase_named(name: str) -> Phase:
                             + ", ".join(p.value for p in Phase)) from None
 
 
-def migration_steps(topology: Topology, rollback_after: Phase | None = None) -> tuple[Step, ...]:
-    """The steps of a migration of ``topology`` (a migrating one), finalized; or, with
-    ``rollback_after``, walked up to the end of that phase and then rolled back."""
+def migration_steps(topology: Topology, rollback_after: Phase | None = None,
+                    upgrade_to: str | None = None) -> tuple[Step, ...]:
+    """The steps of a migration of ``topology`` (a migrating one), finalized, then
+    upgraded to the release ``upgrade_to`` when given; or, with ``rollback_after``,
+    walked up to the end of that phase and then rolled back."""
     if not topology.migrating:
         raise TopologyError(f"topology {topology.name!r} is not migrating (metadata = {topology.metadata!r})")
     if rollback_after is not None and rollback_after not in ROLLBACK_AFTER:
         raise TopologyError(f"a rollback is possible after {', '.join(ROLLBACK_AFTER)}, not after "
                             f"{rollback_after}")
+    if rollback_after is not None and upgrade_to is not None:
+        raise TopologyError(f"a migration rolled back after {rollback_after} is not upgraded: the upgrade "
+                            "to a KRaft release follows finalize")
     controllers = [c.name for c in topology.dedicated_controllers]
     brokers = [b.name for b in topology.brokers]
     forward = {
@@ -131,6 +150,10 @@ def migration_steps(topology: Topology, rollback_after: Phase | None = None) -> 
     }
     last = FORWARD.index(rollback_after) if rollback_after is not None else len(FORWARD) - 1
     steps = [step for phase in FORWARD[:last + 1] for step in forward[phase]]
+    if upgrade_to is not None:
+        steps += [Step(Phase.UPGRADE, Action.UPGRADE, node, release=upgrade_to)
+                  for node in controllers + brokers]
+        steps.append(Step(Phase.UPGRADE, Action.RAISE_METADATA_VERSION))
     if rollback_after is not None:
         steps += _rollback(rollback_after, controllers, brokers)
     return tuple(steps)
@@ -155,45 +178,78 @@ def _rollback(after: Phase, controllers: list[str], brokers: list[str]) -> list[
 @dataclass(frozen=True)
 class MigrationSpec:
     """A scenario's migration: how long the cluster stays in dual-write with every broker
-    still in ZooKeeper mode, and the phase after which it rolls back (None: finalized)."""
+    still in ZooKeeper mode, when in it the harness makes its change through KRaft (a
+    fault anchored to dual-write's start is then already in force, or already healed), and
+    the phase after which it rolls back (None: finalized)."""
 
     hold_s: float = 10.0
     rollback_after: Phase | None = None
+    change_at_s: float = 0.0
+    # A KRaft release the migrated cluster is upgraded to after finalize (None: not upgraded).
+    upgrade_to: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.change_at_s > self.hold_s:
+            raise TopologyError(f"migration.change_at_s = {self.change_at_s:g}: the change is made in "
+                                f"dual-write, which lasts hold_s = {self.hold_s:g} s")
+        if self.rollback_after is not None and self.upgrade_to is not None:
+            raise TopologyError(f"migration.upgrade_to = {self.upgrade_to!r}: a migration rolled back after "
+                                f"{self.rollback_after} is not upgraded (the upgrade follows finalize)")
 
     def steps(self, topology: Topology) -> tuple[Step, ...]:
-        return migration_steps(topology, self.rollback_after)
+        return migration_steps(topology, self.rollback_after, self.upgrade_to)
 
     def to_dict(self) -> dict[str, object]:
         """As a scenario file's ``[migration]`` table spells it."""
         out: dict[str, object] = {"hold_s": self.hold_s}
+        if self.change_at_s:
+            out["change_at_s"] = self.change_at_s
+        if self.upgrade_to is not None:
+            out["upgrade_to"] = self.upgrade_to
         if self.rollback_after is not None:
             out["rollback_after"] = str(self.rollback_after)
         return out
 
     @classmethod
     def from_dict(cls, raw: object) -> MigrationSpec:
-        """A ``[migration]`` table: ``hold_s`` (seconds in dual-write, default 10) and
-        ``rollback_after`` (a phase after which a rollback is possible; absent: the
-        migration is finalized). Every problem is one TopologyError line naming the key."""
+        """A ``[migration]`` table: ``hold_s`` (seconds in dual-write, default 10),
+        ``change_at_s`` (seconds into dual-write at which the harness makes its change
+        through KRaft, default 0, at most ``hold_s``), ``rollback_after`` (a phase after
+        which a rollback is possible; absent: the migration is finalized) and
+        ``upgrade_to`` (a KRaft release the finalized cluster is upgraded to; whether the
+        harness runs it is checked where the releases are known,
+        :func:`harness.cluster.versions.check_upgrade`). Every problem is one TopologyError
+        line naming the key."""
         if not isinstance(raw, dict):
             raise TopologyError(f"'migration' must be a table ([migration]), not {raw!r}")
-        unknown = sorted(set(raw) - {"hold_s", "rollback_after"})
+        known = ("hold_s", "change_at_s", "rollback_after", "upgrade_to")
+        unknown = sorted(set(raw) - set(known))
         if unknown:
-            raise TopologyError(f"migration: unknown key(s) {', '.join(unknown)}; known: hold_s, "
-                                "rollback_after")
-        hold = raw.get("hold_s", cls.hold_s)
-        if isinstance(hold, bool) or not isinstance(hold, int | float) or hold < 0:
-            raise TopologyError(f"migration.hold_s must be a non-negative number of seconds, not {hold!r}")
+            raise TopologyError(f"migration: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        hold = _seconds(raw, "hold_s", cls.hold_s)
+        change_at = _seconds(raw, "change_at_s", cls.change_at_s)
+        upgrade_to = raw.get("upgrade_to")
+        if upgrade_to is not None and not isinstance(upgrade_to, str):
+            raise TopologyError(f"migration.upgrade_to must be a Kafka release such as \"4.4.0\", not "
+                                f"{upgrade_to!r}")
         after = raw.get("rollback_after")
         if after is None:
-            return cls(float(hold))
+            return cls(hold, change_at_s=change_at, upgrade_to=upgrade_to)
         if not isinstance(after, str):
             raise TopologyError(f"migration.rollback_after must be a phase name, not {after!r}")
         phase = phase_named(after)
         if phase not in ROLLBACK_AFTER:
             raise TopologyError(f"migration.rollback_after {after!r}: a rollback is possible after "
                                 f"{', '.join(ROLLBACK_AFTER)}, not after {phase}")
-        return cls(float(hold), phase)
+        return cls(hold, phase, change_at, upgrade_to)
+
+
+def _seconds(raw: dict[str, object], key: str, default: float) -> float:
+    """``raw[key]`` as a non-negative number of seconds, or one line naming the key."""
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise TopologyError(f"migration.{key} must be a non-negative number of seconds, not {value!r}")
+    return float(value)
 
 
 def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
@@ -201,6 +257,5 @@ def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
     return tuple(dict.fromkeys(step.phase for step in steps))
 
 
-__all__ = ["FORWARD", "ROLLBACK_AFTER", "Action", "MigrationSpec", "NodeConfig", "Phase", "Step",
-           "migration_steps",
-           "phase_named", "phases_of"]
+__all__ = ["CONTROLLERS_RUN_IN", "FORWARD", "ROLLBACK_AFTER", "Action", "MigrationSpec", "NodeConfig",
+           "Phase", "Step", "migration_steps", "phase_named", "phases_of"]

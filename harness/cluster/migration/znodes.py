@@ -20,6 +20,8 @@ from typing import Any
 
 from harness.cluster.migration.snapshot import TopicMetadata
 
+MIGRATION_ZNODE = "/migration"
+
 
 @dataclass(frozen=True)
 class MigrationRecord:
@@ -60,4 +62,4 @@ def topic_metadata(assignment: Mapping[str, Any], configs: Mapping[str, Any] | N
     return TopicMetadata(assignment.get("topic_id"), dict(sorted(replicas.items())), entity_configs(configs))
 
 
-__all__ = ["MigrationRecord", "entity_configs", "migration_record", "topic_metadata"]
+__all__ = ["MIGRATION_ZNODE", "MigrationRecord", "entity_configs", "migration_record", "topic_metadata"]

@@ -3,6 +3,9 @@ migration, the topic, and the bounds taken from Kafka's settings."""
 
 from __future__ import annotations
 
+import importlib
+import re
+from pathlib import Path
 from typing import Any
 
 from harness.compose.scenario import ScenarioSpec, TopicSpec
@@ -27,3 +30,14 @@ def migration_spec(**fields: Any) -> ScenarioSpec:
     shared: dict[str, Any] = {"topic": DURABLE_TOPIC, "producers": PRODUCERS, "consumers": CONSUMERS,
                               "expectations": NOTHING_LOST_OR_TWICE, "warmup_acked": 100, "min_acked": 1000}
     return ScenarioSpec(**{**shared, **fields})
+
+
+def every_m_spec() -> list[ScenarioSpec]:
+    """Every M scenario's spec, from each ``test_mNN_*.py`` module's ``mN_spec`` (for the
+    unit tests that parse and spell them all)."""
+    specs: list[ScenarioSpec] = []
+    for module_path in sorted(Path(__file__).parent.glob("test_m[0-9][0-9]_*.py")):
+        module = importlib.import_module(f"{__package__}.{module_path.stem}")
+        makers = [getattr(module, name) for name in dir(module) if re.fullmatch(r"m[0-9]+_spec", name)]
+        specs.extend(maker() for maker in makers)
+    return specs
