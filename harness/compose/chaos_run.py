@@ -173,6 +173,16 @@ class ChaosRun:
                                  f"per test (ZooKeeper mode with KRaft controllers beside it, Kafka "
                                  f"{self.kafka_version})")
 
+    def use_cluster_for(self, migrates: bool, settings: Mapping[str, SettingValue]) -> bool:
+        """The cluster a scenario needs next: a migrating one of its own when it walks a
+        migration, else the base topology with ``settings``."""
+        return self.use_migration(settings) if migrates else self.use_broker_settings(settings)
+
+    def done_with(self, migrated: bool) -> None:
+        """After a scenario: a migrated cluster is not where the next one starts, so it goes."""
+        if migrated:
+            self.keeper.close()
+
     # -- parts, made on first use -----------------------------------------------------------
     @property
     def directory(self) -> RunDirectory:

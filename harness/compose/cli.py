@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cluster.resources import new_run_id
-from harness.cluster.versions import DEFAULT_VERSION, check_migration, release, supported_versions
+from harness.cluster.versions import (
+    DEFAULT_VERSION,
+    check_migration,
+    check_upgrade,
+    release,
+    supported_versions,
+)
 from harness.compose.rundir import reports_root
 from harness.errors import USER_ERRORS
 from topologies.model import METADATA_MODES
@@ -169,6 +175,9 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
         topology = chaos.topology
         if scenario.spec.migration:  # on a migrating cluster of its own, on a release that migrates
             check_migration(release(args.kafka_version))
+            upgrade_to = scenario.spec.migration.upgrade_to
+            if upgrade_to:
+                check_upgrade(release(args.kafka_version), upgrade_to)
             topology = chaos.migrating_topology(scenario.broker_settings)
         check_runnable(scenario, topology, release(args.kafka_version).extra_broker_settings)
 
@@ -184,15 +193,11 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     def work() -> None:
         ordered = [(settings, f) for settings, group in group_by_broker_settings(scenarios) for f in group]
         for settings, scenario in ordered:
-            if scenario.spec.migration:
-                chaos.use_migration(settings)
-            else:
-                chaos.use_broker_settings(settings)  # a fresh cluster when the settings change
+            chaos.use_cluster_for(bool(scenario.spec.migration), settings)
             _progress(f"scenario {scenario.spec.id}: workload and fault schedule")
             record = chaos.run_case(f"file:{scenario.path}", "scenario-file", body(scenario),
                                     scenario=scenario.spec.id)
-            if scenario.spec.migration:
-                chaos.keeper.close()  # a migrated cluster is not where the next file starts
+            chaos.done_with(bool(scenario.spec.migration))
             _report_outcome(scenario.spec.id, record.outcome, record.error)
 
     result = _chaos_session(chaos, work)
@@ -215,10 +220,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip()) if args.faults else ()
     options = ExploreOptions(args.seed, args.rounds, args.minutes if args.rounds is None else None, kinds,
-                             args.max_concurrent, args.until_violation)
+                             args.max_concurrent, args.until_violation, args.during)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
                      progress=_progress, metadata=args.metadata)
-    base = load_base(args.file, chaos)
+    base = load_base(args.file, chaos, options.during)
     space_for(base, chaos, options)  # refuse an impossible space before any container starts
 
     def work() -> None:
@@ -255,13 +260,17 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     scenario = load_scenario_file(path)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
                      progress=_progress, metadata=args.metadata)
-    check_runnable(scenario, chaos.topology, release(args.kafka_version).extra_broker_settings)
+    migrates = bool(scenario.spec.migration)
+    if migrates:  # a round explored during a migration: each candidate on a migrating cluster of its own
+        check_migration(release(args.kafka_version))
+    topology = chaos.migrating_topology(scenario.broker_settings) if migrates else chaos.topology
+    check_runnable(scenario, topology, release(args.kafka_version).extra_broker_settings)
     out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
     written: list[Path] = []
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
 
     def work() -> None:
-        chaos.use_broker_settings(scenario.spec.broker_settings)
+        chaos.use_cluster_for(migrates, scenario.spec.broker_settings)
         run_round = chaos_round_runner(chaos)
         target = recorded_violations(path)
         if not target:
@@ -512,6 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--max-concurrent", type=int, default=2, help="faults in force at once, at most")
     explore.add_argument("--until-violation", action="store_true",
                          help="stop after the first round that violates something")
+    explore.add_argument("--during", choices=["migration"], default=None,
+                         help="'migration': each round migrates a ZooKeeper-mode cluster of its own to "
+                              "KRaft, its faults anchored to the migration's phases")
     _cluster_options(explore)
     explore.set_defaults(func=_cmd_explore)
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from faults.registry import fault_kinds
 from harness.cluster.lifecycle import Cluster
+from harness.cluster.migration.plan import MigrationSpec
 from harness.compose.chaos_run import PASSED, ChaosRun
 from harness.compose.explore_live import LiveProgress
 from harness.compose.explore_round import round_seed, round_spec, violations
@@ -34,9 +35,16 @@ from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
 from harness.explore.coverage import coverage, kinds_not_exercised, table
-from harness.explore.generator import KindsInTurn, Space, draw_schedule, planned_entries
+from harness.explore.generator import MIGRATION_PHASES, KindsInTurn, Space, draw_schedule, planned_entries
 
 Progress = Callable[[str], None]
+
+MIGRATION = "migration"
+DURING: tuple[str | None, ...] = (None, MIGRATION)
+# A migration round holds dual-write this long: long enough for a fault anchored to it to
+# strike and heal inside it (drawn durations are 2-20 s), short enough for a round to
+# take about four minutes.
+ROUND_HOLD_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,9 @@ class ExploreOptions:
     kinds: tuple[str, ...] = ()
     max_concurrent: int = 2
     until_violation: bool = False  # stop after the first round that violates something
+    # "migration": each round walks a ZooKeeper-to-KRaft migration on a cluster of its
+    # own, its faults anchored to the walk's phases; None: faults timed from the start.
+    during: str | None = None
 
     def __post_init__(self) -> None:
         if (self.rounds is None) == (self.minutes is None):
@@ -63,6 +74,9 @@ class ExploreOptions:
                                     f"known: {', '.join(fault_kinds())}")
         if self.max_concurrent < 1:
             raise ScenarioFileError("explore: --max-concurrent must be at least 1")
+        if self.during not in DURING:
+            raise ScenarioFileError(f"explore: --during {self.during!r} is not something to explore during; "
+                                    f"choices: {', '.join(d for d in DURING if d)}")
 
 
 @dataclass
@@ -101,20 +115,34 @@ class Exploration:
 
 
 def space_for(base: ScenarioSpec, chaos: ChaosRun, options: ExploreOptions) -> Space:
-    """The space rounds are drawn from: the topology's nodes, the base topic's shape."""
+    """The space rounds are drawn from: the topology's nodes (the migrating one's, its
+    faults anchored to phases, during a migration), the base topic's shape."""
     topic = base.topic
     try:
+        if options.during:
+            return Space.of(chaos.migrating_topology(base.broker_settings), topic.partition_count,
+                            topic.replicas, kinds=options.kinds, max_concurrent=options.max_concurrent,
+                            phases=MIGRATION_PHASES)
         return Space.of(chaos.topology, topic.partition_count, topic.replicas, kinds=options.kinds,
                         max_concurrent=options.max_concurrent)
     except ValueError as err:
         raise ScenarioFileError(f"explore: {err}") from err
 
 
+def round_migration(base: ScenarioSpec, options: ExploreOptions) -> MigrationSpec | None:
+    """The migration a round walks: the base file's ``[migration]`` if it has one, else
+    a forward walk holding dual-write ROUND_HOLD_S; None when not exploring during one."""
+    if not options.during:
+        return None
+    return base.migration or MigrationSpec(hold_s=ROUND_HOLD_S)
+
+
 def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progress: Progress,
             clock: Callable[[], float] = time.monotonic) -> Exploration:
     """Run rounds until ``options`` says stop; each round is one record of ``chaos``."""
     space = space_for(base, chaos, options)
-    chaos.use_broker_settings(base.broker_settings)
+    migration = round_migration(base, options)
+    chaos.use_cluster_for(bool(migration), base.broker_settings)
     exploration = Exploration(options.seed, space.drawn_kinds)
     in_turn = KindsInTurn(space, options.seed)
     started = clock()
@@ -128,8 +156,9 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
             break
         seed = round_seed(options.seed, number)
         schedule = draw_schedule(space, seed, kinds=in_turn.kinds_of(planned_entries(space, seed)))
-        spec = round_spec(base, schedule, options.seed, number, chaos.topology.broker_settings)
-        faults = "; ".join(f"{e['fault']} at {e['start_s']:g} s for {e['duration_s']:g} s" for e in schedule)
+        drawn = round_spec(base, schedule, options.seed, number, chaos.topology.broker_settings)
+        spec = dataclasses.replace(drawn, migration=migration)
+        faults = "; ".join(f"{e['fault']} {_when(e)} for {e['duration_s']:g} s" for e in schedule)
         progress(f"round {number}: {len(schedule)} fault(s): {faults}")
         def ticker(run: ScenarioRun, n: int = number) -> LiveProgress:
             return LiveProgress(n, run, lambda: len(exploration.violations), progress)
@@ -137,6 +166,7 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
         broke: set[str] = set()
         record = chaos.run_case(f"explore:{options.seed}:{number}", "explore-round",
                                 _body(chaos, spec, ticker, broke), scenario=spec.id)
+        chaos.done_with(bool(migration))
         exploration.outcomes.append((spec.id, record.outcome))
         exploration.schedules.append([dict(e) for e in schedule])
         exploration.violated[spec.id] = sorted(broke)
@@ -147,6 +177,12 @@ def explore(chaos: ChaosRun, base: ScenarioSpec, options: ExploreOptions, progre
                  f"{len(exploration.violations)} of {number + 1} round(s)")
         number += 1
     return exploration
+
+
+def _when(entry: dict[str, Any]) -> str:
+    """When an entry strikes, as the console says it: at a time, or as a phase begins."""
+    phase = (entry.get("when") or {}).get("migration_phase")
+    return f"as {phase} begins" if phase else f"at {entry['start_s']:g} s"
 
 
 def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], LiveProgress],
@@ -170,16 +206,24 @@ def _body(chaos: ChaosRun, spec: ScenarioSpec, ticker: Callable[[ScenarioRun], L
     return run
 
 
-def load_base(path: str | Path, chaos: ChaosRun) -> ScenarioSpec:
+def load_base(path: str | Path, chaos: ChaosRun, during: str | None = None) -> ScenarioSpec:
     """The safety configuration: a scenario file's topic, clients and settings (its own
-    schedule, checks and expectations are not used), checked against the topology."""
-    from harness.cluster.versions import release
+    schedule, checks and expectations are not used), checked against the topology: the
+    migrating one, on a release that migrates, when exploring ``during`` a migration."""
+    from harness.cluster.versions import check_migration, release
     from harness.compose.scenario_file import check_runnable, load_scenario_file
 
     scenario = load_scenario_file(path)
     if not scenario.spec.producers:
         raise ScenarioFileError(f"{path}: an exploration needs at least one producer")
-    check_runnable(scenario, chaos.topology, release(chaos.kafka_version).extra_broker_settings)
+    topology = chaos.topology
+    if during:
+        check_migration(release(chaos.kafka_version))
+        topology = chaos.migrating_topology(scenario.broker_settings)
+    elif scenario.spec.migration:
+        raise ScenarioFileError(f"{path}: [migration]: the file walks a migration; explore it with "
+                                "--during migration")
+    check_runnable(scenario, topology, release(chaos.kafka_version).extra_broker_settings)
     return scenario.spec
 
 

@@ -116,5 +116,6 @@ def chaos_round_runner(chaos: ChaosRun) -> RunRound:
             return None if run.passed else "\n".join(run.failures())
 
         chaos.run_case(f"shrink:{spec.id}", "shrink-candidate", body, scenario=spec.id)
+        chaos.done_with(bool(spec.migration))
         return found
     return run_round

@@ -23,6 +23,7 @@ from typing import Any
 
 from faults.registry import build_fault, fault_kinds, kinds_for
 from faults.toxics import DEGRADATIONS
+from harness.cluster.migration.plan import Phase
 from topologies.model import Topology
 
 TOPIC = "$topic"  # the round's topic, replaced by its real name when the round runs
@@ -33,6 +34,19 @@ TOPIC = "$topic"  # the round's topic, replaced by its real name when the round 
 # a trade of the configuration rather than a breach of what it promises; fill_disk needs a
 # topology with broker disks. --faults names them to draw them.
 EXCLUDED_BY_DEFAULT = ("topic_config", "power_loss", "fill_disk")
+
+# During a migration a fault is anchored to a phase the KRaft controllers run in (the
+# walk's own provision starts them), and strikes as that phase begins. Left out there:
+# reassign and delete_controller act through ZooKeeper's admin paths, which a KRaft
+# controller leading the cluster does not read the way a ZooKeeper one did (a finding
+# about the harness's call, not about the migration); an expired ZooKeeper session means
+# something only while brokers still hold one, before they roll to KRaft.
+MIGRATION_PHASES: tuple[str, ...] = (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE, Phase.BROKER_ROLL,
+                                     Phase.FINALIZE)
+EXCLUDED_DURING_MIGRATION = ("reassign", "delete_controller")
+PHASES_OF_KIND: dict[str, tuple[str, ...]] = {
+    "expire_session": (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE),
+}
 
 # The share of partition roles (leader_of, follower_of, a replication link) that name the
 # round's focus partition rather than any partition. Some losses need several faults on one
@@ -103,6 +117,9 @@ class Space:
     controllers: tuple[int, ...] = ()
     # The kinds the cluster can take (faults.registry.kinds_for); () means every kind.
     runnable: tuple[str, ...] = ()
+    # The migration phases faults are anchored to (MIGRATION_PHASES), in walk order; ()
+    # when the round walks no migration and faults are timed from the round's start.
+    phases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.kinds) - set(fault_kinds()))
@@ -114,6 +131,14 @@ class Space:
                              f"metadata mode's own); it takes: {', '.join(self.runnable)}")
         if self.max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
+        unknown_phases = sorted(set(self.phases) - set(MIGRATION_PHASES))
+        if unknown_phases:
+            raise ValueError(f"no migration phase(s) {', '.join(unknown_phases)} to anchor faults to; "
+                             f"phases: {', '.join(MIGRATION_PHASES)}")
+        excluded = sorted(set(self.kinds) & set(EXCLUDED_DURING_MIGRATION)) if self.phases else []
+        if excluded:
+            raise ValueError(f"fault kind(s) {', '.join(excluded)} are not drawn during a migration "
+                             "(they act through ZooKeeper's admin paths)")
         low, high = self.faults
         if not 1 <= low <= high:
             raise ValueError(f"faults per round must be a range of at least 1, not {self.faults}")
@@ -128,6 +153,8 @@ class Space:
 
     @classmethod
     def of(cls, topology: Topology, partitions: int, replication_factor: int = 3, **limits: Any) -> Space:
+        """The space of ``topology``'s cluster; ``phases=MIGRATION_PHASES`` in
+        ``limits`` anchors faults to a migration's phases (a migrating topology)."""
         limits.setdefault("leave_isr_s", leave_isr_s(topology))
         return cls(tuple(b.broker_id for b in topology.brokers), tuple(topology.zones),
                    tuple(z.name for z in topology.zookeepers), partitions, replication_factor,
@@ -137,7 +164,15 @@ class Space:
     @property
     def drawn_kinds(self) -> tuple[str, ...]:
         every = self.runnable or tuple(fault_kinds())
-        return self.kinds or tuple(k for k in every if k not in EXCLUDED_BY_DEFAULT)
+        left_out = EXCLUDED_BY_DEFAULT + (EXCLUDED_DURING_MIGRATION if self.phases else ())
+        return self.kinds or tuple(k for k in every if k not in left_out)
+
+    @property
+    def quorum_leader(self) -> str:
+        """The role naming the controllers' leader: ``active_controller`` on a KRaft
+        cluster; ``quorum_leader`` in a migration, where ``/controller`` names a
+        ZooKeeper-mode broker until the copy."""
+        return "quorum_leader" if self.phases else "active_controller"
 
 
 @dataclass(frozen=True)
@@ -203,6 +238,8 @@ def draw_schedule(space: Space, seed: int, kinds: Sequence[str] | None = None) -
     chosen = [rng.choice(space.drawn_kinds) for _ in range(wanted)]
     if kinds is not None:
         chosen[: len(kinds)] = kinds[:wanted]
+    if space.phases:
+        return _anchored(draw, chosen)
     entries = _squeeze(draw, chosen) if rng.random() < SQUEEZE_SHARE else []
     squeezed = len(entries)
     for kind in chosen[squeezed:]:
@@ -251,6 +288,27 @@ def _squeeze(d: Draw, chosen: list[str]) -> list[Entry]:
     return entries
 
 
+def _anchored(d: Draw, chosen: list[str]) -> list[Entry]:
+    """A migration round's entries: each of ``chosen`` anchored to a phase of its own
+    (``when = { migration_phase = .. }``, waited for from the round's start), so two
+    entries never strike as the same phase begins; a kind with no phase left for it is
+    dropped (a shorter round). Sorted by phase, in walk order."""
+    space, rng = d.space, d.rng
+    free = list(space.phases)
+    entries: list[Entry] = []
+    for kind in chosen:
+        allowed = [p for p in free if p in PHASES_OF_KIND.get(kind, space.phases)]
+        if not allowed:
+            continue
+        phase = rng.choice(allowed)
+        free.remove(phase)
+        entry: Entry = {"start_s": 0.0, "duration_s": round(rng.uniform(*space.duration_s), 1), "fault": kind,
+                        **_DRAWERS[kind](d), "when": {"migration_phase": phase}}
+        build_fault({k: v for k, v in entry.items() if k not in ("start_s", "duration_s", "when")})
+        entries.append(entry)
+    return sorted(entries, key=lambda e: space.phases.index(e["when"]["migration_phase"]))
+
+
 def in_force(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> int:
     """The most entries in force at any moment of [start, end]."""
     points = [start] + [float(e["start_s"]) for e in entries if start <= float(e["start_s"]) <= end]
@@ -282,7 +340,7 @@ def _broker_role(d: Draw) -> Any:
 
 def _quorum_node(d: Draw) -> Any:
     """A node of a dedicated KRaft quorum: its leader, one by id, or a majority."""
-    return d.rng.choice(["active_controller", {"controller": d.rng.choice(d.space.controllers)},
+    return d.rng.choice([d.space.quorum_leader, {"controller": d.rng.choice(d.space.controllers)},
                          "controller_majority"])
 
 
@@ -298,7 +356,7 @@ def _node(d: Draw) -> Any:
 def _isolated(d: Draw) -> Any:
     """What an isolation cuts off: a node or a whole zone."""
     if d.rng.random() < 0.3:
-        controller = "active_controller" if d.space.controllers else "controller"
+        controller = d.space.quorum_leader if d.space.controllers else "controller"
         return d.rng.choice([{"zone": d.rng.choice(d.space.zones)}, {"zone_of": controller}])
     return _node(d)
 
@@ -309,7 +367,8 @@ def _links(d: Draw) -> dict[str, Any]:
     zone's clients to a broker, or (KRaft) one controller's Raft link to another."""
     rng = d.rng
     shape = rng.choice(["isolate", "replication", "zk-session", "client",
-                        *(("quorum",) if d.space.controllers else ())])
+                        *(("quorum",) if d.space.controllers else ()),
+                        *(("controller-links",) if d.space.phases else ())])
     if shape == "isolate":
         return {"isolate": _isolated(d)}
     if shape == "replication":  # one partition's follower and leader: never the same broker
@@ -322,6 +381,13 @@ def _links(d: Draw) -> dict[str, Any]:
     if shape == "zk-session" and d.space.controllers:  # the KRaft counterpart: heartbeats
         return {"from": _broker_role(d), "to": rng.choice([{"controller": rng.choice(d.space.controllers)},
                                                           "all_controllers"]), "kind": "kraft-broker"}
+    if shape == "controller-links":  # a controller's own links in a migration: ZooKeeper, or a broker
+        controller = {"controller": rng.choice(d.space.controllers)}
+        if rng.random() < 0.5:
+            return {"from": rng.choice([controller, "all_controllers"]),
+                    "to": rng.choice([{"node": rng.choice(d.space.zookeepers)}, "all_zookeepers"]),
+                    "kind": "zk-session"}
+        return {"from": controller, "to": _broker_role(d), "kind": "controller-rpc"}
     if shape == "quorum":
         source, destination = rng.sample(d.space.controllers, 2)
         return {"from": {"controller": source}, "to": {"controller": destination}, "kind": "kraft-quorum",

@@ -134,6 +134,8 @@ hold_s = 5
         ('rollback_after = "dual-write"\n', ("--kafka-version", "3.9.1"),
          "migration_phase 'dual-write' is not a phase of the migration"),
         ("hold = 5\n", ("--kafka-version", "3.9.1"), "migration: unknown key(s) hold"),
+        ("change_at_s = 9\n", ("--kafka-version", "3.9.1"),
+         "migration.change_at_s = 9: the change is made in dual-write, which lasts hold_s = 5 s"),
         ("", ("--kafka-version", "3.9.1", "--metadata", "kraft"), "a migration starts from a ZooKeeper-mode"),
         ('[[schedule]]\nstart_s = 0\nduration_s = 5\nfault = "kill"\ntarget = "controller_majority"\n',
          ("--kafka-version", "3.9.1"), "acts on the KRaft controllers, which a migration starts in its "
@@ -146,3 +148,30 @@ def test_a_migration_file_that_cannot_run_is_refused_before_any_container(
     path.write_text(MIGRATION_FILE + extra)
     missing = tmp_path / "no-such-docker.sock"  # nothing may reach an engine first
     _one_line_error(_cli("run", str(path), *args, env={"DOCKER_HOST": f"unix://{missing}"}), expected)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--kafka-version", "3.7.2"), "Kafka 3.7.2 cannot migrate from ZooKeeper to KRaft here"),
+        (("--kafka-version", "3.9.1", "--metadata", "kraft"), "a migration starts from a ZooKeeper-mode"),
+        (("--kafka-version", "3.9.1", "--faults", "kill,reassign"),
+         "explore: fault kind(s) reassign are not drawn during a migration"),
+    ],
+)
+def test_an_exploration_during_a_migration_that_cannot_run_is_refused_before_any_container(
+        tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+    missing = tmp_path / "no-such-docker.sock"
+    result = _cli("explore", "tests/explore/safe.toml", "--during", "migration", "--rounds", "1", *args,
+                  env={"DOCKER_HOST": f"unix://{missing}"})
+    _one_line_error(result, expected)
+
+
+def test_a_migration_file_is_explored_only_during_a_migration(tmp_path: Path) -> None:
+    base = Path("tests/explore/safe.toml").read_text()
+    path = tmp_path / "m.toml"
+    path.write_text(base + "\n[migration]\nhold_s = 20\n")
+    missing = tmp_path / "no-such-docker.sock"
+    result = _cli("explore", str(path), "--kafka-version", "3.9.1", "--rounds", "1",
+                  env={"DOCKER_HOST": f"unix://{missing}"})
+    _one_line_error(result, "[migration]: the file walks a migration; explore it with --during migration")

@@ -32,7 +32,7 @@ from harness.compose.checks import (
     parse_check,
 )
 from harness.compose.expectations import CountRange
-from harness.compose.explore import ExploreOptions, explore, summary_lines
+from harness.compose.explore import ROUND_HOLD_S, ExploreOptions, explore, summary_lines
 from harness.compose.explore_live import LiveProgress, faults_in_force
 from harness.compose.explore_round import (
     ISR_FULL_S,
@@ -74,6 +74,7 @@ from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
 from harness.workload.driver import ProducerSpec
 from topologies.loader import load_topology
+from topologies.model import migration_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 SPACE = Space.of(load_topology(), partitions=6)
@@ -547,9 +548,17 @@ class _Chaos:
         self.cases: list[tuple[str, str, str | None]] = []
         self.settings: list[Mapping[str, Any]] = []
 
-    def use_broker_settings(self, settings: Mapping[str, Any]) -> bool:
+    def use_cluster_for(self, migrates: bool, settings: Mapping[str, Any]) -> bool:
         self.settings.append(settings)
+        self.cases.append(("cluster", "migrating" if migrates else "base", None))
         return False
+
+    def done_with(self, migrated: bool) -> None:
+        if migrated:
+            self.cases.append(("closed", "migrated", None))
+
+    def migrating_topology(self, settings: Mapping[str, Any] | None = None) -> Any:
+        return migration_topology(load_topology("three_az"), load_topology("three_az", metadata="kraft"))
 
     def run_case(self, test_id: str, kind: str, body: Any, scenario: str | None = None) -> Any:
         self.cases.append((test_id, kind, scenario))
@@ -576,8 +585,9 @@ def test_explore_runs_the_rounds_asked_for_and_counts_violations() -> None:
     chaos = _Chaos()
     lines: list[str] = []
     found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=5), lines.append)  # type: ignore[arg-type]
-    assert [c[0] for c in chaos.cases] == [f"explore:9:{n}" for n in range(5)]
-    assert {c[1] for c in chaos.cases} == {"explore-round"}
+    assert chaos.cases[0] == ("cluster", "base", None)
+    assert [c[0] for c in chaos.cases[1:]] == [f"explore:9:{n}" for n in range(5)]
+    assert {c[1] for c in chaos.cases[1:]} == {"explore-round"}
     assert found.violations == ["explore-9-r2"] and found.inconclusive == ["explore-9-r4"]
     assert "round 2: FAILED (rule lost); violations so far: 1 of 3 round(s)" in lines
     assert lines[-1] == "round 4: FAILED (not judged as drawn); violations so far: 1 of 5 round(s)"
@@ -590,8 +600,27 @@ def test_explore_until_a_violation_stops_after_the_first_round_that_violates() -
     chaos = _Chaos()
     found = explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=9, rounds=5, until_violation=True),  # type: ignore[arg-type]
                     lambda _: None)
-    assert [c[0] for c in chaos.cases] == [f"explore:9:{n}" for n in range(3)]
+    assert [c[0] for c in chaos.cases[1:]] == [f"explore:9:{n}" for n in range(3)]
     assert found.violations == ["explore-9-r2"]
+
+
+def test_explore_during_a_migration_walks_one_on_a_cluster_of_its_own_each_round(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[Any] = []
+
+    def body(chaos: Any, spec: ScenarioSpec, ticker: Any, broke: set[str]) -> Any:
+        walked.append(spec)
+        return lambda cluster: None
+
+    monkeypatch.setattr("harness.compose.explore._body", body)
+    chaos = _Chaos()
+    explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=3, rounds=2, during="migration"),  # type: ignore[arg-type]
+            lambda _: None)
+    assert [c[:2] for c in chaos.cases] == [("cluster", "migrating"), ("explore:3:0", "explore-round"),
+                                            ("closed", "migrated"), ("explore:3:1", "explore-round"),
+                                            ("closed", "migrated")]
+    assert all(s.migration is not None and s.migration.hold_s == ROUND_HOLD_S for s in walked)
+    assert all("migration_phase" in e["when"] for s in walked for e in s.schedule)
 
 
 @pytest.mark.usefixtures("stand_in_rounds")
@@ -600,7 +629,7 @@ def test_explore_stops_starting_rounds_when_its_minutes_are_up() -> None:
     chaos = _Chaos()
     explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=1, minutes=1.0), lambda _: None,  # type: ignore[arg-type]
             clock=lambda: next(ticks))
-    assert len(chaos.cases) == 3
+    assert len([c for c in chaos.cases if c[1] == "explore-round"]) == 3
 
 
 @pytest.mark.parametrize(("options", "message"), [
