@@ -232,3 +232,21 @@ def test_a_quorum_client_that_predates_an_upgrade_is_made_anew() -> None:
     reader._quorum_client = lambda: QuorumClient(stale=False)  # type: ignore[method-assign]
     assert reader.quorum()["leader_id"] == 100
     assert stale.closed and reader._quorum_admin is not stale
+
+
+def test_metadata_version_is_read_from_kafka_pythons_feature_answer() -> None:
+    from typing import Any
+
+    from harness.cluster.metadata.kraft import KRaftReader
+    from harness.errors import ChaosError
+
+    reader = object.__new__(KRaftReader)
+    answers: list[dict[str, Any]] = [
+        {"metadata.version": {"supported": (7, 27), "finalized": (21, 21), "finalized_epoch": 40},
+         "kraft.version": {"supported": (0, 1)}},
+        {"kraft.version": {"supported": (0, 1)}},
+    ]
+    reader._asked = lambda request: answers.pop(0)  # type: ignore[method-assign]
+    assert reader.metadata_version() == (21, 27)
+    with pytest.raises(ChaosError, match=r"ApiVersions reported no metadata\.version"):
+        reader.metadata_version()

@@ -272,8 +272,12 @@ class KRaftReader:
         """``metadata.version`` as a broker reports it: the level finalized for the cluster,
         and the newest level that broker supports."""
         answer = self._asked(lambda admin: admin.describe_features())
-        return (int(answer["finalized_features"][METADATA_VERSION][1]),
-                int(answer["supported_features"][METADATA_VERSION][1]))
+        # kafka-python 3.0 answers {feature: {"supported": (min, max), "finalized": (min, max),
+        # "finalized_epoch": e}} (its docstring shows another shape).
+        feature = answer.get(METADATA_VERSION, {})
+        if "finalized" not in feature or "supported" not in feature:
+            raise ChaosError(f"ApiVersions reported no {METADATA_VERSION} (features: {answer})")
+        return int(feature["finalized"][1]), int(feature["supported"][1])
 
     def finalize_metadata_version(self, level: int) -> None:
         """UpdateFeatures of ``metadata.version`` alone to ``level``; ChaosError with the
