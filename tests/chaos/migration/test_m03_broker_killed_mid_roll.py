@@ -6,8 +6,9 @@ broker in migration mode, led by the KRaft controller - is killed with kill -9 a
 started again 20 s later. For a while one broker is up. The KRaft controller must fence broker 2 once
 its heartbeats stop, move its leaderships to the in-sync replicas left, take broker 0
 back as a KRaft broker, and take broker 2 back into every ISR when it returns. With
-``acks=all`` and ``min.insync.replicas=2`` sends fail while one replica is up; none that
-was acknowledged is lost. The roll goes on only once the cluster is whole again."""
+``acks=all`` and ``min.insync.replicas=2`` no write is acknowledged while one replica is
+up (the producer retries within its delivery timeout); none that was acknowledged is
+lost. The roll goes on only once the cluster is whole again."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def m3_spec() -> ScenarioSpec:
         description="M1's cluster and workload; in the broker roll, once broker 0 is down for its restart as "
                     f"a KRaft broker, kill -9 broker 2 (still in migration mode) and start it again "
                     f"{DOWN_S:g} s later.",
-        expected="Broker 2 leaves every ISR; sends fail while one replica is up, and "
+        expected="Broker 2 leaves every ISR; no write is acknowledged while one replica is up, and "
                  "nothing acknowledged is lost or written twice; the roll completes once broker 2 is "
                  "back; the metadata is carried over.",
         schedule=({"start_s": 0, "duration_s": DOWN_S, "fault": "kill", "target": {"broker": 2},
