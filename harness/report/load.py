@@ -351,8 +351,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
     scenario.history = _history(sdir / "history", p)
     _load_faults(scenario, sdir, run_started)
     if scenario.history:
-        width = scenario.verdict.bucket_seconds if scenario.verdict else 1.0
-        scenario.ack_buckets = ack_buckets(sdir / "history", width, p)
+        scenario.ack_buckets = ack_buckets(sdir / "history", scenario.bucket_seconds, p)
         scenario.ack_stalls = ack_stalls(sdir / "history", p)
         scenario.migration = migration_phases(sdir / "history", p)
     if (sdir / "metadata.json").is_file():

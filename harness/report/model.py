@@ -399,6 +399,12 @@ class Scenario:
     diagnostics: list[str] = field(default_factory=list)  # relative to the run directory
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def bucket_seconds(self) -> float:
+        """The width of the verdict's buckets, which acknowledgements are counted by too
+        (1 s without a verdict)."""
+        return self.verdict.bucket_seconds if self.verdict else 1.0
+
     def phase_sends(self, phase: MigrationPhase) -> tuple[int, int] | None:
         """(sends, of them failed or in doubt) made during ``phase``, by the verdict's
         buckets whose start falls in it (to a bucket's width); None without a verdict."""
@@ -406,12 +412,6 @@ class Scenario:
             return None
         inside = [b for b in self.verdict.buckets if phase.start <= b.start < phase.end]
         return sum(b.acked + b.failed + b.unknown for b in inside), sum(b.failed + b.unknown for b in inside)
-
-    @property
-    def migration_sends(self) -> tuple[int, int] | None:
-        """:meth:`phase_sends` over the whole walk."""
-        costs = [c for c in map(self.phase_sends, self.migration) if c is not None]
-        return (sum(c[0] for c in costs), sum(c[1] for c in costs)) if costs else None
 
     @property
     def zk_gaps(self) -> list[ZkGap]:

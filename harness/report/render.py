@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from harness.report import format as fmt
 from harness.report.load import load_run
+from harness.report.migration_summary import migration_summary, phase_costs
 from harness.report.model import Outcome, Run, Scenario
 from harness.report.timeline import origin, timeline_svg
 
@@ -55,6 +56,8 @@ def environment() -> Environment:
     )
     env.tests.update(scalar=fmt.is_scalar)
     env.globals.update(
+        migration_summary=migration_summary,
+        phase_costs=phase_costs,
         record_columns=fmt.record_columns,
         Outcome=Outcome,
         NONE=fmt.NONE,

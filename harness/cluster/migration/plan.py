@@ -63,6 +63,24 @@ class Phase(StrEnum):
     ROLLBACK = "rollback"
 
 
+# What the harness does in each phase, as a clause after the phase's name: what a report
+# says each phase did.
+PHASE_PURPOSE: dict[Phase, str] = {
+    Phase.PROVISION: "started the KRaft controllers with the migration enabled, formatted with the "
+                     "cluster's id",
+    Phase.ENTER_MIGRATION: "restarted every broker but the last in migration mode, one at a time",
+    Phase.COPY: "restarted the last broker so and waited for the active controller to copy ZooKeeper's "
+                "metadata into KRaft",
+    Phase.DUAL_WRITE: "held the cluster with a KRaft controller leading it and writing each change to "
+                      "ZooKeeper too",
+    Phase.BROKER_ROLL: "restarted each broker as a KRaft broker, one at a time",
+    Phase.FINALIZE: "restarted each controller off ZooKeeper, one at a time",
+    Phase.UPGRADE: "restarted each node on the newer release, controllers first, and raised "
+                   "metadata.version",
+    Phase.ROLLBACK: "stopped the KRaft controllers, cleared /controller and /migration and rolled the "
+                    "brokers back to ZooKeeper mode",
+}
+
 FORWARD: tuple[Phase, ...] = (Phase.PROVISION, Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE,
                               Phase.BROKER_ROLL, Phase.FINALIZE)
 # The phases throughout which the KRaft controllers run: they start in provision and stop
