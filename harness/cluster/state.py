@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# The two counts a controller epoch comes from (ClusterState.epoch_count).
+EPOCHS_OF_ZOOKEEPER = "zookeeper's controller epoch"
+EPOCHS_OF_THE_QUORUM = "the quorum's leader epoch"
+
 
 @dataclass(frozen=True)
 class PartitionState:
@@ -48,6 +52,11 @@ class ClusterState:
     # it (harness/cluster/migration/plan.py), or None when none is. Not part of the
     # snapshot's identity either: the driver's own record has each phase's start and end.
     migration_phase: str | None = field(default=None, compare=False)
+    # Whose count ``controller_epoch`` is: ZooKeeper's controller epoch (EPOCHS_OF_ZOOKEEPER)
+    # or the KRaft quorum's leader epoch (EPOCHS_OF_THE_QUORUM); None when not said. A
+    # migration reads one and then the other, and their numbers are unrelated, so two
+    # epochs compare only when they are the same count.
+    epoch_count: str | None = field(default=None, compare=False)
 
     def topic(self, topic: str) -> list[PartitionState]:
         return sorted(

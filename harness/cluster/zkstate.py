@@ -22,7 +22,7 @@ from kazoo.exceptions import ConnectionLoss, NoNodeError
 from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.state import EPOCHS_OF_ZOOKEEPER, ClusterState, PartitionState
 
 T = TypeVar("T")
 
@@ -215,6 +215,7 @@ class ZkObserver:
             controller=controller,
             controller_epoch=epoch,
             partitions=partitions,
+            epoch_count=EPOCHS_OF_ZOOKEEPER,
         )
 
     def ephemeral_owner(self, path: str) -> int | None:

@@ -66,14 +66,18 @@ def violations(timeline: Sequence[Seen]) -> list[Violation]:
 
 
 def _controllers(timeline: Sequence[Seen]) -> list[Violation]:
-    by_epoch: dict[int, dict[int, float]] = {}
+    """Epochs of one count only (ClusterState.epoch_count): a migration's reading moves
+    from ZooKeeper's controller epoch to the quorum's leader epoch, whose numbers repeat
+    the other's without meaning the same election."""
+    by_epoch: dict[tuple[str, int], dict[int, float]] = {}
     for seen in timeline:
         state = seen.state
         if seen.settled and state.controller is not None and state.controller_epoch is not None:
-            by_epoch.setdefault(state.controller_epoch, {}).setdefault(state.controller, seen.mono)
-    return [Violation(ONE_CONTROLLER, f"epoch {epoch}: brokers "
+            key = (state.epoch_count or "", state.controller_epoch)
+            by_epoch.setdefault(key, {}).setdefault(state.controller, seen.mono)
+    return [Violation(ONE_CONTROLLER, f"{count + ' ' if count else ''}epoch {epoch}: brokers "
                       + ", ".join(f"{b} (seen at {t:.1f})" for b, t in sorted(brokers.items())))
-            for epoch, brokers in sorted(by_epoch.items()) if len(brokers) > 1]
+            for (count, epoch), brokers in sorted(by_epoch.items()) if len(brokers) > 1]
 
 
 def _leader_epochs(timeline: Sequence[Seen]) -> list[Violation]:

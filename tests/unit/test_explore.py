@@ -21,7 +21,7 @@ import tomli_w
 
 from faults.events import EventLog
 from faults.registry import build_fault, fault_kinds
-from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.state import EPOCHS_OF_THE_QUORUM, EPOCHS_OF_ZOOKEEPER, ClusterState, PartitionState
 from harness.compose.checks import (
     CheckSpecError,
     ClusterRules,
@@ -432,6 +432,21 @@ def test_a_cluster_that_keeps_its_rules_shows_no_breach() -> None:
 def test_each_rule_is_caught(bad: Seen, rule: str, words: str) -> None:
     (found,) = violations([*HEALTHY, bad])
     assert found.rule == rule and words in found.detail, found
+
+
+def test_a_migration_reading_the_quorums_epochs_after_zookeepers_is_no_second_controller() -> None:
+    """A migration's states carry ZooKeeper's controller epoch until the brokers are on
+    KRaft, then the quorum's leader epoch: the same number in the two counts is not one
+    election (seen in an exploration during a migration: epoch 2 was broker 1's in
+    ZooKeeper and controller 100's in the quorum)."""
+    zookeeper = [dataclasses.replace(s, state=dataclasses.replace(s.state, epoch_count=EPOCHS_OF_ZOOKEEPER))
+                 for s in HEALTHY]
+    in_quorum = EPOCHS_OF_THE_QUORUM
+    quorum = Seen(21.0, 22.0, dataclasses.replace(_zk(100, 2, 1, 6, (1, 2)), epoch_count=in_quorum))
+    assert violations([*zookeeper, quorum]) == []
+    again = Seen(23.0, 24.0, dataclasses.replace(_zk(101, 2, 1, 6, (1, 2)), epoch_count=in_quorum))
+    (found,) = violations([*zookeeper, quorum, again])
+    assert found.rule == ONE_CONTROLLER and "the quorum's leader epoch epoch 2: brokers 100" in found.detail
 
 
 def test_rules_across_znodes_ignore_a_state_read_only_once() -> None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from harness.cluster.broker_metadata import BrokerView, broker_view
 from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.node_config import MetadataSettings, kraft_broker_settings
-from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.state import EPOCHS_OF_THE_QUORUM, ClusterState, PartitionState
 from harness.cluster.waiting import wait_until_clear
 from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
@@ -183,6 +183,7 @@ class KRaftReader:
             controller=None if leader < 0 else leader,
             controller_epoch=None if leader < 0 else int(quorum["leader_epoch"]),
             partitions={(p.topic, p.partition): p for p in partition_states(view)},
+            epoch_count=EPOCHS_OF_THE_QUORUM,
         )
 
     def brokers_state(self, topics: list[str] | None = None) -> ClusterState:

@@ -40,7 +40,7 @@ from harness.cluster.node_config import (
     migrating_broker_settings,
     zookeeper_broker_settings,
 )
-from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.state import EPOCHS_OF_ZOOKEEPER, ClusterState, PartitionState
 from harness.cluster.zkstate import ZkObserver
 from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
@@ -308,7 +308,8 @@ class FollowingReader:
             state = self.kraft.snapshot(topics)
         else:
             controller, epoch = self.zookeeper.controller_and_epoch()
-            state = replace(self.kraft.brokers_state(topics), controller=controller, controller_epoch=epoch)
+            state = replace(self.kraft.brokers_state(topics), controller=controller, controller_epoch=epoch,
+                            epoch_count=EPOCHS_OF_ZOOKEEPER)
         phase = self._mode.phase
         return replace(state, migration_phase=None if phase is None else str(phase))
 

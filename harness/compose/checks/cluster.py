@@ -125,7 +125,8 @@ class ClusterRules(Check):
         if not timeline:
             return False, "no cluster state was recorded, so nothing was shown"
         found = cluster_rules.violations(timeline)
-        epochs = {o.state.controller_epoch for o in evidence.timeline} - {None}
+        epochs = {(o.state.epoch_count, o.state.controller_epoch) for o in evidence.timeline
+                  if o.state.controller_epoch is not None}
         detail = f"{len(timeline)} states, {len(epochs)} controller epoch(s)"
         if found:
             detail += f"; {len(found)} breach(es): " + "; ".join(f"{v.rule}: {v.detail}" for v in found[:4])
