@@ -320,7 +320,9 @@ class ScenarioRun:
             return True
         name = MIRROR_CHECK
         if driver.mirrored is None:
-            return self.check(name, False, "no change was made: the walk never held in dual-write")
+            held = next((r for r in driver.records if r.phase == Phase.DUAL_WRITE and r.detail), None)
+            why = held.detail if held is not None else "the walk never held in dual-write"
+            return self.check(name, False, f"no change was made: {why}")
         topic, key, value = driver.mirrored
         path = f"/config/topics/{topic}"
         seen = f"in {path} after {driver.mirror_s:.1f} s" if driver.mirror_s is not None else \

@@ -441,6 +441,45 @@ def test_dual_write_sets_a_config_through_kraft_and_waits_for_zookeeper_to_show_
         assert driver.mirror_s is None and "did not reach /config/topics/orders" in (dual_write.detail or "")
 
 
+class RefusingAdmin(FakeAdmin):
+    """Refuses the change ``refusals`` times first, as a broker did in an exploration
+    when a majority of the controllers was killed as dual-write began."""
+
+    def __init__(self, observer: FakeObserver, refusals: int) -> None:
+        super().__init__(observer, mirror=True)
+        self.refusals = refusals
+
+    def incremental_alter_configs(self, resources: list[Any]) -> dict[Any, FakeFuture]:
+        from confluent_kafka import KafkaError, KafkaException
+
+        if self.refusals > 0:
+            self.refusals -= 1
+            raise KafkaException(KafkaError(11, "Cannot set entity configs for topics orders directly when "
+                                                "there is a KRaft controller."))
+        return super().incremental_alter_configs(resources)
+
+
+@pytest.mark.parametrize("refusals", [2, 99])
+def test_a_refused_change_is_asked_again_and_never_fails_the_walk(
+        refusals: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    _copied(observer)
+    monkeypatch.setattr(driver_module, "MIRROR_TIMEOUT_S", 2.5)
+    cluster = FakeCluster(mode)
+    cluster.admin = RefusingAdmin(observer, refusals)  # type: ignore[attr-defined]
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING), mirror_topic="orders")  # type: ignore[arg-type]
+    records = driver.run()
+    dual_write = next(r for r in records if r.phase == Phase.DUAL_WRITE)
+    assert dual_write.outcome == COMPLETED
+    if refusals == 2:
+        assert driver.mirrored is not None and driver.mirror_s is not None
+        assert (dual_write.detail or "").startswith("refused 2 time(s) first (the first: KafkaException")
+    else:
+        assert driver.mirrored is None
+        assert "never set; the last refusal: KafkaException" in (dual_write.detail or "")
+
+
 def test_the_change_through_kraft_is_made_change_at_s_into_dual_write(
         monkeypatch: pytest.MonkeyPatch) -> None:
     mode, observer = _mode()

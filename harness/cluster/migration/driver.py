@@ -228,14 +228,34 @@ class MigrationDriver:
         to the KRaft controller) and wait until ZooKeeper's ``/config/topics`` shows it:
         dual-write's promise, on which a rollback depends. Not shown in time is an
         outcome, not an error: the check that reads :attr:`mirrored` says so."""
+        from confluent_kafka import KafkaException
         from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
         assert self.mirror_topic is not None
         key, value = MIRROR_CONFIG
         entry = ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
         resource = ConfigResource(ResourceType.TOPIC, self.mirror_topic, incremental_configs=[entry])
-        for future in self.cluster.admin.incremental_alter_configs([resource]).values():
-            future.result(timeout=MIRROR_TIMEOUT_S)
+        refusals: list[str] = []
+
+        def refused() -> list[str]:
+            try:
+                for future in self.cluster.admin.incremental_alter_configs([resource]).values():
+                    future.result(timeout=MIRROR_TIMEOUT_S)
+            except KafkaException as err:
+                refusals.append(describe_error(err))
+                return refusals[-1:]
+            return []
+
+        # Asked again until accepted, as an operator's tool would: a fault in force may
+        # have the request refused (no controller yet, or a broker answering for itself).
+        # Every refusal is kept in the phase's detail; not accepted in time is an outcome.
+        try:
+            wait_until_clear(refused, MIRROR_TIMEOUT_S, f"{key}={value} accepted", interval_s=1.0)
+        except WaitTimeout:
+            return (f"{key}={value} was refused {len(refusals)} time(s) for {MIRROR_TIMEOUT_S:.0f} s and "
+                    f"never set; the last refusal: {refusals[-1]}")
+        first = (f"refused {len(refusals)} time(s) first (the first: {refusals[0]}); "
+                 if refusals else "")
         self.mirrored = (self.mirror_topic, key, value)
         path = f"/config/topics/{self.mirror_topic}"
 
@@ -247,8 +267,8 @@ class MigrationDriver:
             self.mirror_s = wait_until_clear(not_mirrored, MIRROR_TIMEOUT_S, f"{key}={value} in {path}",
                                              transient=(ConnectionError, OSError))
         except WaitTimeout as err:
-            return f"{key}={value} set through KRaft did not reach {path}: {err}"
-        return f"{key}={value} set through KRaft reached {path} after {self.mirror_s:.1f} s"
+            return f"{first}{key}={value} set through KRaft did not reach {path}: {err}"
+        return f"{first}{key}={value} set through KRaft reached {path} after {self.mirror_s:.1f} s"
 
     def _release_controller(self) -> str | None:
         """Once the KRaft controllers are gone, delete ``/controller`` so that a broker
