@@ -146,12 +146,13 @@ def kraft_broker_settings(fabric: Fabric, broker: BrokerNode, cluster_id: str) -
 
 def controller_properties(fabric: Fabric, controller: ControllerNode,
                           extra_settings: Mapping[str, SettingValue] | None = None,
-                          migrating: bool = False) -> str:
+                          migrating: bool = False, advertise: bool = True) -> str:
     """``server.properties`` for a dedicated KRaft controller: its metadata log lives in
     ``KAFKA_DATA_DIR``, its peers are reached through its own proxies. ``migrating``: the
     controller of a cluster that is leaving ZooKeeper, which it reaches through proxies of
     its own, sending its controller requests to the ZooKeeper-mode brokers on the listener
-    each has for it."""
+    each has for it. ``advertise``: whether the release takes ``advertised.listeners`` on a
+    controller (:attr:`~harness.cluster.versions.KafkaRelease.controllers_advertise`)."""
     names, bound, advertised = _controller_listeners(fabric, controller.name)
     spoken = list(names)
     migration: dict[str, SettingValue] = {}
@@ -169,7 +170,7 @@ def controller_properties(fabric: Fabric, controller: ControllerNode,
         "node.id": controller.node_id,
         **_kraft_common(fabric, controller.name, names),
         "listeners": ",".join(bound),
-        "advertised.listeners": ",".join(advertised),
+        **({"advertised.listeners": ",".join(advertised)} if advertise else {}),
         "listener.security.protocol.map": ",".join(f"{n}:PLAINTEXT" for n in spoken),
         "log.dirs": KAFKA_DATA_DIR,
         **migration,

@@ -225,7 +225,8 @@ class Nodes:
         assert self.images is not None
         config = f"{CONFIG_DIR}/server.properties"
         java = self._java(self.topology.controller_heap_mb, "kafka.Kafka", config, KAFKA_DATA_DIR)
-        properties = controller_properties(self.fabric, controller, migrating=migrating)
+        properties = controller_properties(self.fabric, controller, migrating=migrating,
+                                           advertise=self.release.controllers_advertise)
         container = (
             self._container(controller.name, self.images.kafka, "controller")
             .with_command(self._launched(java, config, cluster_id))

@@ -33,6 +33,9 @@ class KafkaRelease:
     # the release the harness's migration is built on; an earlier one says True once its
     # KRaft controllers run here.
     migrates: bool = False
+    # Whether its dedicated controllers take advertised.listeners: from 3.9 (KIP-853, which
+    # registers each controller's endpoints); 3.7 refuses to start a controller given any.
+    controllers_advertise: bool = False
 
     @property
     def cluster_modes(self) -> tuple[str, ...]:
@@ -55,10 +58,10 @@ SUPPORTED: tuple[KafkaRelease, ...] = (
     KafkaRelease("2.8.2"),
     KafkaRelease("3.3.2"),
     KafkaRelease("3.5.2"),
-    KafkaRelease("3.7.2"),
-    KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT), migrates=True),
-    KafkaRelease("4.0.0", metadata_modes=(KRAFT,)),
-    KafkaRelease("4.4.0", metadata_modes=(KRAFT,)),
+    KafkaRelease("3.7.2", migrates=True),
+    KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT), migrates=True, controllers_advertise=True),
+    KafkaRelease("4.0.0", metadata_modes=(KRAFT,), controllers_advertise=True),
+    KafkaRelease("4.4.0", metadata_modes=(KRAFT,), controllers_advertise=True),
 )
 
 DEFAULT_VERSION = "3.7.2"

@@ -128,7 +128,7 @@ hold_s = 5
 @pytest.mark.parametrize(
     ("extra", "args", "expected"),
     [
-        ("", ("--kafka-version", "3.7.2"), "Kafka 3.7.2 cannot migrate from ZooKeeper to KRaft here"),
+        ("", ("--kafka-version", "3.5.2"), "Kafka 3.5.2 cannot migrate from ZooKeeper to KRaft here"),
         ('rollback_after = "finalize"\n', ("--kafka-version", "3.9.1"),
          "migration.rollback_after 'finalize': a rollback is possible after enter_migration"),
         ('rollback_after = "dual-write"\n', ("--kafka-version", "3.9.1"),
@@ -153,7 +153,7 @@ def test_a_migration_file_that_cannot_run_is_refused_before_any_container(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--kafka-version", "3.7.2"), "Kafka 3.7.2 cannot migrate from ZooKeeper to KRaft here"),
+        (("--kafka-version", "3.5.2"), "Kafka 3.5.2 cannot migrate from ZooKeeper to KRaft here"),
         (("--kafka-version", "3.9.1", "--metadata", "kraft"), "a migration starts from a ZooKeeper-mode"),
         (("--kafka-version", "3.9.1", "--faults", "kill,reassign"),
          "explore: fault kind(s) reassign are not drawn during a migration"),

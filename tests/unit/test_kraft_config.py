@@ -62,6 +62,12 @@ def test_a_node_names_each_voter_at_the_proxy_of_its_own_link_to_it() -> None:
     from_kafka_0 = fabric.one("kafka-0", "kraft-b", LinkKind.KRAFT_BROKER).listen_port
     assert advertised["CONTROLLER_FROM_KAFKA_0"] == f"{TOXIPROXY_HOST}:{from_kafka_0}"
     assert advertised["CONTROLLER_FROM_KRAFT_B"] == f"kraft-b:{CONTROLLER_LISTENER_PORT + 1}"
+    # Before 3.9 a controller refuses to start with advertised.listeners set (3.7.2: "The
+    # advertised.listeners config must be empty when process.roles=controller").
+    plain = _properties(controller_properties(fabric, fabric.topology.controllers[1], advertise=False))
+    assert "advertised.listeners" not in plain and plain["listeners"] == controller["listeners"]
+    from harness.cluster.versions import release
+    assert not release("3.7.2").controllers_advertise and release("3.9.1").controllers_advertise
     assert controller["broker.session.timeout.ms"] == "6000", "the topology's controller settings"
     assert "zookeeper.connect" not in controller
 
@@ -250,3 +256,33 @@ def test_metadata_version_is_read_from_kafka_pythons_feature_answer() -> None:
     assert reader.metadata_version() == (21, 27)
     with pytest.raises(ChaosError, match=r"ApiVersions reported no metadata\.version"):
         reader.metadata_version()
+
+
+def test_a_quorum_kafka_python_cannot_read_is_asked_with_the_harness_own_v1_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka before 3.8 answers DescribeQuorum v1 at most, and kafka-python 3.0 fails
+    reading v1 with KeyError('error_message') (seen on 3.7.2 once the brokers were KRaft
+    brokers)."""
+    import threading
+
+    from harness.cluster.metadata import kraft
+    from harness.cluster.metadata.kraft import KRaftReader
+
+    class OldQuorum:
+        def describe_metadata_quorum(self) -> dict[str, object]:
+            raise KeyError("error_message")
+
+    asked: list[str] = []
+
+    def v1(address: str, timeout_s: float) -> dict[str, object]:
+        asked.append(address)
+        if address == "127.0.0.1:1":
+            raise ConnectionRefusedError(address)
+        return {"error_code": 0, "leader_id": 101, "leader_epoch": 4}
+
+    monkeypatch.setattr(kraft, "describe_quorum", v1)
+    reader = object.__new__(KRaftReader)
+    reader._quorum_lock = threading.Lock()
+    reader._quorum_admin = OldQuorum()
+    reader._bootstrap = ["127.0.0.1:1", "127.0.0.1:2"]
+    assert reader.quorum()["leader_id"] == 101 and asked == ["127.0.0.1:1", "127.0.0.1:2"]

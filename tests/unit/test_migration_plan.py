@@ -169,7 +169,7 @@ def test_no_rollback_after_finalizing_no_migration_of_a_plain_cluster_and_no_unk
 def test_only_a_release_the_harness_migrates_on_is_accepted_with_one_sentence() -> None:
     check_migration(release("3.9.1"))
     no_zookeeper = ("Kafka 4.4.0 cannot migrate from ZooKeeper to KRaft here (it runs in kraft mode); "
-                    "releases that can: 3.9.1")
+                    "releases that can: 3.7.2, 3.9.1")
     with pytest.raises(UnsupportedVersion, match=f"^{re.escape(no_zookeeper)}$"):
         check_migration(release("4.4.0"))
     too_early = "2.8.2 cannot migrate from ZooKeeper to KRaft here (it runs in zookeeper mode)"

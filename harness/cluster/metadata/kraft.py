@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.cluster.broker_metadata import BrokerView, broker_view
+from harness.cluster.describe_quorum import describe_quorum
 from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.node_config import MetadataSettings, kraft_broker_settings
 from harness.cluster.state import EPOCHS_OF_THE_QUORUM, ClusterState, PartitionState
@@ -130,10 +131,31 @@ class KRaftReader:
                 self._quorum_admin.close()
                 self._quorum_admin = self._quorum_client()
                 answer = self._quorum_admin.describe_metadata_quorum()
+            except KeyError:
+                # kafka-python 3.0 cannot read an answer below v2 (it looks for the
+                # error_message v2 added), and Kafka before 3.8 answers v1 at most: the
+                # harness's own v1 request, through a broker, which forwards it.
+                return self._quorum_v1()
         partition = answer["topics"][0]["partitions"][0]
         if partition.get("error"):
             raise ChaosError(f"DescribeQuorum: {partition['error']}")
         return dict(partition)
+
+    def _quorum_v1(self) -> dict[str, Any]:
+        """The quorum asked with DescribeQuorum v1 of each broker in turn; the last
+        broker's error when none answers."""
+        failure: OSError | None = None
+        for address in self._bootstrap:
+            try:
+                partition = describe_quorum(address, QUORUM_READ_TIMEOUT_MS / 1000)
+            except OSError as err:
+                failure = err
+                continue
+            if partition.get("error_code"):
+                raise ChaosError(f"DescribeQuorum: error code {partition['error_code']}")
+            return partition
+        assert failure is not None
+        raise failure
 
     def answered_quorum(self) -> dict[str, Any] | None:
         """The quorum as any broker can get it described, or None when none can.

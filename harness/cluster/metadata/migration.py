@@ -112,7 +112,8 @@ class MigrationMode:
         if node in self._controllers:
             controller = next(c for c in topology.dedicated_controllers if c.name == node)
             migrating = config is NodeConfig.MIGRATING
-            text = controller_properties(self._host.fabric, controller, migrating=migrating)
+            text = controller_properties(self._host.fabric, controller, migrating=migrating,
+                                         advertise=self._host.release.controllers_advertise)
         else:
             broker = next(b for b in topology.brokers if b.name == node)
             text = self._host.nodes.broker_properties(broker.broker_id, self._settings(broker, config))
