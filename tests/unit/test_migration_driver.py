@@ -5,6 +5,7 @@ cluster and its containers."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -421,16 +422,21 @@ class FakeAdmin:
         return {resource: FakeFuture() for resource in resources}
 
 
-@pytest.mark.parametrize("mirror", [True, False])
-def test_dual_write_sets_a_config_through_kraft_and_waits_for_zookeeper_to_show_it(
-        mirror: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def _mirroring_driver(admin: Callable[[FakeObserver], FakeAdmin]) -> MigrationDriver:
+    """A driver of a whole walk, copied at once, whose dual-write change goes through ``admin``."""
     mode, observer = _mode()
     mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
     _copied(observer)
-    monkeypatch.setattr(driver_module, "MIRROR_TIMEOUT_S", 0.3)
     cluster = FakeCluster(mode)
-    cluster.admin = FakeAdmin(observer, mirror)  # type: ignore[attr-defined]
-    driver = MigrationDriver(cluster, migration_steps(MIGRATING), mirror_topic="orders")  # type: ignore[arg-type]
+    cluster.admin = admin(observer)  # type: ignore[attr-defined]
+    return MigrationDriver(cluster, migration_steps(MIGRATING), mirror_topic="orders")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mirror", [True, False])
+def test_dual_write_sets_a_config_through_kraft_and_waits_for_zookeeper_to_show_it(
+        mirror: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(driver_module, "MIRROR_TIMEOUT_S", 0.3)
+    driver = _mirroring_driver(lambda observer: FakeAdmin(observer, mirror))
     records = driver.run()
     assert driver.mirrored == ("orders", "retention.ms", "604800123")
     dual_write = next(r for r in records if r.phase == Phase.DUAL_WRITE)
@@ -462,13 +468,8 @@ class RefusingAdmin(FakeAdmin):
 @pytest.mark.parametrize("refusals", [2, 99])
 def test_a_refused_change_is_asked_again_and_never_fails_the_walk(
         refusals: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    mode, observer = _mode()
-    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
-    _copied(observer)
     monkeypatch.setattr(driver_module, "MIRROR_TIMEOUT_S", 2.5)
-    cluster = FakeCluster(mode)
-    cluster.admin = RefusingAdmin(observer, refusals)  # type: ignore[attr-defined]
-    driver = MigrationDriver(cluster, migration_steps(MIGRATING), mirror_topic="orders")  # type: ignore[arg-type]
+    driver = _mirroring_driver(lambda observer: RefusingAdmin(observer, refusals))
     records = driver.run()
     dual_write = next(r for r in records if r.phase == Phase.DUAL_WRITE)
     assert dual_write.outcome == COMPLETED
