@@ -60,6 +60,9 @@ SUPPORTED: tuple[KafkaRelease, ...] = (
     KafkaRelease("3.5.2"),
     KafkaRelease("3.7.2", migrates=True),
     KafkaRelease("3.9.1", metadata_modes=(ZOOKEEPER, KRAFT), migrates=True, controllers_advertise=True),
+    # The last 3.x release: 3.9.1 with migration fixes (KAFKA-19480: an empty /migration
+    # znode no longer stops the migration), beside which M10 shows 3.9.1's hang.
+    KafkaRelease("3.9.2", metadata_modes=(ZOOKEEPER, KRAFT), migrates=True, controllers_advertise=True),
     KafkaRelease("4.0.0", metadata_modes=(KRAFT,), controllers_advertise=True),
     KafkaRelease("4.4.0", metadata_modes=(KRAFT,), controllers_advertise=True),
 )

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from harness import history as hist
 from harness.cluster.migration.driver import MIRROR_TIMEOUT_S, STEP_TIMEOUT_S, MigrationDriver
-from harness.cluster.migration.plan import MigrationSpec, Phase, phases_of
+from harness.cluster.migration.plan import MigrationSpec, Phase, Step, phases_of
 from harness.cluster.migration.readers import MetadataUnread, kraft_snapshot, step, zookeeper_snapshot
 from harness.cluster.migration.snapshot import MetadataSnapshot, differences, with_topic_config
 from harness.cluster.node_config import format_value
@@ -84,6 +84,12 @@ class Check:
 METADATA_CHECK = "metadata carried over: topics, ids, partitions, replicas, configs, group offsets"
 # Dual-write's check: its detail says when ZooKeeper showed the change ("after 1.2 s").
 MIRROR_CHECK = "dual-write mirrored a config set through KRaft into ZooKeeper"
+
+
+def walk_check(steps: tuple[Step, ...]) -> str:
+    """The name of the check that a migration of ``steps`` walked every phase (what a
+    control run's ``must_fail`` gives it)."""
+    return f"migration walked: {', '.join(str(p) for p in phases_of(steps))}"
 
 
 class ScenarioRun:
@@ -149,9 +155,10 @@ class ScenarioRun:
         self.checks.append(Check(name, bool(passed), detail))
         return bool(passed)
 
-    def _check_controls(self) -> None:
+    def check_controls(self) -> None:
         """Every check a control run names in ``must_fail`` was evaluated: a name that
-        matches no check (misspelt, or the check never ran) would otherwise pass unseen."""
+        matches no check (misspelt, or the check never ran) would otherwise pass unseen.
+        Called once the run's last check is made (:func:`~harness.compose.spec_runner.run_spec`)."""
         if not self.spec.must_fail:
             return
         missing = [name for name in self.spec.must_fail if name not in self._controls_evaluated]
@@ -283,7 +290,7 @@ class ScenarioRun:
                                     self.cluster.observer_bootstrap())
         driver = MigrationDriver(self.cluster, migration.steps(self.cluster.topology), migration.hold_s,
                                  progress=self.cluster.progress, mirror_topic=self.topic,
-                                 change_at_s=migration.change_at_s)
+                                 change_at_s=migration.change_at_s, migration_znode=migration.migration_znode)
         driver.prepare()
         failure: list[BaseException] = []
         walk_failed = threading.Event()
@@ -306,8 +313,7 @@ class ScenarioRun:
         if walker.is_alive():
             failure.append(ChaosError("the migration driver had not finished within its steps' bounds"))
         detail = "; ".join(phases) + (f"; {describe_error(failure[0])}" if failure else "")
-        walked = self.check(f"migration walked: {', '.join(str(p) for p in phases_of(driver.steps))}",
-                            not failure, detail)
+        walked = self.check(walk_check(driver.steps), not failure, detail)
         mirrored = self._check_mirrored(driver)
         if driver.mirrored is not None:
             before = with_topic_config(before, *driver.mirrored)
@@ -421,7 +427,6 @@ class ScenarioRun:
         self._close(hist.STATUS_COMPLETE)
         self._check_bounds(isr)
         self._evaluate_checks()
-        self._check_controls()
         self.verdict = self.judge.verdict(self.dir / "history")
         self.window("end of the final drain to the verdict (history closed, bounds and checks, judgement)",
                     time.monotonic() - drained)

@@ -21,6 +21,10 @@ SCHEDULE_GRACE_S = 180.0
 WARMUP_TIMEOUT_S = 60.0
 
 
+# The last check of every scenario, by the name a control run's ``must_fail`` gives it.
+HEALTH_CHECK = "cluster fully healthy after healing"
+
+
 def run_spec(spec: ScenarioSpec, start: Callable[[ScenarioSpec], ScenarioRun]) -> ScenarioRun:
     """Run ``spec`` on the run ``start`` opens; :attr:`ScenarioRun.passed` is the outcome.
 
@@ -43,6 +47,7 @@ def run_spec(spec: ScenarioSpec, start: Callable[[ScenarioSpec], ScenarioRun]) -
                   f"{acked} acknowledged")
         run.finish()
         health = run.cluster.health()
-        run.check("cluster fully healthy after healing", health.healthy,
+        run.check(HEALTH_CHECK, health.healthy,
                   "; ".join(health.problems) or "every broker registered, every ISR full")
+        run.check_controls()
     return run

@@ -33,7 +33,7 @@ def test_a_check_a_control_run_must_see_fail_passes_only_when_it_failed() -> Non
     run = StandInRun(must_fail=("writes refused",))
     assert run.check("writes refused", False, "120 acknowledged") is True
     assert run.check("other", True) is True
-    ScenarioRun._check_controls(run)  # type: ignore[arg-type]
+    ScenarioRun.check_controls(run)  # type: ignore[arg-type]
     assert run.outcome() == {"writes refused (must fail in this control run)": True, "other": True,
                              "every check the control run must see fail was evaluated": True}
     assert run.checks[0].detail == "failed, as measured: 120 acknowledged"
@@ -46,11 +46,11 @@ def test_a_check_a_control_run_must_see_fail_passes_only_when_it_failed() -> Non
 def test_a_must_fail_name_that_no_check_carries_fails_the_control_run() -> None:
     run = StandInRun(must_fail=("writes refused", "misspelt check"))
     run.check("writes refused", False)
-    ScenarioRun._check_controls(run)  # type: ignore[arg-type]
+    ScenarioRun.check_controls(run)  # type: ignore[arg-type]
     last = run.checks[-1]
     assert (last.passed, last.detail) == (False, "never evaluated: misspelt check")
     plain = StandInRun()
-    ScenarioRun._check_controls(plain)  # type: ignore[arg-type]
+    ScenarioRun.check_controls(plain)  # type: ignore[arg-type]
     assert plain.checks == []  # not a control run: nothing to add
 
 

@@ -53,9 +53,13 @@ class FakeNodes:
 @dataclass
 class FakeObserver:
     znodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    empty: set[str] = field(default_factory=set)  # znodes there without data
 
     def read_json(self, path: str) -> dict[str, Any] | None:
         return self.znodes.get(path)
+
+    def stat(self, path: str) -> object | None:
+        return object() if path in self.znodes or path in self.empty else None
 
 
 class FakeHost:
@@ -272,6 +276,11 @@ class FakeCluster:
             del observer.znodes[path]  # type: ignore[attr-defined]
         self.done.append(f"delete {path}")
 
+    def create_znode(self, path: str, data: bytes | None) -> None:
+        assert data is None
+        self.metadata.zookeeper().observer.empty.add(path)  # type: ignore[attr-defined]
+        self.done.append(f"create {path} without data")
+
 
 def _copied(observer: FakeObserver) -> None:
     observer.znodes["/migration"] = {"version": 0, "kraft_controller_id": 100, "kraft_controller_epoch": 1,
@@ -374,6 +383,32 @@ def test_a_phase_that_fails_is_recorded_with_its_error_and_the_walk_stops_there(
                                                              ("enter_migration", FAILED)]
     assert driver.records[-1].detail == "RuntimeError: kafka-1 did not start"
     assert mode.phase is None
+
+
+def test_an_empty_migration_znode_is_created_before_the_controllers_and_named_when_none_can_lead(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cluster.migration.plan import FoundZnode
+
+    mode, observer = _mode()
+    mode._zookeeper.quorum_problems = lambda: []  # type: ignore[method-assign]
+    monkeypatch.setattr(driver_module, "STEP_TIMEOUT_S", 0.3)
+    cluster = FakeCluster(mode)
+    driver = MigrationDriver(cluster, migration_steps(MIGRATING),  # type: ignore[arg-type]
+                             migration_znode=FoundZnode.EMPTY)
+    with pytest.raises(Exception, match="take the lead of the migration"):
+        driver.run()
+    assert cluster.done[0] == "create /migration without data"
+    assert _nodes(mode).started  # after the znode was there
+    [record] = driver.records
+    assert record.outcome == FAILED and "/migration unreadable: ValueError: /migration exists and holds no " \
+        "data" in (record.detail or "")
+    assert mode.quorum_problems() == [("/migration unreadable: ValueError: /migration exists and holds no data",
+                                       None)]
+    # Absent, as by default: no controller has led yet; written by one: it leads.
+    observer.empty.clear()
+    assert "no KRaft controller has taken the lead" in mode.quorum_problems()[0][0]
+    _copied(observer)
+    assert mode.quorum_problems() == []
 
 
 def test_a_copy_that_never_comes_fails_its_phase(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -169,7 +169,7 @@ def test_no_rollback_after_finalizing_no_migration_of_a_plain_cluster_and_no_unk
 def test_only_a_release_the_harness_migrates_on_is_accepted_with_one_sentence() -> None:
     check_migration(release("3.9.1"))
     no_zookeeper = ("Kafka 4.4.0 cannot migrate from ZooKeeper to KRaft here (it runs in kraft mode); "
-                    "releases that can: 3.7.2, 3.9.1")
+                    "releases that can: 3.7.2, 3.9.1, 3.9.2")
     with pytest.raises(UnsupportedVersion, match=f"^{re.escape(no_zookeeper)}$"):
         check_migration(release("4.4.0"))
     too_early = "2.8.2 cannot migrate from ZooKeeper to KRaft here (it runs in zookeeper mode)"
@@ -196,5 +196,18 @@ def test_an_upgrade_goes_to_a_newer_kraft_release_the_harness_runs() -> None:
     assert check_upgrade(release("3.9.1"), "4.4.0").version == "4.4.0"
     for target in ("3.7.2", "3.9.1", "5.0.0"):
         expected = f"a cluster migrated on Kafka 3.9.1 cannot be upgraded to '{target}' here; releases it"
-        with pytest.raises(UnsupportedVersion, match=f"^{re.escape(expected)} can: 4.0.0, 4.4.0$"):
+        with pytest.raises(UnsupportedVersion, match=f"^{re.escape(expected)} can: 3.9.2, 4.0.0, 4.4.0$"):
             check_upgrade(release("3.9.1"), target)
+
+
+def test_the_migration_znode_found_at_the_start_is_absent_or_empty_and_round_trips() -> None:
+    from harness.cluster.migration.plan import FoundZnode, MigrationSpec
+
+    assert MigrationSpec.from_dict({}).migration_znode is FoundZnode.ABSENT
+    assert "migration_znode" not in MigrationSpec().to_dict()
+    empty = MigrationSpec.from_dict({"migration_znode": "empty"})
+    assert empty.migration_znode is FoundZnode.EMPTY and MigrationSpec.from_dict(empty.to_dict()) == empty
+    for bad in ("null", "", 0):
+        with pytest.raises(TopologyError, match=f"^migration.migration_znode must be one of 'absent', 'empty', "
+                                                f"not {re.escape(repr(bad))}$"):
+            MigrationSpec.from_dict({"migration_znode": bad})

@@ -126,8 +126,15 @@ class MigrationMode:
         self.configs.pop(node, None)
 
     def record(self) -> MigrationRecord | None:
-        """The ``/migration`` znode as it is now (None: no controller has led yet)."""
-        return migration_record(self._zookeeper.observer.read_json(MIGRATION_ZNODE))
+        """The ``/migration`` znode as it is now (None: no controller has led yet);
+        ValueError when it is there without data."""
+        observer = self._zookeeper.observer
+        data = observer.read_json(MIGRATION_ZNODE)
+        if data is None and observer.stat(MIGRATION_ZNODE) is not None:
+            # A controller's migration driver reads its state from there: an empty one is
+            # what it cannot read (before 3.9.2 it keeps trying, KAFKA-19480).
+            raise ValueError(f"{MIGRATION_ZNODE} exists and holds no data")
+        return migration_record(data)
 
     def zookeeper_cluster_id(self) -> str:
         found = self._zookeeper.observer.read_json(CLUSTER_ID_ZNODE)

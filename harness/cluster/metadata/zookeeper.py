@@ -159,8 +159,9 @@ class ZooKeeperMode:
     def zookeeper(self) -> ZooKeeperMode:
         return self
 
-    def create_znode(self, path: str, data: bytes) -> None:
-        """Create ``path``; kazoo's NodeExistsError when it is there already."""
+    def create_znode(self, path: str, data: bytes | None) -> None:
+        """Create ``path`` (``data`` None: a znode with no data at all, as Kafka's own tools
+        create a missing path); kazoo's NodeExistsError when it is there already."""
         self.observer.client.create(path, data)
 
     def delete_znode(self, path: str) -> None:

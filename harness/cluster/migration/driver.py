@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kazoo.exceptions import NoNodeError
 
-from harness.cluster.migration.plan import Action, NodeConfig, Phase, Step, phases_of
+from harness.cluster.migration.plan import Action, FoundZnode, NodeConfig, Phase, Step, phases_of
 from harness.cluster.migration.znodes import MIGRATION_ZNODE, entity_configs
 from harness.cluster.versions import check_upgrade, release
 from harness.cluster.waiting import WaitTimeout, wait_until_clear
@@ -83,14 +83,16 @@ class MigrationDriver:
 
     def __init__(self, cluster: Cluster, steps: tuple[Step, ...], hold_s: float = 0.0,
                  progress: Callable[[str], None] = _quiet, mirror_topic: str | None = None,
-                 change_at_s: float = 0.0) -> None:
+                 change_at_s: float = 0.0, migration_znode: FoundZnode = FoundZnode.ABSENT) -> None:
         """``mirror_topic``: a topic whose config the dual-write hold changes through
-        KRaft, ``change_at_s`` into it, then waits to see in ZooKeeper (:meth:`_mirror`)."""
+        KRaft, ``change_at_s`` into it, then waits to see in ZooKeeper (:meth:`_mirror`).
+        ``migration_znode``: what ``/migration`` holds as the controllers start."""
         self.cluster = cluster
         self.mode: MigrationMode = cluster.metadata.migration()
         self.steps = steps
         self.hold_s = hold_s
         self.change_at_s = change_at_s
+        self.migration_znode = migration_znode
         self.progress = progress
         self.mirror_topic = mirror_topic
         self.records: list[PhaseRecord] = []
@@ -165,6 +167,11 @@ class MigrationDriver:
         on the first START step of the phase; the rest find them started."""
         if self.mode.provisioned:
             return None
+        found = ""
+        if self.migration_znode is FoundZnode.EMPTY:
+            # No data at all, not an empty string: as Kafka's tools create a missing path.
+            self.cluster.zookeeper.create_znode(MIGRATION_ZNODE, None)
+            found = f"{MIGRATION_ZNODE} was there without data as the controllers started; "
         cluster_id = self.mode.provision()
 
         def not_led() -> list[str]:
@@ -173,8 +180,8 @@ class MigrationDriver:
 
         waited = wait_until_clear(not_led, STEP_TIMEOUT_S,
                                   "a KRaft controller to take the lead of the migration")
-        return (f"formatted with cluster id {cluster_id}; a controller's migration driver created "
-                f"/migration {waited:.1f} s later")
+        return (f"{found}formatted with cluster id {cluster_id}; a controller's migration driver wrote "
+                f"{MIGRATION_ZNODE} {waited:.1f} s later")
 
     def _raise_if_a_controller_exited(self) -> None:
         """A controller that exited while the quorum forms (a refused format, a bad

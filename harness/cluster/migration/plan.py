@@ -193,6 +193,17 @@ def _rollback(after: Phase, controllers: list[str], brokers: list[str]) -> list[
     return steps
 
 
+class FoundZnode(StrEnum):
+    """What ZooKeeper's ``/migration`` znode holds when the migration begins."""
+
+    ABSENT = "absent"  # a cluster that never migrated
+    # Created without data: what Kafka's zookeeper-security-migration tool leaves when run
+    # without --enable.path.check (it creates every secure root path it finds missing, and
+    # /migration is one). Before 3.9.2 the controllers cannot read it and never migrate
+    # (KAFKA-19480).
+    EMPTY = "empty"
+
+
 @dataclass(frozen=True)
 class MigrationSpec:
     """A scenario's migration: how long the cluster stays in dual-write with every broker
@@ -205,6 +216,8 @@ class MigrationSpec:
     change_at_s: float = 0.0
     # A KRaft release the migrated cluster is upgraded to after finalize (None: not upgraded).
     upgrade_to: str | None = None
+    # What /migration holds as the controllers start (FoundZnode).
+    migration_znode: FoundZnode = FoundZnode.ABSENT
 
     def __post_init__(self) -> None:
         if self.change_at_s > self.hold_s:
@@ -226,6 +239,8 @@ class MigrationSpec:
             out["upgrade_to"] = self.upgrade_to
         if self.rollback_after is not None:
             out["rollback_after"] = str(self.rollback_after)
+        if self.migration_znode is not FoundZnode.ABSENT:
+            out["migration_znode"] = str(self.migration_znode)
         return out
 
     @classmethod
@@ -236,11 +251,12 @@ class MigrationSpec:
         which a rollback is possible; absent: the migration is finalized) and
         ``upgrade_to`` (a KRaft release the finalized cluster is upgraded to; whether the
         harness runs it is checked where the releases are known,
-        :func:`harness.cluster.versions.check_upgrade`). Every problem is one TopologyError
-        line naming the key."""
+        :func:`harness.cluster.versions.check_upgrade`) and ``migration_znode`` (what
+        ``/migration`` holds as the controllers start: ``absent``, the default, or
+        ``empty``). Every problem is one TopologyError line naming the key."""
         if not isinstance(raw, dict):
             raise TopologyError(f"'migration' must be a table ([migration]), not {raw!r}")
-        known = ("hold_s", "change_at_s", "rollback_after", "upgrade_to")
+        known = ("hold_s", "change_at_s", "rollback_after", "upgrade_to", "migration_znode")
         unknown = sorted(set(raw) - set(known))
         if unknown:
             raise TopologyError(f"migration: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -250,16 +266,20 @@ class MigrationSpec:
         if upgrade_to is not None and not isinstance(upgrade_to, str):
             raise TopologyError(f"migration.upgrade_to must be a Kafka release such as \"4.4.0\", not "
                                 f"{upgrade_to!r}")
+        found = raw.get("migration_znode", str(FoundZnode.ABSENT))
+        if found not in tuple(FoundZnode):
+            raise TopologyError(f"migration.migration_znode must be one of "
+                                f"{', '.join(repr(str(f)) for f in FoundZnode)}, not {found!r}")
         after = raw.get("rollback_after")
         if after is None:
-            return cls(hold, change_at_s=change_at, upgrade_to=upgrade_to)
+            return cls(hold, change_at_s=change_at, upgrade_to=upgrade_to, migration_znode=FoundZnode(found))
         if not isinstance(after, str):
             raise TopologyError(f"migration.rollback_after must be a phase name, not {after!r}")
         phase = phase_named(after)
         if phase not in ROLLBACK_AFTER:
             raise TopologyError(f"migration.rollback_after {after!r}: a rollback is possible after "
                                 f"{', '.join(ROLLBACK_AFTER)}, not after {phase}")
-        return cls(hold, phase, change_at, upgrade_to)
+        return cls(hold, phase, change_at, upgrade_to, FoundZnode(found))
 
 
 def _seconds(raw: dict[str, object], key: str, default: float) -> float:
@@ -275,5 +295,5 @@ def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
     return tuple(dict.fromkeys(step.phase for step in steps))
 
 
-__all__ = ["CONTROLLERS_RUN_IN", "FORWARD", "ROLLBACK_AFTER", "Action", "MigrationSpec", "NodeConfig",
-           "Phase", "Step", "migration_steps", "phase_named", "phases_of"]
+__all__ = ["CONTROLLERS_RUN_IN", "FORWARD", "ROLLBACK_AFTER", "Action", "FoundZnode", "MigrationSpec",
+           "NodeConfig", "Phase", "Step", "migration_steps", "phase_named", "phases_of"]
