@@ -27,10 +27,11 @@ from harness.cluster.recovery import ClusterKeeper, Escalation, Healer
 from harness.cluster.resources import RunIdentity
 from harness.cluster.versions import check_mode, release
 from harness.compose.judge import Judge
+from harness.compose.run_topology import RunTopology
 from harness.compose.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
 from harness.report.model import RunStatus, TestOutcome
 from topologies import load_topology
-from topologies.model import KRAFT, SettingValue, Topology, migration_topology
+from topologies.model import SettingValue, Topology
 
 if TYPE_CHECKING:  # the report is rendered only at the end, imported there
     from harness.report.render import Rendered
@@ -113,7 +114,7 @@ class ChaosRun:
         self.worker = worker
         self.kafka_version = kafka_version
         self.base_topology = session_topology(topology, metadata, kafka_version)
-        self._topology_name = topology
+        self.run_topology = RunTopology(topology, self.base_topology, kafka_version)
         self.topology = self.base_topology  # what the next cluster is made from
         self.cluster_version = kafka_version  # and the release it runs
         self.identity = RunIdentity(f"{run_id}-{worker}" if worker else run_id, keep=keep)
@@ -158,12 +159,8 @@ class ChaosRun:
         return had_cluster
 
     def migrating_topology(self, settings: Mapping[str, SettingValue] | None = None) -> Topology:
-        """The cluster a migration runs on: the base topology (ZooKeeper mode) with its
-        KRaft variant's dedicated controllers beside it, both with ``settings`` over their
-        broker settings; TopologyError in one line when the base is not in ZooKeeper mode."""
-        target = load_topology(self._topology_name, metadata=KRAFT)
-        return migration_topology(self.base_topology.with_broker_settings(settings or {}),
-                                  target.with_broker_settings(settings or {}))
+        """The cluster a migration runs on (:meth:`RunTopology.migrating`)."""
+        return self.run_topology.migrating(settings)
 
     def use_migration(self, settings: Mapping[str, SettingValue]) -> bool:
         """From now on, clusters are migrating ones (:meth:`migrating_topology`), on the

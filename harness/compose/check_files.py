@@ -6,7 +6,8 @@ A file is read as what it declares: a topology when it names ``zones`` or ``exte
 scenario file whose schedule the explorer draws). A scenario is checked on its own
 (:func:`harness.compose.spec_check.spec_problems`) and on the topology it would run on
 (:func:`~harness.compose.spec_check.topology_problems`, the default one unless
-``--topology`` names another), with the broker settings the Kafka release needs; every
+``--topology`` names another, or its migrating variant for a file with a ``[migration]``
+table), with the broker settings the Kafka release needs; every
 problem is one line naming the file, the key path and the value. The same checks run
 again when ``run``, ``explore`` or pytest are given the file, before any container.
 """
@@ -14,12 +15,13 @@ again when ``run``, ``explore`` or pytest are given the file, before any contain
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.compose.run_topology import RunTopology
 from harness.errors import USER_ERRORS
-from topologies import Topology, load_topology
+from topologies import load_topology
 
 TOPOLOGY_KEYS = ("zones", "extends")
 
@@ -65,12 +67,21 @@ def is_topology(path: Path) -> bool:
     return any(key in data for key in TOPOLOGY_KEYS)
 
 
-def check_scenario_file(path: Path, topology: Topology, release_settings: Mapping[str, str]) -> list[str]:
-    """The problem lines of one scenario or exploration file on ``topology``."""
+def check_scenario_file(path: Path, run: RunTopology) -> list[str]:
+    """The problem lines of one scenario or exploration file on the topology it would run
+    on in ``run`` (a migrating one for a file with a ``[migration]`` table)."""
     from harness.compose.scenario_file import check_runnable, load_scenario_file
 
     try:
-        check_runnable(load_scenario_file(path), topology, release_settings)
+        scenario = load_scenario_file(path)
+    except USER_ERRORS as err:
+        return str(err).splitlines()
+    try:
+        topology = run.for_scenario(scenario)
+    except USER_ERRORS as err:
+        return [f"{path}: migration: {err}"]
+    try:
+        check_runnable(scenario, topology, run.release_settings)
     except USER_ERRORS as err:
         return str(err).splitlines()
     return []
@@ -85,14 +96,14 @@ def check_topology_file(path: Path) -> list[str]:
     return []
 
 
-def check_paths(paths: Sequence[str | Path], topology: Topology,
-                release_settings: Mapping[str, str]) -> Checked:
-    """Every problem of every declaration under ``paths``."""
+def check_paths(paths: Sequence[str | Path], run: RunTopology) -> Checked:
+    """Every problem of every declaration under ``paths``, scenarios checked as ``run``
+    would run them."""
     files, missing = declaration_files(paths)
     checked = Checked(files, list(missing))
     for path in files:
         if is_topology(path):
             checked.problems += check_topology_file(path)
         else:
-            checked.problems += check_scenario_file(path, topology, release_settings)
+            checked.problems += check_scenario_file(path, run)
     return checked

@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING
 from harness.cluster.resources import new_run_id
 from harness.cluster.versions import (
     DEFAULT_VERSION,
-    check_migration,
-    check_upgrade,
     release,
     supported_versions,
 )
@@ -171,15 +169,9 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=_progress,
                      metadata=args.metadata)
     scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
-    for scenario in scenarios:
-        topology = chaos.topology
-        if scenario.spec.migration:  # on a migrating cluster of its own, on a release that migrates
-            check_migration(release(args.kafka_version))
-            upgrade_to = scenario.spec.migration.upgrade_to
-            if upgrade_to:
-                check_upgrade(release(args.kafka_version), upgrade_to)
-            topology = chaos.migrating_topology(scenario.broker_settings)
-        check_runnable(scenario, topology, release(args.kafka_version).extra_broker_settings)
+    for scenario in scenarios:  # a migration on a migrating cluster of its own
+        run_topology = chaos.run_topology
+        check_runnable(scenario, run_topology.for_scenario(scenario), run_topology.release_settings)
 
     def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
         def run(cluster: Cluster) -> str | None:
@@ -260,11 +252,9 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     scenario = load_scenario_file(path)
     chaos = ChaosRun(args.run_id or new_run_id(), args.kafka_version, args.topology, healer=heal_all,
                      progress=_progress, metadata=args.metadata)
+    # A round explored during a migration: each candidate on a migrating cluster of its own.
     migrates = bool(scenario.spec.migration)
-    if migrates:  # a round explored during a migration: each candidate on a migrating cluster of its own
-        check_migration(release(args.kafka_version))
-    topology = chaos.migrating_topology(scenario.broker_settings) if migrates else chaos.topology
-    check_runnable(scenario, topology, release(args.kafka_version).extra_broker_settings)
+    check_runnable(scenario, chaos.run_topology.for_scenario(scenario), chaos.run_topology.release_settings)
     out = Path(args.out) if args.out else path.with_name(f"{scenario.spec.id}-shrunk.toml")
     written: list[Path] = []
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
@@ -389,9 +379,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     """Validate declarations with no engine: one line per problem on stderr, exit 2."""
     from harness.compose.chaos_run import session_topology
     from harness.compose.check_files import check_paths
+    from harness.compose.run_topology import RunTopology
 
     topology = session_topology(args.topology, args.metadata, args.kafka_version)
-    checked = check_paths(args.paths, topology, release(args.kafka_version).extra_broker_settings)
+    checked = check_paths(args.paths, RunTopology(args.topology, topology, args.kafka_version))
     for line in checked.problems:
         print(f"kafka-chaos: {line}", file=sys.stderr)
     if not checked.ok:

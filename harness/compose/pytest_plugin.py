@@ -226,7 +226,7 @@ def _scenario_file_problems(config: pytest.Config, run: ChaosRun) -> list[str]:
     folders = [f for f in scenario_folders(config.rootpath) if f.is_dir()]
     if not folders:
         return []
-    return check_paths(folders, run.topology, release(run.kafka_version).extra_broker_settings).problems
+    return check_paths(folders, run.run_topology).problems
 
 
 def chaos_run_of(config: pytest.Config) -> ChaosRun:

@@ -11,15 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.cluster.versions import DEFAULT_VERSION
 from harness.compose.check_files import check_paths
+from harness.compose.run_topology import RunTopology
 from harness.compose.scenario import ScenarioSpec, TopicSpec
 from harness.compose.spec_check import ScenarioSpecError
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from topologies import load_topology
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = release(DEFAULT_VERSION).extra_broker_settings
+RUN = RunTopology("three_az", load_topology(), DEFAULT_VERSION)
 
 SCENARIOS = [
     # (file text, the line's key path and value, why)
@@ -78,7 +79,7 @@ TOPOLOGIES = [
 def _check(tmp_path: Path, text: str) -> list[str]:
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    return check_paths([path], load_topology(), SETTINGS).problems
+    return check_paths([path], RUN).problems
 
 
 @pytest.mark.parametrize(("text", "key", "why"), SCENARIOS + TOPOLOGIES)
@@ -91,14 +92,14 @@ def test_a_malformed_declaration_is_one_line_naming_the_file_the_key_and_the_val
 
 def test_the_shipped_scenarios_explorations_and_topologies_pass() -> None:
     checked = check_paths([ROOT / "tests" / "scenarios", ROOT / "tests" / "explore", ROOT / "topologies"],
-                          load_topology(), SETTINGS)
+                          RUN)
     assert checked.problems == [] and len(checked.files) >= 12, checked
 
 
 def test_a_path_that_is_no_file_and_a_folder_without_declarations_are_named(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    problems = check_paths([tmp_path / "missing.toml", empty], load_topology(), SETTINGS).problems
+    problems = check_paths([tmp_path / "missing.toml", empty], RUN).problems
     assert problems == [f"{tmp_path / 'missing.toml'}: no such file or folder",
                         f"{empty}: a folder with no .toml file in it"]
 
@@ -146,3 +147,12 @@ def test_a_chaos_session_checks_the_registered_scenario_files_before_any_contain
     assert "the project's scenario files do not check" in out
     assert "mine/bad.toml: topic.replication_factor = 5: topology three_az has 3 brokers" in out
     assert "no Docker engine" not in out  # refused before the engine was even asked for
+
+
+def test_a_migration_file_is_checked_on_the_migrating_cluster_it_runs_on(tmp_path: Path) -> None:
+    path = tmp_path / "migration.toml"
+    path.write_text('[migration]\nhold_s = 5\n[[schedule]]\nstart_s = 0\nduration_s = 5\nfault = "kill"\n'
+                    'target = "quorum_leader"\nwhen = { migration_phase = "copy" }\n')
+    assert check_paths([path], RunTopology("three_az", load_topology(), "3.9.1")).problems == []
+    [line] = check_paths([path], RunTopology("three_az", load_topology(), "3.5.2")).problems
+    assert line.startswith(f"{path}: migration: Kafka 3.5.2 cannot migrate from ZooKeeper to KRaft here"), line

@@ -402,8 +402,8 @@ def test_an_empty_migration_znode_is_created_before_the_controllers_and_named_wh
     [record] = driver.records
     assert record.outcome == FAILED and "/migration unreadable: ValueError: /migration exists and holds no " \
         "data" in (record.detail or "")
-    assert mode.quorum_problems() == [("/migration unreadable: ValueError: /migration exists and holds no data",
-                                       None)]
+    unreadable = "/migration unreadable: ValueError: /migration exists and holds no data"
+    assert mode.quorum_problems() == [(unreadable, None)]
     # Absent, as by default: no controller has led yet; written by one: it leads.
     observer.empty.clear()
     assert "no KRaft controller has taken the lead" in mode.quorum_problems()[0][0]

@@ -208,6 +208,6 @@ def test_the_migration_znode_found_at_the_start_is_absent_or_empty_and_round_tri
     empty = MigrationSpec.from_dict({"migration_znode": "empty"})
     assert empty.migration_znode is FoundZnode.EMPTY and MigrationSpec.from_dict(empty.to_dict()) == empty
     for bad in ("null", "", 0):
-        with pytest.raises(TopologyError, match=f"^migration.migration_znode must be one of 'absent', 'empty', "
-                                                f"not {re.escape(repr(bad))}$"):
+        says = f"^migration.migration_znode must be one of 'absent', 'empty', not {re.escape(repr(bad))}$"
+        with pytest.raises(TopologyError, match=says):
             MigrationSpec.from_dict({"migration_znode": bad})
