@@ -155,4 +155,4 @@ def test_a_migration_file_is_checked_on_the_migrating_cluster_it_runs_on(tmp_pat
                     'target = "quorum_leader"\nwhen = { migration_phase = "copy" }\n')
     assert check_paths([path], RunTopology("three_az", load_topology(), "3.9.1")).problems == []
     [line] = check_paths([path], RunTopology("three_az", load_topology(), "3.5.2")).problems
-    assert line.startswith(f"{path}: migration: Kafka 3.5.2 cannot migrate from ZooKeeper to KRaft here"), line
+    assert line.startswith(f"{path}: migration: Kafka 3.5.2 cannot migrate from ZooKeeper to KRaft"), line
