@@ -271,14 +271,14 @@ class MigrationSpec:
             raise TopologyError(f"migration.migration_znode must be one of "
                                 f"{', '.join(repr(str(f)) for f in FoundZnode)}, not {found!r}")
         after = raw.get("rollback_after")
-        if after is None:
-            return cls(hold, change_at_s=change_at, upgrade_to=upgrade_to, migration_znode=FoundZnode(found))
-        if not isinstance(after, str):
-            raise TopologyError(f"migration.rollback_after must be a phase name, not {after!r}")
-        phase = phase_named(after)
-        if phase not in ROLLBACK_AFTER:
-            raise TopologyError(f"migration.rollback_after {after!r}: a rollback is possible after "
-                                f"{', '.join(ROLLBACK_AFTER)}, not after {phase}")
+        phase = None
+        if after is not None:
+            if not isinstance(after, str):
+                raise TopologyError(f"migration.rollback_after must be a phase name, not {after!r}")
+            phase = phase_named(after)
+            if phase not in ROLLBACK_AFTER:
+                raise TopologyError(f"migration.rollback_after {after!r}: a rollback is possible after "
+                                    f"{', '.join(ROLLBACK_AFTER)}, not after {phase}")
         return cls(hold, phase, change_at, upgrade_to, FoundZnode(found))
 
 
