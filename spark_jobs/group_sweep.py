@@ -30,19 +30,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.history.kinds import Family, code, kinds_of, of_code
 from spark_jobs import spans
 from spark_jobs.sweep_kit import ddl, numpy_of, per_task, run_starts
 
 READ, COMMIT, ASSIGNED, ACKED, LOGGED = 0, 1, 2, 3, 4
-# Candidate codes, as groups.py names them in its details.
-NONMONO, REGRESSION, GAP, FIRST, EARLY = 0, 1, 2, 3, 4
-KIND_OF = {
-    GAP: "poll_skip",
-    FIRST: "poll_skip",
-    NONMONO: "nonmonotonic_poll",
-    REGRESSION: "commit_regression",
-    EARLY: "commit_beyond_read",
-}
+# Candidate codes: each kind's registry code, and FIRST, poll_skip's second form (a member's
+# first read of a partition in an assignment above its resume offset; GAP is a forward jump
+# between two of its reads), on a code of its own past the family's.
+GAP = code("poll_skip")
+NONMONO = code("nonmonotonic_poll")
+REGRESSION = code("commit_regression")
+EARLY = code("commit_beyond_read")
+FIRST = len(kinds_of(Family.GROUPS))
+KIND_OF = {**{code(k): k for k in kinds_of(Family.GROUPS)}, FIRST: of_code(Family.GROUPS, GAP)}
 
 INPUT = pa.schema(
     [

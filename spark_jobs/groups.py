@@ -35,19 +35,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from harness.history import COMMIT_COMMITTED, OUTCOME_ACKED, REBALANCE_ASSIGNED
+from harness.history import COMMIT_COMMITTED, OUTCOME_ACKED, REBALANCE_ASSIGNED, kinds
 from spark_jobs import group_sweep, plan
-
-# The sweep's finding codes: FIRST is a member's first read of a partition in an
-# assignment above its resume offset, GAP a forward jump between two of its reads.
-_NONMONO, _REGRESSION, _GAP, _FIRST, _EARLY = (
-    group_sweep.NONMONO,
-    group_sweep.REGRESSION,
-    group_sweep.GAP,
-    group_sweep.FIRST,
-    group_sweep.EARLY,
-)
-
 
 # ------------------------------------------------------------------ is there group data?
 
@@ -177,31 +166,9 @@ def _decode(tp: int, topics: Sequence[str]) -> tuple[str, int]:
     return topics[tp >> plan.PARTITION_BITS], (tp & ((1 << plan.PARTITION_BITS) - 1)) - 1
 
 
-def _member(row: Any) -> str:
-    assignment = "" if row.assignment is None else f", assignment {row.assignment}"
-    return f"{row.consumer_id} (group {row.grp}{assignment})"
-
-
 def detail(row: Any) -> str:
-    """The ``detail`` of a finding row: what the member did, in the definition's words."""
-    who = _member(row)
-    skipped = f"{row.n} acknowledged offset{'s' if row.n != 1 else ''} from {row.first}"
-    if row.c == _GAP:
-        return f"{who} read offset {row.offset} right after offset {row.prev}, skipping {skipped}"
-    if row.c == _FIRST:
-        return f"{who} first read offset {row.offset}, above its resume offset {row.lo}, skipping {skipped}"
-    if row.c == _NONMONO:
-        return f"{who} read offset {row.offset} right after offset {row.prev}, not above it"
-    if row.c == _REGRESSION:
-        return (
-            f"{row.consumer_id} committed offset {row.offset} for group {row.grp}, "
-            f"below the offset {row.prev} committed before it"
-        )
-    read = "had read nothing" if row.lo == 0 else f"had read up to offset {row.lo - 1}"
-    return (
-        f"{row.consumer_id} committed offset {row.offset} for group {row.grp} when the group "
-        f"{read} there; offset {row.first} held a record"
-    )
+    """The ``detail`` of a finding row, in the registry's words for its kind."""
+    return kinds.detail(row.kind, {**row.asDict(), "first_read": row.c == group_sweep.FIRST})
 
 
 def judge(

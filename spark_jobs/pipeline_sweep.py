@@ -35,12 +35,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.history import PIPELINE_KINDS
+from harness.history.kinds import code
 from spark_jobs.sweep import OFFSET_BITS
 from spark_jobs.sweep_kit import ddl, numpy_of, per_task, run_starts
 
 OUTPUT_ROW, LOG, FINAL = 0, 1, 2
-DUPLICATE, LOST, ORPHAN = range(len(PIPELINE_KINDS))
+DUPLICATE = code("pipeline_duplicate")
+LOST = code("pipeline_lost")
+ORPHAN = code("pipeline_orphan")
 
 INPUT = pa.schema(
     [

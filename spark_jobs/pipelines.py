@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from harness.history import OUTCOME_ACKED, PIPELINE_KINDS, TXN_ABORTED, TXN_COMMITTED, HistoryError
+from harness.history import OUTCOME_ACKED, TXN_ABORTED, TXN_COMMITTED, HistoryError
+from harness.history.kinds import Family
 from spark_jobs import pipeline_sweep, plan
 from spark_jobs.transactions import TxnFindings, homed_findings
-
-DUPLICATE, LOST, ORPHAN = PIPELINE_KINDS
 
 
 def has_pipeline_data(history: str | os.PathLike[str]) -> bool:
@@ -175,27 +173,6 @@ def findings(
 # ------------------------------------------------------------------------------ results
 
 
-def detail(kind: str, row: Any) -> str:
-    """The ``detail`` of a finding row, in the definition's words."""
-    group = f"group {row.grp}"
-    if kind == DUPLICATE:
-        return (
-            f"{group} turned the input record at offset {row.o} into {row.k} visible outputs; "
-            f"the first is {row.first_out}"
-        )
-    if kind == LOST:
-        return (
-            f"{group} committed past it (final offset {row.committed}), yet none of its outputs "
-            "is visible or acknowledged"
-        )
-    what = {
-        "nothing": "no record",
-        "unreadable": f"{row.holder}, not readable under read_committed",
-        "another": f"{row.holder}, not {row.source_message_id}",
-    }[row.held]
-    return f"a visible output of {group}; at its source offset {row.o} the final log holds {what}"
-
-
 def judge(
     tables: Mapping[str, DataFrame],
     topics: Sequence[str],
@@ -209,4 +186,4 @@ def judge(
     rows = findings(tables, topics, examples, partitions, sources).collect()
     if any(row.home is None for row in rows):
         raise HistoryError("a pipeline output names a source topic no send, poll or final-log record has")
-    return homed_findings(rows, PIPELINE_KINDS, topics, detail)
+    return homed_findings(rows, Family.PIPELINES, topics)

@@ -44,9 +44,11 @@ from harness.history import (
     HistoryError,
     Manifest,
     history_bytes,
+    kinds,
     split_message_id,
     validate_history,
 )
+from harness.history.kinds import Family
 from spark_jobs import groups, pipelines, plan, sweep, transactions
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
@@ -62,7 +64,6 @@ BYTES_PER_SHUFFLE_PARTITION = 24 * 1024 * 1024
 # data; 256k rows of the pass's four narrow columns are about 7 MB.
 ARROW_BATCH_ROWS = 1 << 18
 ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
-KIND = {k: i for i, k in enumerate(ANOMALY_KINDS)}
 
 
 @contextlib.contextmanager
@@ -95,23 +96,6 @@ def shuffle_partitions(spark: SparkSession, history: str) -> int:
 def _producer_of(mid: str | None) -> str | None:
     producer, seq = split_message_id(mid)
     return producer if seq is not None else None
-
-
-def _detail(kind: str, offset: int | None, aux: int | None, holder: str | None) -> str:
-    held = f"final log holds {holder}" if holder else "final log holds nothing there"
-    if kind == "lost":
-        return f"acknowledged at offset {offset}; absent from the final log ({held})"
-    if kind == "duplicate":
-        return f"{aux} copies on the final log; last copy at offset {offset}"
-    if kind == "truncated":
-        return f"read or acknowledged at offset {offset}; {held}"
-    if kind == "unexpected":
-        return f"never sent; found at offset {offset}"
-    if kind == "aborted_read":
-        return f"send failed definitively, yet on the final log at offset {offset}"
-    if kind == "reordered":
-        return f"at offset {offset}, below seq {aux} of the same producer, which was sent before it"
-    return f"on the final log at offset {offset}, never polled by a live consumer"
 
 
 @dataclass(frozen=True)
@@ -220,7 +204,7 @@ def _look_up(
             continue
         if lo <= r.offset <= hi:
             on_log.add((*r.at, r.offset))
-        if kind == "unexpected":  # a never-sent record read where the log may lack it
+        if kind == sweep.UNEXPECTED:  # a never-sent record read where the log may lack it
             in_polls.add((*r.at, r.offset))
     for topic, partition, offset in extra:
         lo, hi = ranges.get((topic, partition), (0, -1))
@@ -261,7 +245,8 @@ def _summary(
 
     counts = np.flatnonzero(row == sweep.COUNT_ROW)
     for tp, kind, n in zip(*(col[c][counts].tolist() for c in ("tp", "kind", "aux")), strict=True):
-        part(_decode_tp(None if tp == sweep.NULL else tp, topics)).counts[ANOMALY_KINDS[kind]] += n
+        counted_in = _decode_tp(None if tp == sweep.NULL else tp, topics)
+        part(counted_in).counts[kinds.of_code(Family.MESSAGES, kind)] += n
 
     seen = np.flatnonzero(row == sweep.UNEXPECTED_ROW)
     at, p, s = col["at"][seen], col["P"][seen], col["S"][seen]
@@ -269,10 +254,11 @@ def _summary(
     unique = order[sweep._starts(at[order])] if len(order) else order
     u_tp = at[unique] >> plan.OFFSET_BITS
     for tp, n in zip(*(a.tolist() for a in np.unique(u_tp, return_counts=True)), strict=True):
-        part(_decode_tp(tp, topics)).counts["unexpected"] += n
+        part(_decode_tp(tp, topics)).counts[sweep.UNEXPECTED] += n
 
     hits = np.flatnonzero(row == sweep.EXAMPLE_ROW)
-    kind = np.concatenate([col["kind"][hits], np.full(len(unique), KIND["unexpected"], dtype=np.int64)])
+    unexpected = np.full(len(unique), kinds.code(sweep.UNEXPECTED), dtype=np.int64)
+    kind = np.concatenate([col["kind"][hits], unexpected])
     tp = np.concatenate([col["tp"][hits], u_tp])
     hp, hs = np.concatenate([col["P"][hits], p[unique]]), np.concatenate([col["S"][hits], s[unique]])
     hat = np.concatenate([col["at"][hits], at[unique]])
@@ -285,7 +271,7 @@ def _summary(
         raw.append(
             (
                 _decode_tp(home, topics),
-                ANOMALY_KINDS[int(kind[i])],
+                kinds.of_code(Family.MESSAGES, int(kind[i])),
                 _Hit(
                     int(hp[i]),
                     int(hs[i]),
@@ -358,9 +344,9 @@ def _assemble(
     for cross in crossed:
         end = cross.end
         tp = home[(end.producer, end.seq)]
-        part(tp).counts["reordered"] += 1
+        part(tp).counts[sweep.REORDERED] += 1
         at = _decode_tp(end.log_tp, prelude.topics)
-        raw.append((tp, "reordered", _Hit(end.producer, end.seq, at, end.offset, cross.prev_seq)))
+        raw.append((tp, sweep.REORDERED, _Hit(end.producer, end.seq, at, end.offset, cross.prev_seq)))
     if crossed:  # the sweep's first examples, merged with these: keep the first few again
         raw = _first_examples(raw, examples)
 
@@ -383,7 +369,7 @@ def _assemble(
                 offset=r.offset,
                 ack_ts=found.ack_ts.get((r.P, r.S)),
                 final_message_id=holder,
-                detail=_detail(kind, r.offset, r.aux, holder),
+                detail=kinds.detail(kind, {"offset": r.offset, "aux": r.aux, "holder": holder}),
             )
         )
 

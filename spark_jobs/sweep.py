@@ -38,6 +38,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.history.kinds import Family, kind, kinds_of
+
 # Flags of an event row, OR-ed together per position and per message.
 FLAG_NAMES = ("SEND", "ACKED", "FAILED", "UNKNOWN", "LOG", "POLL", "ACK_OFF_LOG", "POLL_OFF_LOG")
 SEND, ACKED, FAILED, UNKNOWN, LOG, POLL, ACK_OFF_LOG, POLL_OFF_LOG = (1 << i for i in range(8))
@@ -54,7 +56,16 @@ _HIGH = np.iinfo(np.int64).max  # neutral element of a minimum; above every real
 CHUNK_ROWS = 1 << 18  # rows gathered before a chunk is judged
 
 INPUT_COLUMNS = ("PB", "S", "pos", "f")
-COUNT_COLUMNS = ("lost", "duplicate", "truncated", "unexpected", "aborted_read", "reordered", "unseen")
+# The message kinds this sweep's rules compute, each checked against the registry on import;
+# its output carries one count column per kind of the family, in the registry's order.
+LOST = kind("lost").name
+DUPLICATE = kind("duplicate").name
+TRUNCATED = kind("truncated").name
+UNEXPECTED = kind("unexpected").name
+ABORTED_READ = kind("aborted_read").name
+REORDERED = kind("reordered").name
+UNSEEN = kind("unseen").name
+COUNT_COLUMNS = kinds_of(Family.MESSAGES)
 _SEEN_AT = pa.struct([pa.field("pos", pa.int64()), pa.field("on_log", pa.bool_())])
 # The columns of a message that leaves the pass; plan.judged documents what each means.
 OUTPUT = pa.schema(
@@ -282,14 +293,14 @@ def _output(
     acked = (m.flags & ACKED) != 0
     on = m.n_log > 0
     counts = {
-        "lost": acked & ~on,
-        "duplicate": np.maximum(m.n_log - 1, 0),
-        "truncated": np.where(m.sent, m.trunc_polls, 0),  # a never-sent record is unexpected
+        LOST: acked & ~on,
+        DUPLICATE: np.maximum(m.n_log - 1, 0),
+        TRUNCATED: np.where(m.sent, m.trunc_polls, 0),  # a never-sent record is unexpected
         # Positions it was seen at; plan.summary counts each position once over all records.
-        "unexpected": np.where(m.sent, 0, m.seen),
-        "aborted_read": ((m.flags & FAILED) != 0) & on,
-        "reordered": o.reordered,
-        "unseen": acked & on & ((m.flags & POLL) == 0),
+        UNEXPECTED: np.where(m.sent, 0, m.seen),
+        ABORTED_READ: ((m.flags & FAILED) != 0) & on,
+        REORDERED: o.reordered,
+        UNSEEN: acked & on & ((m.flags & POLL) == 0),
     }
     ack_elsewhere = acked & ((m.flags & ACK_OFF_LOG) != 0)
     anomalous = np.zeros(len(m.pb), dtype=bool)
@@ -333,7 +344,7 @@ def _output(
         "tp": nullable(tp_of(col(home, home[x])), pa.int32()),
     }
     for name, c in counts.items():
-        theirs = o.extra_reordered[extra] if name == "reordered" else zero
+        theirs = o.extra_reordered[extra] if name == REORDERED else zero
         columns[name] = pa.array(col(c.astype(np.int64), theirs.astype(np.int64)).astype(np.int32))
     columns["prev_seq"] = nullable(col(o.prev_seq, o.extra_prev_seq[extra]), pa.int64())
     columns["ack_elsewhere"] = pa.array(col(ack_elsewhere, np.zeros(len(extra), dtype=bool)))
@@ -374,7 +385,7 @@ def _seen_lists(
 # (home partition, kind), its first few examples per (partition, kind), the blocks' end
 # messages and the positions never-sent records were seen at. That keeps the pass to one
 # Spark job whose output is a few thousand rows whatever the history holds (every message
-# of a run may be "unseen"), and spares the Spark-side summary (windows and aggregations
+# of a run may be UNSEEN), and spares the Spark-side summary (windows and aggregations
 # over the pass's output) whose planning and scheduling cost more than the data did.
 
 COUNT_ROW, EXAMPLE_ROW, BLOCK_END_ROW, UNEXPECTED_ROW = 0, 1, 2, 3
@@ -562,16 +573,16 @@ def summarise(messages: Iterable[pa.RecordBatch], ranges: Ranges, examples: int)
         }
         tp = b["tp"]
         diverged = _bool(batch, "ack_elsewhere") & ranges.contain(b["send_pos"])
-        counts = {k: b[k] for k in COUNT_COLUMNS if k != "unexpected"}
-        counts["truncated"] = counts["truncated"] + diverged
+        counts = {k: b[k] for k in COUNT_COLUMNS if k != UNEXPECTED}
+        counts[TRUNCATED] = counts[TRUNCATED] + diverged
         none = np.full(len(tp), NULL, dtype=np.int64)
         where = {
-            "lost": (b["send_pos"], none),
-            "duplicate": (b["log_last"], b["n_log"]),
-            "truncated": (np.where(b["trunc_first"] != NULL, b["trunc_first"], b["send_pos"]), none),
-            "aborted_read": (b["log_first"], none),
-            "reordered": (b["log_first"], b["prev_seq"]),
-            "unseen": (b["log_first"], none),
+            LOST: (b["send_pos"], none),
+            DUPLICATE: (b["log_last"], b["n_log"]),
+            TRUNCATED: (np.where(b["trunc_first"] != NULL, b["trunc_first"], b["send_pos"]), none),
+            ABORTED_READ: (b["log_first"], none),
+            REORDERED: (b["log_first"], b["prev_seq"]),
+            UNSEEN: (b["log_first"], none),
         }
         tally.add(tp, counts, where, b["P"], b["S"])
 

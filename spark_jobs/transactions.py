@@ -34,7 +34,7 @@ Public PySpark API only (SQL text, joins, ``mapInArrow``), so it runs through Sp
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -42,10 +42,10 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from harness.history import OUTCOME_ACKED, READ_COMMITTED, TXN_ABORTED, TXN_COMMITTED, TXN_KINDS
+from harness.history import OUTCOME_ACKED, TXN_ABORTED, TXN_COMMITTED, kinds
+from harness.history.kinds import Family
 from spark_jobs import plan, txn_sweep
 
-ABORTED_READ, UNCOMMITTED_READ, LOST, PARTIAL = TXN_KINDS
 _LOG, _POLL = txn_sweep.LOG, txn_sweep.POLL  # the source of a record row
 
 
@@ -226,55 +226,23 @@ class TxnFindings:
     examples: list[TxnExample]
 
 
-def _messages_word(n: int) -> str:
-    return f"{n} message{'s' if n != 1 else ''}"
-
-
-def detail(kind: str, row: Any) -> str:
-    """The ``detail`` of a finding row, in the definition's words."""
-    txn = f"transaction {row.tid}"
-    if kind == ABORTED_READ:
-        if row.reader is None:
-            return f"{txn} was aborted, yet the final log's read_committed drain was given it"
-        iso = row.reader_iso or "isolation not recorded"
-        also = "; the final log's read_committed drain was given it too" if row.drain_gave else ""
-        return f"{txn} was aborted, yet consumer {row.reader} ({iso}) polled it{also}"
-    if kind == UNCOMMITTED_READ:
-        before = row.end_req - row.early_ts
-        return (
-            f"consumer {row.early_reader} ({READ_COMMITTED}) polled it {before:.3f} s before "
-            f"{txn} asked to commit"
-        )
-    if kind == LOST:
-        return (
-            f"{txn} was committed, yet none of its {_messages_word(row.n)} is readable "
-            "under read_committed on the final log"
-        )
-    return (
-        f"{txn} was committed, yet only {row.k} of its {_messages_word(row.n)} "
-        f"{'is' if row.k == 1 else 'are'} readable under read_committed on the final log"
-    )
-
-
 def judge(
     tables: Mapping[str, DataFrame], topics: Sequence[str], examples: int, partitions: int
 ) -> TxnFindings:
     """Judge the transaction kinds of a history with transaction data: one action, whose
     output is at most ``examples`` rows per task, partition and kind."""
     rows = merged(findings(tables, topics, examples, partitions).collect(), examples)
-    return homed_findings(rows, TXN_KINDS, topics, detail)
+    return homed_findings(rows, Family.TRANSACTIONS, topics)
 
 
-def homed_findings(
-    rows: Sequence[Any], kinds: Sequence[str], topics: Sequence[str], explain: Callable[[str, Any], str]
-) -> TxnFindings:
-    """Counts and examples from ranked finding rows (``home``, ``kind`` as an index into
-    ``kinds``, ``rank``, ``total``, the packed position ``at`` and its offset ``o``, and
-    the example's message), each example told in ``explain``'s words."""
+def homed_findings(rows: Sequence[Any], family: Family, topics: Sequence[str]) -> TxnFindings:
+    """Counts and examples from ranked finding rows (``home``, ``kind`` as ``family``'s
+    code, ``rank``, ``total``, the packed position ``at`` and its offset ``o``, and the
+    example's message), each example told in the registry's words for its kind."""
     counts: dict[tuple[str, int], dict[str, int]] = {}
     shown: list[TxnExample] = []
     for row in sorted(rows, key=lambda r: (r.home, r.kind, r.rank)):
-        kind = kinds[row.kind]
+        kind = kinds.of_code(family, row.kind)
         home = plan.partition_of(row.home, topics)
         counts.setdefault(home, {})[kind] = int(row.total)
         topic, partition = plan.partition_of(row.at >> plan.OFFSET_BITS, topics)
@@ -288,7 +256,7 @@ def homed_findings(
                 partition=partition,
                 offset=None if row.o is None else int(row.o),
                 ack_ts=row.ack_ts,
-                detail=explain(kind, row),
+                detail=kinds.detail(kind, row.asDict() if hasattr(row, "asDict") else vars(row)),
             )
         )
     return TxnFindings(counts, shown)

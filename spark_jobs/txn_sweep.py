@@ -32,12 +32,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.history import READ_COMMITTED, TXN_KINDS
+from harness.history import READ_COMMITTED
+from harness.history.kinds import code
 from spark_jobs.sweep import OFFSET_BITS
 from spark_jobs.sweep_kit import ddl, numpy_of, per_task, run_starts
 
 MESSAGE, LOG, POLL = 0, 1, 2
-ABORTED_READ, UNCOMMITTED_READ, LOST, PARTIAL = range(len(TXN_KINDS))
+ABORTED_READ = code("txn_aborted_read")
+UNCOMMITTED_READ = code("txn_uncommitted_read")
+LOST = code("txn_lost")
+PARTIAL = code("txn_partial")
 _MASK = (1 << OFFSET_BITS) - 1
 _NO_POS = np.iinfo(np.int64).max  # "no position" in a minimum
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import history as hist
 from harness.errors import describe_error
+from harness.history.kinds import kind
 
 if TYPE_CHECKING:
     from spark_jobs.findings import Verdict
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
 # generation, seconds on a machine busy with a cluster; a verdict asked for while the
 # warm-up runs interrupts it and takes the session as warm as it got.
 WARM_UP_SENDS = 200
-WARM_UP_STAGES = ({"anomalies": {"lost": 1, "duplicate": 1, "unexpected": 1}},
-                  {"groups": True, "transactions": True, "pipelines": True})  # fmt: skip
+WARM_UP_ANOMALIES = {kind("lost").name: 1, kind("duplicate").name: 1, kind("unexpected").name: 1}
+WARM_UP_STAGES = ({"anomalies": WARM_UP_ANOMALIES}, {"groups": True, "transactions": True, "pipelines": True})
 # How often a waiting verdict (or close) interrupts the warm-up's jobs again: one started
 # after the last interrupt would otherwise run to its end.
 INTERRUPT_EVERY_S = 0.2

@@ -25,8 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.history import ANOMALY_KINDS, Rule
+from harness.history.kinds import kind
 from harness.workload.clients import PRODUCER_DEFAULTS
 
+# The message kinds a configuration promises something about; every other kind is "any".
+LOST = kind("lost").name
+TRUNCATED = kind("truncated").name
+UNEXPECTED = kind("unexpected").name
+ABORTED_READ = kind("aborted_read").name
+DUPLICATE = kind("duplicate").name
+REORDERED = kind("reordered").name
 KAFKA_MIN_INSYNC_DEFAULT = 1
 KAFKA_UNCLEAN_DEFAULT = False
 
@@ -73,26 +81,26 @@ def implied(producer: Mapping[str, Any], topic: Mapping[str, Any], brokers: Mapp
     durability = (f"acks=all, min.insync.replicas={min_isr}, unclean leader election off: an "
                   "acknowledged write survives any single broker's loss")
     rules: dict[str, Invariant] = {
-        kind: Invariant(kind, "any", "not promised under this configuration") for kind in ANOMALY_KINDS}
-    for kind in ("lost", "truncated"):
-        rules[kind] = (Invariant(kind, 0, durability) if durable
-                       else Invariant(kind, "any", "not promised: " + ", ".join(why_not)))
-    rules["unexpected"] = Invariant("unexpected", 0, "a consumer reads only what producers sent")
-    rules["aborted_read"] = Invariant("aborted_read", 0,
-                                      "a send that definitively failed was never appended, so is never read")
+        name: Invariant(name, "any", "not promised under this configuration") for name in ANOMALY_KINDS}
+    for name in (LOST, TRUNCATED):
+        rules[name] = (Invariant(name, 0, durability) if durable
+                       else Invariant(name, "any", "not promised: " + ", ".join(why_not)))
+    rules[UNEXPECTED] = Invariant(UNEXPECTED, 0, "a consumer reads only what producers sent")
+    rules[ABORTED_READ] = Invariant(ABORTED_READ, 0,
+                                    "a send that definitively failed was never appended, so is never read")
     if idempotent:
         reason = "enable.idempotence=true: each message written once, in order, per partition"
-        rules["duplicate"] = Invariant("duplicate", 0, reason)
-        rules["reordered"] = Invariant("reordered", 0, reason)
+        rules[DUPLICATE] = Invariant(DUPLICATE, 0, reason)
+        rules[REORDERED] = Invariant(REORDERED, 0, reason)
     else:
-        rules["duplicate"] = Invariant("duplicate", "any", "not promised: idempotence is off, so a retry may "
-                                                           "write a message twice")
-        rules["reordered"] = (Invariant("reordered", 0, "max.in.flight.requests.per.connection=1: one batch "
-                                                        "at a time per partition")
-                              if one_in_flight else
-                              Invariant("reordered", "any", "not promised: idempotence is off with several "
-                                                            "requests in flight"))
-    return [rules[kind] for kind in ANOMALY_KINDS]
+        rules[DUPLICATE] = Invariant(DUPLICATE, "any", "not promised: idempotence is off, so a retry may "
+                                                       "write a message twice")
+        rules[REORDERED] = (Invariant(REORDERED, 0, "max.in.flight.requests.per.connection=1: one batch "
+                                                    "at a time per partition")
+                            if one_in_flight else
+                            Invariant(REORDERED, "any", "not promised: idempotence is off with several "
+                                                        "requests in flight"))
+    return [rules[name] for name in ANOMALY_KINDS]
 
 
 def expectations(invariants: list[Invariant]) -> dict[str, Rule]:

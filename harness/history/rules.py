@@ -4,49 +4,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.history.kinds import KINDS, Family, kinds_of
 from harness.history.schema import HistoryError
 
 # --------------------------------------------------------------------------- expectations
 
-# The anomaly kinds the reconciliation reports; the order is the report's order. Four are
-# about consumer groups (schema 5's group reads, commits and rebalances), four about
-# transactions (schema 6) and three about consume-transform-produce pipelines (schema 7's
-# sources of outputs and final offsets); each set is zero for a history without its data.
-ANOMALY_KINDS = (
-    "lost",
-    "duplicate",
-    "truncated",
-    "unexpected",
-    "aborted_read",
-    "reordered",
-    "unseen",
-    "poll_skip",
-    "nonmonotonic_poll",
-    "commit_regression",
-    "commit_beyond_read",
-    "txn_aborted_read",
-    "txn_uncommitted_read",
-    "txn_lost",
-    "txn_partial",
-    "pipeline_duplicate",
-    "pipeline_lost",
-    "pipeline_orphan",
-)
-GROUP_KINDS = ANOMALY_KINDS[7:11]
-TXN_KINDS = ANOMALY_KINDS[11:15]
-PIPELINE_KINDS = ANOMALY_KINDS[15:]
-MESSAGE_KINDS = ANOMALY_KINDS[:7]
-# The families, each judged by one pass of the reconciliation (and so timed apart in a
-# verdict's ``timings``), in report order.
-ANOMALY_FAMILIES: dict[str, tuple[str, ...]] = {
-    "messages": MESSAGE_KINDS,
-    "groups": GROUP_KINDS,
-    "transactions": TXN_KINDS,
-    "pipelines": PIPELINE_KINDS,
-}
+# The anomaly kinds the reconciliation reports, in the report's order, and the families
+# (each judged by one pass); all of it read off the registry in ``harness.history.kinds``.
+ANOMALY_KINDS = tuple(k.name for k in KINDS)
+ANOMALY_FAMILIES: dict[str, tuple[str, ...]] = {f.value: kinds_of(f) for f in Family}
+MESSAGE_KINDS = kinds_of(Family.MESSAGES)
+GROUP_KINDS = kinds_of(Family.GROUPS)
+TXN_KINDS = kinds_of(Family.TRANSACTIONS)
+PIPELINE_KINDS = kinds_of(Family.PIPELINES)
 
 RuleWord = Literal["any", "at_least_one"]
 Rule = int | RuleWord
@@ -103,32 +76,22 @@ def _parse_rule(kind: str, value: object) -> Rule:
     raise HistoryError(bad)
 
 
-@dataclass(frozen=True)
 class Expectations:
     """A scenario's acceptance rules, one per anomaly kind.
 
     Every kind defaults to 0 (none tolerated): a scenario has to say out loud which
-    anomalies it accepts, so forgetting a rule makes a run fail rather than pass.
+    anomalies it accepts, so forgetting a rule makes a run fail rather than pass. Built
+    from keywords (``Expectations(lost="at_least_one")``) or a scenario's mapping
+    (:meth:`from_dict`); either way an unknown kind or a malformed rule is refused.
     """
 
-    lost: Rule = 0
-    duplicate: Rule = 0
-    truncated: Rule = 0
-    unexpected: Rule = 0
-    aborted_read: Rule = 0
-    reordered: Rule = 0
-    unseen: Rule = 0
-    poll_skip: Rule = 0
-    nonmonotonic_poll: Rule = 0
-    commit_regression: Rule = 0
-    commit_beyond_read: Rule = 0
-    txn_aborted_read: Rule = 0
-    txn_uncommitted_read: Rule = 0
-    txn_lost: Rule = 0
-    txn_partial: Rule = 0
-    pipeline_duplicate: Rule = 0
-    pipeline_lost: Rule = 0
-    pipeline_orphan: Rule = 0
+    __slots__ = ("_rules",)
+
+    def __init__(self, **rules: Rule) -> None:
+        unknown = sorted(set(rules) - set(ANOMALY_KINDS))
+        if unknown:
+            raise HistoryError(f"unknown anomaly kind(s) in expectations: {', '.join(unknown)}")
+        self._rules: dict[str, Rule] = {k: _parse_rule(k, rules.get(k, 0)) for k in ANOMALY_KINDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Expectations:
@@ -137,14 +100,21 @@ class Expectations:
             raise HistoryError(f"unknown anomaly kind(s) in expectations: {', '.join(unknown)}")
         return cls(**{k: _parse_rule(k, v) for k, v in data.items()})
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expectations) and self._rules == other._rules
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._rules.items()))
+
+    def __repr__(self) -> str:
+        changed = ", ".join(f"{k}={v!r}" for k, v in self._rules.items() if v != 0)
+        return f"Expectations({changed})"
+
     def to_dict(self) -> dict[str, Rule]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return dict(self._rules)
 
     def rule(self, kind: str) -> Rule:
-        if kind not in ANOMALY_KINDS:
-            raise KeyError(kind)
-        rule: Rule = getattr(self, kind)
-        return rule
+        return self._rules[kind]
 
     def judge(self, counts: Mapping[str, int]) -> list[RuleResult]:
         """One result per kind, in report order; a kind missing from counts counts 0."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -281,7 +282,30 @@ def validate_history(path: str | os.PathLike[str]) -> Manifest:
             except (OSError, pa.ArrowInvalid) as exc:
                 raise HistoryError(f"table {table}: {part} is not readable Parquet: {exc}") from exc
             _check_schema(table, part, schema)
+            if table == "polls":
+                _check_group_reads_numbered(part, fs)
     return manifest
+
+
+def _check_group_reads_numbered(part: str, fs: pafs.FileSystem) -> None:
+    """Refuse a group read (a polls row with a group) whose ``poll_seq`` is null: a member's
+    reads are judged in ``poll_seq`` order, and a null one has no place in it. The footer's
+    null counts settle it for a row group without null ``poll_seq``s (every one the harness
+    writes); only a row group that has some is read, and only those two columns."""
+    parquet = pq.ParquetFile(part, filesystem=fs)
+    seq_column = parquet.schema_arrow.get_field_index("poll_seq")
+    for i in range(parquet.metadata.num_row_groups):
+        stats = parquet.metadata.row_group(i).column(seq_column).statistics
+        if stats is not None and stats.has_null_count and stats.null_count == 0:
+            continue
+        rows = parquet.read_row_group(i, columns=["group", "poll_seq"])
+        bad = pc.and_(pc.is_valid(rows["group"]), pc.is_null(rows["poll_seq"]))
+        if pc.any(bad).as_py():
+            n = pc.sum(bad.cast(pa.int64())).as_py()
+            raise HistoryError(
+                f"table polls: {part} has {n} group read(s) with a null poll_seq; a group "
+                "member's reads are judged in poll_seq order, so every group read needs one"
+            )
 
 
 def iter_tables(path: str | os.PathLike[str]) -> Iterator[tuple[str, pa.Table]]:

@@ -160,7 +160,7 @@ def test_an_undocumented_kind_makes_rendering_fail(monkeypatch: pytest.MonkeyPat
 def test_the_scenario_page_names_every_scenario_file_key_expectation_and_client_default() -> None:
     page = SCENARIOS_PAGE.read_text()
     named = set(re.findall(r"`([^`]+)`", page))
-    expectations = set(Expectations.__dataclass_fields__)
+    expectations = set(Expectations().to_dict())
     missing = (KNOWN_KEYS | expectations | set(PRODUCER_DEFAULTS) | set(CONSUMER_DEFAULTS)) - named
     assert not missing, f"docs/SCENARIOS.md does not name {sorted(missing)}"
     for number in range(1, 13):

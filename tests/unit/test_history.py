@@ -57,7 +57,7 @@ def test_round_trip(tmp_path: Path) -> None:
     assert manifest.status == "complete"
     assert manifest.schema_version == SCHEMA_VERSION
     assert manifest.finished is not None and manifest.started is not None
-    assert manifest.expectations.duplicate == "any"
+    assert manifest.expectations.rule("duplicate") == "any"
     tables = dict(iter_tables(root))
     assert tables["sends"].num_rows == 5
     assert tables["sends"].column("seq").to_pylist() == [0, 1, 2, 3, 4]
@@ -66,6 +66,22 @@ def test_round_trip(tmp_path: Path) -> None:
         assert table.schema.equals(SCHEMAS[name])
     # flush_rows=2: five sends become three parts
     assert len(list((root / "sends").glob("part-*.parquet"))) == 3
+
+
+def _polls(path: Path, *rows: dict[str, object]) -> Path:
+    with HistoryWriter(path, run_id="r1") as w:
+        for row in rows:
+            w.append("polls", {"consumer_id": "c", "topic": "t", "partition": 0, "offset": 0,
+                               "message_id": "prod-a-0-0", "poll_ts": 1.0, **row})  # fmt: skip
+    return path
+
+
+def test_a_group_read_without_poll_seq_is_refused(tmp_path: Path) -> None:
+    fine = _polls(tmp_path / "fine", {"group": "g", "poll_seq": 0}, {"group": None, "poll_seq": None})
+    validate_history(fine)  # a consumer outside a group may leave it null
+    bad = _polls(tmp_path / "bad", {"group": "g", "poll_seq": 0}, {"group": "g", "poll_seq": None})
+    with pytest.raises(HistoryError, match="1 group read.s. with a null poll_seq"):
+        validate_history(bad)
 
 
 def test_manifest_running_until_closed(tmp_path: Path) -> None:
