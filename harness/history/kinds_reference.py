@@ -36,10 +36,11 @@ def rendered(page: str) -> str:
     markers are missing, since a table with nowhere to go would vanish silently."""
     for family in Family:
         pattern = re.compile(re.escape(_begin(family)) + r"\n.*?\n" + re.escape(_END), re.S)
-        if not pattern.search(page):
+        found = pattern.search(page)
+        if found is None:
             raise ValueError(f"no {family.value} kinds table (begin and end markers) in the page")
         block = f"{_begin(family)}\n{table(family)}\n{_END}"
-        page = pattern.sub(lambda _: block, page)
+        page = page[: found.start()] + block + page[found.end() :]
     return page
 
 

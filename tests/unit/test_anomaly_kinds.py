@@ -11,6 +11,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,8 +34,9 @@ NOT_KINDS = {("harness/history/schema.py", "REBALANCE_LOST")}
 
 def _assigned_name(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str | None:
     parent = parents.get(node)
-    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-        return parent.targets[0].id
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
     return None
 
 
@@ -62,7 +64,8 @@ def product_sources() -> list[Path]:
 
 def test_the_tree_names_a_kind_only_through_the_registry() -> None:
     found = [hit for p in product_sources() for hit in unreached(p.read_text(), str(p.relative_to(ROOT)))]
-    assert not found, "kinds named outside the registry; look them up with kind()/code():\n" + "\n".join(found)
+    why = "kinds named outside the registry; look them up with kind()/code():\n"
+    assert not found, why + "\n".join(found)
 
 
 def test_the_scan_catches_a_planted_kind_name() -> None:
@@ -79,9 +82,9 @@ def test_a_look_up_refuses_an_unknown_kind() -> None:
 
 
 def test_everything_kind_shaped_is_read_off_the_registry() -> None:
-    assert ANOMALY_KINDS == tuple(k.name for k in KINDS)
+    assert tuple(k.name for k in KINDS) == ANOMALY_KINDS
     assert len(set(ANOMALY_KINDS)) == len(ANOMALY_KINDS)
-    assert ANOMALY_FAMILIES == {f.value: kinds_of(f) for f in Family}
+    assert {f.value: kinds_of(f) for f in Family} == ANOMALY_FAMILIES
     assert sum(map(len, ANOMALY_FAMILIES.values())) == len(KINDS)
     assert set(Expectations().to_dict()) == set(ANOMALY_KINDS)
     for k in KINDS:
@@ -90,7 +93,8 @@ def test_everything_kind_shaped_is_read_off_the_registry() -> None:
 
 
 def test_expectations_take_every_kind_and_refuse_others() -> None:
-    assert Expectations(**dict.fromkeys(ANOMALY_KINDS, "any")).rule(ANOMALY_KINDS[-1]) == "any"
+    everything = Expectations.from_dict(dict.fromkeys(ANOMALY_KINDS, "any"))
+    assert everything.rule(ANOMALY_KINDS[-1]) == "any"
     with pytest.raises(HistoryError, match="unknown anomaly kind"):
         Expectations.from_dict({"lots": 0})
     with pytest.raises(HistoryError, match="not an int"):
@@ -98,8 +102,8 @@ def test_expectations_take_every_kind_and_refuse_others() -> None:
 
 
 def test_the_history_page_holds_the_registry_s_tables() -> None:
-    done = subprocess.run([sys.executable, "-m", "harness.history.kinds_reference", "--check", str(HISTORY_PAGE)],
-                          cwd=ROOT, capture_output=True, text=True, check=False)  # fmt: skip
+    command = [sys.executable, "-m", "harness.history.kinds_reference", "--check", str(HISTORY_PAGE)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"{done.stderr}regenerate with: {COMMAND}"
     page = HISTORY_PAGE.read_text()
     for family in Family:
@@ -118,7 +122,7 @@ def test_a_changed_definition_makes_the_page_stale(monkeypatch: pytest.MonkeyPat
 
 
 # One example's facts per kind, with the names its family's sweep gives them.
-FACTS = {
+FACTS: dict[str, dict[str, Any]] = {
     "lost": {"offset": 7, "holder": "p-9"},
     "duplicate": {"offset": 7, "aux": 3},
     "truncated": {"offset": 7, "holder": None},
@@ -150,7 +154,8 @@ SENTENCES = {
                             "to commit",
     "txn_partial": "transaction t-1 was committed, yet only 1 of its 3 messages is readable under "
                    "read_committed on the final log",
-    "pipeline_orphan": "a visible output of group g; at its source offset 4 the final log holds in-3, not in-4",
+    "pipeline_orphan": "a visible output of group g; at its source offset 4 the final log holds in-3, "
+                       "not in-4",
 }  # fmt: skip
 
 

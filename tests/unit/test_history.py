@@ -80,7 +80,7 @@ def test_a_group_read_without_poll_seq_is_refused(tmp_path: Path) -> None:
     fine = _polls(tmp_path / "fine", {"group": "g", "poll_seq": 0}, {"group": None, "poll_seq": None})
     validate_history(fine)  # a consumer outside a group may leave it null
     bad = _polls(tmp_path / "bad", {"group": "g", "poll_seq": 0}, {"group": "g", "poll_seq": None})
-    with pytest.raises(HistoryError, match="1 group read.s. with a null poll_seq"):
+    with pytest.raises(HistoryError, match=r"1 group read\(s\) with a null poll_seq"):
         validate_history(bad)
 
 
