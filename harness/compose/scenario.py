@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from faults.schedule import Schedule, ScheduleRun
     from harness.cluster.lifecycle import Cluster
     from harness.cluster.metadata.migration import MigrationMode
-    from spark_jobs.findings import Verdict
+    from harness.history.verdict import Verdict
 
 __all__ = [
     "PROBE_GRACE_S", "TOPIC", "Check", "NamedTopic", "ScenarioError", "ScenarioRun", "ScenarioSpec",
@@ -389,7 +389,8 @@ class ScenarioRun:
             time.sleep(0.1)
             counts, waiting = workload.outcomes(), workload.groups_yet_to_commit()
         name = f"workload flowing before the faults: {acked} sends acknowledged"
-        detail = f"{counts.get('acked', 0)} acknowledged (sends so far {counts})"
+        detail = (f"{counts.get('acked', 0)} acknowledged, {counts.get('failed', 0)} failed and "
+                  f"{counts.get('unknown', 0)} in doubt so far")
         if groups:
             name += " and a commit of every group through"
             detail += f"; groups yet to commit: {', '.join(waiting) or 'none'}"

@@ -72,8 +72,8 @@ class TopicSpec:
                 else len(next(iter(self.assignment.values()), ())))
 
     def to_dict(self, name: str) -> dict[str, Any]:
-        return {"name": name, "partitions": self.partitions,
-                "replication_factor": self.replication_factor, "config": dict(self.config),
+        return {"name": name, "partitions": self.partition_count,
+                "replication_factor": self.replicas, "config": dict(self.config),
                 "assignment": None if self.assignment is None
                 else {str(p): list(r) for p, r in self.assignment.items()}}
 

@@ -89,3 +89,9 @@ def test_the_spec_spells_its_topics_and_pipelines() -> None:
     assert spelt["consumers"][0]["topic"] == "out"
     assert ConsumerSpec.from_dict(spelt["consumers"][0]) == ConsumerSpec("reader", "c", topic="out")
     assert "topics" not in _spec(topics=(), consumers=(), pipelines=()).to_dict()
+
+
+def test_a_pinned_topic_records_the_size_its_assignment_gives() -> None:
+    pinned = TopicSpec(assignment={0: (0, 1, 2)}).to_dict("t")
+    assert (pinned["partitions"], pinned["replication_factor"]) == (1, 3)
+    assert TopicSpec(partitions=4, replication_factor=2).to_dict("t")["partitions"] == 4
