@@ -502,6 +502,7 @@ def found_at(
                 "xxhash64(producer_id) AS P",
                 "seq AS S",
                 "ack_ts",
+                "send_ts",
             )
         )
     for table, wanted in positions.items():
@@ -521,6 +522,7 @@ def found_at(
                 f"{RECORD_ID} AS message_id",
                 *message_key("0L"),
                 "CAST(NULL AS DOUBLE) AS ack_ts",
+                "CAST(NULL AS DOUBLE) AS send_ts",
             )
         )
     if not parts:

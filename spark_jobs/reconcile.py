@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +49,9 @@ from harness.history import (
     validate_history,
 )
 from harness.history.kinds import Family
-from spark_jobs import groups, pipelines, plan, sweep, transactions
+from harness.history.verdict import Bucket, Example, Findings, PartitionFindings
+from spark_jobs import fates, groups, pipelines, plan, sweep, transactions
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
-from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
 from spark_jobs.session import build_session, parallelism
 
 DEFAULT_BUCKET_SECONDS = 1.0
@@ -96,6 +96,20 @@ def shuffle_partitions(spark: SparkSession, history: str) -> int:
 def _producer_of(mid: str | None) -> str | None:
     producer, seq = split_message_id(mid)
     return producer if seq is not None else None
+
+
+MAX_LOCATED = 200_000  # messages the fates place, over all send-side kinds (docs/HISTORY.md)
+
+
+@dataclass(frozen=True)
+class _Fate:
+    """A FATE row: a message a send-side kind found, and where the kind found it."""
+
+    kind: str
+    P: int
+    S: int
+    at: tuple[str, int]
+    offset: int
 
 
 @dataclass(frozen=True)
@@ -178,6 +192,18 @@ class _Found:
     ids: dict[tuple[int, int], str | None]
     ack_ts: dict[tuple[int, int], float | None]
     holders: dict[tuple[str, int, int | None], str | None]
+    sends: dict[tuple[int, int], _Sent] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A looked-up send: where it was acknowledged (offset None: it was not) and when."""
+
+    topic: str
+    partition: int
+    offset: int | None
+    send_ts: float
+    ack_ts: float | None
 
 
 def _look_up(
@@ -186,15 +212,17 @@ def _look_up(
     prelude: _Prelude,
     raw: Sequence[tuple[tuple[str, int], str, _Hit]],
     extra: Sequence[tuple[str, int, int]] = (),
+    fated: Sequence[_Fate] = (),
 ) -> _Found:
     """Ids and acknowledgement times of the example messages, and what the final log holds
     at each example's position: one job. A sent message's id comes from its send; a
     never-sent one's from its record on the final log (where the example sits at a copy
     of it) or, for an unexpected position the log does not give to it, from the polls.
-    ``extra`` are further positions (the group findings') whose final-log record is wanted."""
-    if not raw and not extra:
+    ``extra`` are further positions (the group findings') whose final-log record is wanted;
+    ``fated`` the messages whose sends the fates place."""
+    if not raw and not extra and not fated:
         return _Found({}, {}, {})
-    seqs = sorted({r.S for _, _, r in raw if r.S is not None and r.S >= 0})
+    seqs = sorted({r.S for _, _, r in raw if r.S is not None and r.S >= 0} | {f.S for f in fated if f.S >= 0})
     ranges = {(r.topic, r.partition): (r.log_start, r.log_end) for r in prelude.range_rows}
     on_log: set[tuple[str, int, int]] = set()
     in_polls: set[tuple[str, int, int]] = set()
@@ -216,14 +244,17 @@ def _look_up(
     ids: dict[tuple[int, int], str | None] = {}
     ack_ts: dict[tuple[int, int], float | None] = {}
     holders: dict[tuple[str, int, int | None], str | None] = {}
+    sends: dict[tuple[int, int], _Sent] = {}
     for row in rows:
         ids.setdefault((row.P, row.S), row.message_id)
         if row.source == "sends":
             ids[(row.P, row.S)] = row.message_id
             ack_ts[(row.P, row.S)] = row.ack_ts
+            acked_at = None if row.offset is None or row.offset < 0 else int(row.offset)
+            sends[(row.P, row.S)] = _Sent(row.topic, int(row.partition), acked_at, row.send_ts, row.ack_ts)
         elif row.source == "final_log":
             holders[(row.topic, row.partition, row.offset)] = row.message_id
-    return _Found(ids, ack_ts, holders)
+    return _Found(ids, ack_ts, holders, sends)
 
 
 def _summary(
@@ -231,9 +262,15 @@ def _summary(
     topics: Sequence[str],
     examples: int,
     part: Callable[[tuple[str, int]], PartitionFindings],
-) -> tuple[list[tuple[tuple[str, int], str, _Hit]], list[BlockEnd], dict[tuple[int, int], tuple[str, int]]]:
+) -> tuple[
+    list[tuple[tuple[str, int], str, _Hit]],
+    list[BlockEnd],
+    dict[tuple[int, int], tuple[str, int]],
+    list[_Fate],
+]:
     """The tasks' summaries merged: counts added into ``part``, the first examples per
-    partition and kind (raw), the blocks' end messages and their messages' homes.
+    partition and kind (raw), the blocks' end messages and their messages' homes, and
+    the messages the send-side kinds found (the first ``MAX_LOCATED``).
     Unexpected positions are counted here, once each over all tasks, naming the final
     log's record there if it is a never-sent one, else the lowest key seen there."""
     col = {
@@ -297,7 +334,21 @@ def _summary(
     ):
         ends.append(BlockEnd(a, pp, ss, ss >> plan.BLOCK_BITS, off, bool(head)))
         homes[(pp, ss)] = _decode_tp(None if t == sweep.NULL else t, topics)
-    return raw, ends, homes
+
+    fate = np.flatnonzero((row == sweep.FATE_ROW) & (col["at"] != sweep.NULL))[:MAX_LOCATED]
+    f_at = col["at"][fate]
+    fated = [
+        _Fate(kinds.of_code(Family.MESSAGES, k), pp, ss, _decode_tp(a, topics), off)
+        for k, pp, ss, a, off in zip(
+            col["kind"][fate].tolist(),
+            col["P"][fate].tolist(),
+            col["S"][fate].tolist(),
+            (f_at >> plan.OFFSET_BITS).tolist(),
+            sweep.offset_of(f_at).tolist(),
+            strict=True,
+        )
+    ]
+    return raw, ends, homes, fated
 
 
 def _assemble(
@@ -337,9 +388,9 @@ def _assemble(
         for i, c in enumerate(counts):
             acc[i] += c
         if counts[1] or counts[2]:
-            per_part.setdefault(tp, []).append(Bucket(start, *counts))
+            per_part.setdefault(tp, []).append(Bucket(start, counts[0], counts[1], counts[2]))
 
-    raw, ends, home = _summary(summary, prelude.topics, examples, part)
+    raw, ends, home, fated = _summary(summary, prelude.topics, examples, part)
     crossed = cross_block_reorders(ends)
     for cross in crossed:
         end = cross.end
@@ -354,7 +405,7 @@ def _assemble(
     txn_shown = [*(txns.examples if txns else []), *(piped.examples if piped else [])]
     extra = [(g.topic, g.partition, g.offset) for g in shown]
     extra += [(t.topic, t.partition, t.offset) for t in txn_shown if t.offset is not None]
-    found = _look_up(spark, tables, prelude, raw, extra)
+    found = _look_up(spark, tables, prelude, raw, extra, fated)
     raw.sort(key=_ranked)
     for tp, kind, r in raw:
         mid = found.ids.get((r.P, r.S))
@@ -411,22 +462,44 @@ def _assemble(
                 )
             )
 
+    located = _located(fated, found.sends)
+    for place, placed in fates.offset_ranges(located).items():
+        part(place).ranges = {k: listed for k, (listed, _) in placed.items()}
+    fated_buckets = fates.bucket_fates(located, bucket_seconds)
+    for tp, buckets in per_part.items():
+        part(tp).outage = sorted(buckets, key=lambda b: b.start)
     ordered = [parts[k] for k in sorted(parts)]
     totals = {name: sum(p.sends[name] for p in ordered) for name in ("acked", "failed", "unknown")}
     totals["sends"] = sum(totals.values())
     totals["final_log_records"] = sum(int(p.log.get("records", 0)) for p in ordered)
     totals.update({k: sum(p.counts[k] for p in ordered) for k in ANOMALY_KINDS})
-    for buckets in per_part.values():
-        buckets.sort(key=lambda b: b.start)
     return Findings(
         run_id=manifest.run_id,
         history=history,
         bucket_seconds=bucket_seconds,
         partitions=ordered,
-        availability=[Bucket(s, *c) for s, c in sorted(overall.items())],
-        partition_availability=per_part,
+        availability=[
+            Bucket(s, c[0], c[1], c[2], fates=fated_buckets.get(s, {})) for s, c in sorted(overall.items())
+        ],
         totals=totals,
+        located={k: sum(1 for f in located if f.kind == k) for k in sweep.FATE_KINDS},
     )
+
+
+def _located(fated: Sequence[_Fate], sends: Mapping[tuple[int, int], _Sent]) -> list[fates.Located]:
+    """The fated messages that were sent, each at its acknowledged position if it has one,
+    else where its kind found it. A never-sent record's copies (a duplicate of an id no
+    producer sent) have no send to place."""
+    out = []
+    for f in fated:
+        sent = sends.get((f.P, f.S))
+        if sent is None:
+            continue
+        topic, partition, offset = (
+            (sent.topic, sent.partition, sent.offset) if sent.offset is not None else (*f.at, f.offset)
+        )
+        out.append(fates.Located(f.kind, (f.P, f.S), topic, partition, offset, sent.send_ts, sent.ack_ts))
+    return out
 
 
 def reconcile(

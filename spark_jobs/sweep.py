@@ -387,12 +387,20 @@ def _seen_lists(
 # Spark job whose output is a few thousand rows whatever the history holds (every message
 # of a run may be UNSEEN), and spares the Spark-side summary (windows and aggregations
 # over the pass's output) whose planning and scheduling cost more than the data did.
+#
+# Besides, FATE rows: each message a send-side kind found (lost, truncated, duplicate,
+# aborted_read), so that the report can draw every such send where it was sent and
+# acknowledged. A clean run has none; a lossy one has as many as it lost, up to
+# FATES_PER_TASK per task (the counts stay exact beyond it; the verdict says how many
+# were located).
 
-COUNT_ROW, EXAMPLE_ROW, BLOCK_END_ROW, UNEXPECTED_ROW = 0, 1, 2, 3
+COUNT_ROW, EXAMPLE_ROW, BLOCK_END_ROW, UNEXPECTED_ROW, FATE_ROW = 0, 1, 2, 3, 4
+FATE_KINDS = (LOST, TRUNCATED, DUPLICATE, ABORTED_READ)
+FATES_PER_TASK = 100_000
 SUMMARY = pa.schema(
     [
         ("row", pa.int32()),  # one of the *_ROW kinds above
-        ("kind", pa.int32()),  # index in COUNT_COLUMNS (COUNT_ROW, EXAMPLE_ROW)
+        ("kind", pa.int32()),  # index in COUNT_COLUMNS (COUNT_ROW, EXAMPLE_ROW, FATE_ROW)
         ("tp", pa.int64()),  # home partition; for UNEXPECTED_ROW the position's partition
         ("P", pa.int64()),
         ("S", pa.int64()),
@@ -555,6 +563,7 @@ def summarise(messages: Iterable[pa.RecordBatch], ranges: Ranges, examples: int)
     the driver (``boundary.py``), which gets the BLOCK_END rows; unexpected positions are
     counted there too, once per position over all tasks."""
     tally = _Tally(examples)
+    fates = 0  # FATE rows this task has sent
     for batch in messages:
         b = {
             n: _int(batch, n)
@@ -598,6 +607,12 @@ def summarise(messages: Iterable[pa.RecordBatch], ranges: Ranges, examples: int)
                 flag=_bool(batch, "head")[ends],
             )
         ]
+        for name in FATE_KINDS:
+            hit = np.flatnonzero(counts[name] > 0)[: max(FATES_PER_TASK - fates, 0)]
+            fates += len(hit)
+            code = COUNT_COLUMNS.index(name)
+            out.append(_rows_of(FATE_ROW, len(hit), kind=np.full(len(hit), code), tp=tp[hit],
+                                P=b["P"][hit], S=b["S"][hit], at=where[name][0][hit]))  # fmt: skip
         seen = batch.column(batch.schema.get_field_index("unexpected_at"))
         if seen.null_count < len(seen):
             lengths = np.asarray(pc.fill_null(pc.list_value_length(seen), 0).to_numpy(zero_copy_only=False))

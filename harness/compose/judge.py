@@ -22,7 +22,7 @@ from harness.errors import describe_error
 from harness.history.kinds import kind
 
 if TYPE_CHECKING:
-    from spark_jobs.findings import Verdict
+    from harness.history.verdict import Verdict
 
 # A history this small is judged in well under a second once warm. The warm-up judges two:
 # a plain one first (the overview, the main pass and the look-up of examples: what every

@@ -60,7 +60,7 @@ def check_rule(kind: str, rule: Rule, count: int) -> RuleResult:
     return RuleResult(kind, rule, count, ok, f"{kind}={count} {why}")
 
 
-def _parse_rule(kind: str, value: object) -> Rule:
+def parse_rule(kind: str, value: object) -> Rule:
     bad = f"expectation {kind!r}: {value!r} is not an int, 'any' or 'at_least_one'"
     # bool is an int subclass; True read as "max 1" would be a silent misreading.
     if isinstance(value, bool):
@@ -91,14 +91,14 @@ class Expectations:
         unknown = sorted(set(rules) - set(ANOMALY_KINDS))
         if unknown:
             raise HistoryError(f"unknown anomaly kind(s) in expectations: {', '.join(unknown)}")
-        self._rules: dict[str, Rule] = {k: _parse_rule(k, rules.get(k, 0)) for k in ANOMALY_KINDS}
+        self._rules: dict[str, Rule] = {k: parse_rule(k, rules.get(k, 0)) for k in ANOMALY_KINDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Expectations:
         unknown = sorted(set(data) - set(ANOMALY_KINDS))
         if unknown:
             raise HistoryError(f"unknown anomaly kind(s) in expectations: {', '.join(unknown)}")
-        return cls(**{k: _parse_rule(k, v) for k, v in data.items()})
+        return cls(**{k: parse_rule(k, v) for k, v in data.items()})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Expectations) and self._rules == other._rules

@@ -1,8 +1,11 @@
-"""What the reconciliation found, and the verdict against a scenario's rules.
+"""The verdict's one data model: what the reconciliation found, judged against a
+scenario's rules, and the verdict.json both are written to and read back from.
 
-Plain Python, no Spark: the Spark job fills these in from a handful of collected rows,
-and the HTML report and the chaos tests read them back from verdict.json. The JSON shape
-is documented in docs/HISTORY.md; bump ``VERDICT_SCHEMA_VERSION`` when it changes.
+Plain Python, no Spark: the judge (``spark_jobs/reconcile.py``) fills these in from a
+handful of collected rows and writes them; the HTML report and the chaos tests read them
+back with :meth:`Verdict.from_dict`, so writer and reader cannot disagree on a field.
+The JSON shape is documented in docs/HISTORY.md; bump ``VERDICT_SCHEMA_VERSION`` when
+it changes.
 """
 
 from __future__ import annotations
@@ -13,9 +16,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history import ANOMALY_KINDS, Expectations, RuleResult
+from harness.history.fields import (
+    Malformed,
+    as_bool,
+    as_int,
+    as_list,
+    as_num,
+    as_obj,
+    as_opt_int,
+    as_opt_num,
+    as_opt_str,
+)
+from harness.history.rules import ANOMALY_KINDS, Expectations, RuleResult, parse_rule
+from harness.history.schema import HistoryError
 
-VERDICT_SCHEMA_VERSION = 1
+VERDICT_SCHEMA_VERSION = 2
+READABLE_VERDICT_VERSIONS = (1, 2)  # version 1 lacks the fates: buckets' and ranges
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,48 @@ class Example:
             "detail": self.detail,
         }
 
+    @classmethod
+    def from_dict(cls, kind: str, raw: object) -> Example:
+        e = as_obj(raw, f"{kind} example")
+        return cls(
+            kind=kind,
+            message_id=as_opt_str(e.get("message_id")),
+            producer_id=as_opt_str(e.get("producer_id")),
+            topic=str(e.get("topic", "")),
+            partition=as_int(e.get("partition", -1), "example partition"),
+            offset=as_opt_int(e.get("offset"), "example offset"),
+            ack_ts=as_opt_num(e.get("ack_ts"), "example ack_ts"),
+            final_message_id=as_opt_str(e.get("final_message_id")),
+            detail=str(e.get("detail", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Range:
+    """Consecutive offsets of one partition where one kind struck (docs/HISTORY.md, fates),
+    with when the first and last of their sends were acknowledged (None: none was)."""
+
+    first: int
+    last: int
+    count: int
+    ack_from: float | None
+    ack_to: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"first": self.first, "last": self.last, "count": self.count,
+                "ack_from": self.ack_from, "ack_to": self.ack_to}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, raw: object) -> Range:
+        r = as_obj(raw, "range")
+        return cls(
+            first=as_int(r["first"], "range first"),
+            last=as_int(r["last"], "range last"),
+            count=as_int(r["count"], "range count"),
+            ack_from=as_opt_num(r.get("ack_from"), "range ack_from"),
+            ack_to=as_opt_num(r.get("ack_to"), "range ack_to"),
+        )
+
 
 @dataclass
 class PartitionFindings:
@@ -53,6 +111,7 @@ class PartitionFindings:
 
     ``log`` describes the final log (first and last offset, record count, and whether it
     is dense, i.e. has no offset gaps; acknowledged-offset divergence assumes density).
+    ``outage`` holds its send-time buckets with a failed or in-doubt send, by start.
     """
 
     topic: str
@@ -61,6 +120,13 @@ class PartitionFindings:
     examples: dict[str, list[Example]] = field(default_factory=dict)
     sends: dict[str, int] = field(default_factory=lambda: {"acked": 0, "failed": 0, "unknown": 0})
     log: dict[str, Any] = field(default_factory=dict)
+    outage: list[Bucket] = field(default_factory=list)
+    # kind -> where in this partition the sends it found sit, as offset ranges (fates)
+    ranges: dict[str, list[Range]] = field(default_factory=dict)
+
+    @property
+    def anomalies(self) -> int:
+        return sum(self.counts.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +136,7 @@ class PartitionFindings:
             "examples": {k: [e.to_dict() for e in v] for k, v in self.examples.items() if v},
             "sends": dict(self.sends),
             "log": dict(self.log),
+            "ranges": {k: [r.to_dict() for r in v] for k, v in self.ranges.items() if v},
         }
 
 
@@ -81,6 +148,8 @@ class Bucket:
     acked: int
     failed: int
     unknown: int
+    # sends of the bucket by judged fate (docs/HISTORY.md, fates): kind -> sends, nonzero only
+    fates: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,7 +157,19 @@ class Bucket:
             "acked": self.acked,
             "failed": self.failed,
             "unknown": self.unknown,
+            **({"fates": dict(self.fates)} if self.fates else {}),
         }
+
+    @classmethod
+    def from_dict(cls, raw: object) -> Bucket:
+        b = as_obj(raw, "bucket")
+        return cls(
+            start=as_num(b["start"], "bucket start"),
+            acked=as_int(b.get("acked", 0), "bucket acked"),
+            failed=as_int(b.get("failed", 0), "bucket failed"),
+            unknown=as_int(b.get("unknown", 0), "bucket unknown"),
+            fates=_counts(b.get("fates", {}), "bucket fates"),
+        )
 
 
 @dataclass
@@ -100,14 +181,16 @@ class Findings:
     bucket_seconds: float
     partitions: list[PartitionFindings]
     availability: list[Bucket]
-    # per partition, only buckets with a failed or unknown send: the outage windows
-    partition_availability: dict[tuple[str, int], list[Bucket]]
     totals: dict[str, int]
     timings: dict[str, float] = field(default_factory=dict)
+    kinds: tuple[str, ...] = ANOMALY_KINDS  # the kinds judged, in report order
+    # per send-side kind, how many of the messages it found were located (given a send
+    # time and a position); fewer than found only past the judge's limit (docs/HISTORY.md)
+    located: dict[str, int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """Total per anomaly kind over all partitions."""
-        return {k: sum(p.counts.get(k, 0) for p in self.partitions) for k in ANOMALY_KINDS}
+        return {k: sum(p.counts.get(k, 0) for p in self.partitions) for k in self.kinds}
 
     def partition(self, topic: str, number: int) -> PartitionFindings | None:
         return next((p for p in self.partitions if (p.topic, p.partition) == (topic, number)), None)
@@ -117,11 +200,10 @@ class Findings:
         return Verdict(self, expectations, rules, all(r.passed for r in rules))
 
     def to_dict(self) -> dict[str, Any]:
-        by_part = self.partition_availability
         return {
             "run_id": self.run_id,
             "history": self.history,
-            "kinds": list(ANOMALY_KINDS),
+            "kinds": list(self.kinds),
             "counts": self.counts(),
             "totals": dict(self.totals),
             "partitions": [p.to_dict() for p in self.partitions],
@@ -129,11 +211,13 @@ class Findings:
                 "bucket_seconds": self.bucket_seconds,
                 "buckets": [b.to_dict() for b in self.availability],
                 "partitions": [
-                    {"topic": t, "partition": n, "buckets": [b.to_dict() for b in bs]}
-                    for (t, n), bs in sorted(by_part.items())
+                    {"topic": p.topic, "partition": p.partition, "buckets": [b.to_dict() for b in p.outage]}
+                    for p in sorted(self.partitions, key=lambda p: (p.topic, p.partition))
+                    if p.outage
                 ],
             },
             "timings": dict(self.timings),
+            "fates": {"located": dict(self.located)},
         }
 
 
@@ -155,9 +239,138 @@ class Verdict:
             **self.findings.to_dict(),
         }
 
+    # What the report reads, named as it shows them.
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return self.findings.kinds
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.findings.counts()
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return self.findings.totals
+
+    @property
+    def bucket_seconds(self) -> float:
+        return self.findings.bucket_seconds
+
+    @property
+    def buckets(self) -> list[Bucket]:
+        return self.findings.availability
+
+    @property
+    def partitions(self) -> list[PartitionFindings]:
+        return self.findings.partitions
+
+    @property
+    def anomalies(self) -> dict[str, int]:
+        """Only the kinds that were seen, in report order: what the index table lists."""
+        return {k: c for k, c in self.counts.items() if c}
+
+    @property
+    def examples(self) -> dict[str, list[Example]]:
+        """kind -> its examples over all partitions, in partition order."""
+        out: dict[str, list[Example]] = {}
+        for p in self.partitions:
+            for kind, shown in p.examples.items():
+                out.setdefault(kind, []).extend(shown)
+        return {k: out[k] for k in [*self.kinds, *out] if k in out}
+
+    @classmethod
+    def from_dict(cls, data: object) -> Verdict:
+        """A verdict.json read back; Malformed naming the first field that is not as the
+        writer writes it. The file's ``passed`` is kept as written: whether it agrees with
+        its rules is for the reader to judge (:attr:`consistent`)."""
+        raw = as_obj(data, "verdict")
+        kinds = tuple(str(k) for k in as_list(raw.get("kinds") or list(ANOMALY_KINDS), "kinds"))
+        availability = as_obj(raw.get("availability", {}), "availability")
+        outages = {
+            (str(a.get("topic")), as_int(a.get("partition"), "partition")): [
+                Bucket.from_dict(b) for b in as_list(a.get("buckets", []), "availability partition buckets")
+            ]
+            for a in (
+                as_obj(x, "availability partition")
+                for x in as_list(availability.get("partitions", []), "availability partitions")
+            )
+        }
+        partitions = [_partition(item, outages) for item in as_list(raw.get("partitions", []), "partitions")]
+        findings = Findings(
+            run_id=str(raw.get("run_id", "")),
+            history=str(raw.get("history", "")),
+            bucket_seconds=as_num(availability.get("bucket_seconds", 1.0), "bucket_seconds") or 1.0,
+            partitions=partitions,
+            availability=sorted(
+                (Bucket.from_dict(b) for b in as_list(availability.get("buckets", []), "buckets")),
+                key=lambda b: b.start,
+            ),
+            totals=_counts(raw.get("totals", {}), "totals"),
+            timings=_timings(raw.get("timings", {})),
+            kinds=kinds,
+            located=_counts(as_obj(raw.get("fates", {}), "fates").get("located", {}), "fates located"),
+        )
+        try:
+            expectations = Expectations.from_dict(as_obj(raw.get("expectations", {}), "expectations"))
+        except HistoryError as exc:
+            raise Malformed(str(exc)) from exc
+        rules_raw = as_obj(raw.get("rules", {}), "rules")
+        rules = [_rule(kind, rules_raw[kind]) for kind in [*kinds, *(k for k in rules_raw if k not in kinds)]
+                 if kind in rules_raw]  # fmt: skip
+        return cls(findings, expectations, rules, as_bool(raw["passed"], "passed"))
+
+    @property
+    def consistent(self) -> bool:
+        """False for a verdict that says passed while one of its rules failed."""
+        return not self.passed or all(r.passed for r in self.rules)
+
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write atomically: the report must never read half a verdict."""
         target = Path(path)
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=False))
         tmp.replace(target)
+
+
+def _timings(raw: object) -> dict[str, float]:
+    return {str(k): as_num(v, f"timing {k}") for k, v in as_obj(raw, "timings").items()}
+
+
+def _counts(raw: object, what: str) -> dict[str, int]:
+    return {str(k): as_int(v, f"{what} {k}") for k, v in as_obj(raw, what).items()}
+
+
+def _rule(kind: str, raw: object) -> RuleResult:
+    r = as_obj(raw, f"rule {kind}")
+    try:
+        rule = parse_rule(kind, r.get("rule"))
+    except HistoryError as exc:
+        raise Malformed(str(exc)) from exc
+    return RuleResult(
+        kind=kind,
+        rule=rule,
+        count=as_int(r.get("count", 0), f"rule {kind} count"),
+        passed=as_bool(r.get("passed"), f"rule {kind} passed"),
+        reason=str(r.get("reason", "")),
+    )
+
+
+def _partition(item: object, outages: dict[tuple[str, int], list[Bucket]]) -> PartitionFindings:
+    p = as_obj(item, "partition")
+    topic, number = str(p.get("topic", "")), as_int(p.get("partition", -1), "partition")
+    return PartitionFindings(
+        topic=topic,
+        partition=number,
+        counts=_counts(p.get("counts", {}), "partition counts"),
+        examples={
+            str(kind): [Example.from_dict(str(kind), e) for e in as_list(shown, "examples")]
+            for kind, shown in as_obj(p.get("examples", {}), "examples").items()
+        },
+        sends=_counts(p.get("sends", {}), "partition sends"),
+        log=dict(as_obj(p.get("log", {}), "partition log")),
+        outage=outages.get((topic, number), []),
+        ranges={
+            str(kind): [Range.from_dict(r) for r in as_list(found, "ranges")]
+            for kind, found in as_obj(p.get("ranges", {}), "ranges").items()
+        },
+    )

@@ -28,8 +28,7 @@ from harness.history import (
     part_files,
     read_manifest,
 )
-from harness.history.gaps import longest_gaps
-from harness.report.fields import (
+from harness.history.fields import (
     Malformed,
     as_bool,
     as_int,
@@ -42,6 +41,7 @@ from harness.report.fields import (
     as_opt_str,
     as_str,
 )
+from harness.history.gaps import longest_gaps
 from harness.report.load_faults import (
     fault_action,
     fault_rows,

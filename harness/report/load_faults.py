@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.history import FAULTS_SCHEMA, part_files
-from harness.report.fields import as_list, as_num, as_obj, as_opt_str
+from harness.history.fields import as_list, as_num, as_obj, as_opt_str
 from harness.report.model import FaultAction, FaultWindow, ScheduleEntry
 
 

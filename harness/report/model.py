@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from harness.history.schema import MIGRATION_COMPLETED
+from harness.history.verdict import Verdict
 
 
 class RunStatus(StrEnum):
@@ -72,30 +73,8 @@ def combine(judgements: list[bool | None]) -> Outcome:
 # ------------------------------------------------------------------------------ verdict
 
 
-@dataclass(frozen=True)
-class RuleResult:
-    """One anomaly kind judged against the scenario's rule, as reconcile wrote it."""
-
-    kind: str
-    rule: str  # "0", "3", "any", "at_least_one": shown as text
-    count: int
-    passed: bool
-    reason: str
-
-
-@dataclass(frozen=True)
-class Example:
-    """One anomalous record and what the final log holds at its offset."""
-
-    kind: str
-    message_id: str | None
-    producer_id: str | None
-    topic: str
-    partition: int
-    offset: int | None
-    ack_ts: float | None
-    final_message_id: str | None
-    detail: str
+# The verdict itself (Verdict, Example, Bucket, RuleResult, PartitionFindings) is the
+# history layer's one model, harness.history.verdict, read back from verdict.json.
 
 
 @dataclass(frozen=True)
@@ -108,52 +87,6 @@ class AckBucket:
 
     start: float
     count: int
-
-
-@dataclass(frozen=True)
-class Bucket:
-    """Send outcomes whose send time falls in [start, start + bucket_seconds)."""
-
-    start: float
-    acked: int
-    failed: int
-    unknown: int
-
-
-@dataclass(frozen=True)
-class PartitionSummary:
-    """Per topic-partition totals; ``outage`` holds only buckets with failed or in-doubt sends."""
-
-    topic: str
-    partition: int
-    counts: dict[str, int]
-    sends: dict[str, int]
-    log: dict[str, Any]
-    outage: list[Bucket]
-
-    @property
-    def anomalies(self) -> int:
-        return sum(self.counts.values())
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The reconciliation's verdict.json, reduced to what the report shows."""
-
-    passed: bool
-    kinds: list[str]
-    counts: dict[str, int]
-    rules: list[RuleResult]
-    examples: dict[str, list[Example]]  # kind -> examples over all partitions, by partition
-    totals: dict[str, int]
-    bucket_seconds: float
-    buckets: list[Bucket]
-    partitions: list[PartitionSummary]
-
-    @property
-    def anomalies(self) -> dict[str, int]:
-        """Only the kinds that were seen, in report order: what the index table lists."""
-        return {k: c for k in self.kinds if (c := self.counts.get(k, 0))}
 
 
 # --------------------------------------------------------------------------- assertions
@@ -510,11 +443,22 @@ class SessionTest:
 
     @property
     def summary(self) -> str:
-        """One line to show before the full error is opened: pytest's first "E   ..."
-        line (the exception and its message), else the last non-empty line."""
+        """One line to show before the full error is opened: pytest's first run of
+        "E   ..." lines, the exception and its whole message (a message of several lines,
+        such as one failed rule per line, joined by "; " so that none is dropped) up to
+        pytest's own explanation ("assert ...", "+ where ..."); else the last line."""
         lines = [line.strip() for line in self.error.splitlines() if line.strip()]
-        explained = [line[1:].strip() for line in lines if line.startswith("E ")]
-        return explained[0] if explained else (lines[-1] if lines else "")
+        message: list[str] = []
+        for line in lines:
+            if not line.startswith("E "):
+                if message:
+                    break
+                continue
+            text = line[1:].strip()
+            if message and (text == "assert" or text.startswith(("assert ", "+ ", "where "))):
+                break
+            message.append(text)
+        return "; ".join(message) if message else (lines[-1] if lines else "")
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from harness.history.verdict import Bucket
 from harness.report.model import (
     ZK_READABLE,
     ZK_UNREADABLE,
     AckBucket,
-    Bucket,
     ClusterEvent,
     FaultWindow,
     MigrationPhase,
@@ -62,7 +62,7 @@ MIGRATION_LANE = "migration"
 # Alternating pale fills, so that neighbouring phases stay apart; a failed phase in red.
 MIGRATION_COLORS = ("#DDEEFF", "#CCDDAA")
 MIGRATION_FAILED_COLOR = "#EE99AA"
-LABEL_CHARS = 30  # lane labels longer than this are shortened in the middle
+LABEL_CHARS = 40  # lane labels longer than this are cut at the end
 MARKED_CHANGES = 60  # at most this many leader/controller changes drawn across the send plot
 
 
@@ -148,11 +148,11 @@ def _plain(text: str) -> str:
 
 def _short(label: str) -> str:
     """Lane labels stay short enough to leave the plot its width; the fault table below
-    the figure has the full text. The end is kept: it names the target."""
+    the figure has the full text. The start is kept: it says what the fault is and where
+    it begins, and a cut in the middle left labels no one could read."""
     if len(label) <= LABEL_CHARS:
         return label
-    tail = LABEL_CHARS // 3
-    return label[: LABEL_CHARS - tail - 1] + "\u2026" + label[-tail:]
+    return label[: LABEL_CHARS - 1].rstrip(" ,") + "\u2026"
 
 
 def _fault_rows(faults: Sequence[FaultWindow]) -> list[str]:

@@ -34,8 +34,9 @@ from typing import Any, Literal
 
 from harness.compose.run_config import layered_settings
 from harness.history import ANOMALY_KINDS, Expectations, HistoryWriter
+from harness.history.verdict import Bucket, Example, Findings, PartitionFindings
 from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
-from spark_jobs.findings import Bucket, Example, Findings, PartitionFindings
+from spark_jobs import fates
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 RUN_ID = "20231114-221300-demo"
@@ -192,6 +193,19 @@ def findings(sim: Simulation) -> Findings:
         per_part.setdefault((TOPIC, row["partition"]), {}).setdefault(start, [0, 0, 0])[
             index[row["outcome"]]
         ] += 1
+    for tp, bs in per_part.items():
+        parts[tp[1]].outage = [Bucket(s, c[0], c[1], c[2]) for s, c in sorted(bs.items()) if c[1] or c[2]]
+    # Every lost message was read where the log no longer gives it, so it is truncated too.
+    fated = [("lost", row) for row in sim.lost] + [("truncated", row) for row in sim.lost]
+    fated += [("duplicate", row) for row in sim.dups]
+    located = [
+        fates.Located(kind, (hash(row["producer_id"]), row["seq"]), TOPIC, row["partition"], row["offset"],
+                      row["send_ts"], row["ack_ts"])
+        for kind, row in fated
+    ]  # fmt: skip
+    for (_, p), placed in fates.offset_ranges(located).items():
+        parts[p].ranges = {kind: listed for kind, (listed, _) in placed.items()}
+    fated_buckets = fates.bucket_fates(located, 1.0)
     ordered = [parts[p] for p in sorted(parts)]
     totals = {k: sum(p.sends[k] for p in ordered) for k in ("acked", "failed", "unknown")}
     totals["sends"] = sum(totals.values())
@@ -202,13 +216,11 @@ def findings(sim: Simulation) -> Findings:
         history="history",
         bucket_seconds=1.0,
         partitions=ordered,
-        availability=[Bucket(s, *c) for s, c in sorted(overall.items())],
-        partition_availability={
-            tp: [Bucket(s, *c) for s, c in sorted(bs.items()) if c[1] or c[2]]
-            for tp, bs in per_part.items()
-            if any(c[1] or c[2] for c in bs.values())
-        },
+        availability=[Bucket(s, c[0], c[1], c[2], fates=fated_buckets.get(s, {}))
+                      for s, c in sorted(overall.items())],
         totals=totals,
+        located={"lost": len(sim.lost), "truncated": len(sim.lost), "duplicate": len(sim.dups),
+                 "aborted_read": 0},
     )
 
 

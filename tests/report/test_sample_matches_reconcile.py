@@ -3,7 +3,8 @@
 The report tests use a hand-built verdict so they need neither Spark nor Java; this
 test keeps that shortcut honest by running ``spark_jobs.reconcile`` on the sample
 histories and comparing everything the report shows: pass/fail, counts per kind and
-partition, send totals, availability buckets and the examples' positions.
+partition, send totals, availability buckets with their fates, where each kind's offsets
+lie (ranges) and the examples' positions.
 
 It starts Spark and takes minutes on a busy two-core machine, so it runs only when
 asked for: ``python3 -m pytest -m spark tests/report``.
@@ -34,9 +35,10 @@ def _shown(verdict: dict[str, Any]) -> dict[str, Any]:
         "counts": verdict["counts"],
         "totals": verdict["totals"],
         "availability": verdict["availability"],
+        "fates": verdict["fates"],
         "partitions": [
             {
-                **{k: p[k] for k in ("topic", "partition", "counts", "sends", "log")},
+                **{k: p[k] for k in ("topic", "partition", "counts", "sends", "log", "ranges")},
                 "examples": {
                     kind: [(e["message_id"], e["offset"], e["ack_ts"], e["final_message_id"]) for e in exs]
                     for kind, exs in p["examples"].items()

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.history import ANOMALY_KINDS, GROUP_KINDS, PIPELINE_KINDS, TXN_KINDS
-from spark_jobs.findings import Findings
+from harness.history.verdict import Findings
 from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
 

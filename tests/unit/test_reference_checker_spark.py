@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.history import ANOMALY_KINDS
-from spark_jobs.findings import Example, Findings
+from harness.history.verdict import Example, Findings
 from spark_jobs.synthetic import SynthSpec
 from tests.reference_checker import Finding, Verdict, check
 from tests.unit.test_reference_checker import (

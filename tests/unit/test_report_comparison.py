@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from harness.history import Expectations
+from harness.history.verdict import Bucket, Findings, PartitionFindings, Verdict
 from harness.report.comparison import figures
-from harness.report.model import Bucket, ClusterEvent, FaultWindow, PartitionSummary, Scenario, Verdict
+from harness.report.model import ClusterEvent, FaultWindow, Scenario
 
 
 def _verdict(outage_buckets: dict[int, int]) -> Verdict:
-    partitions = [PartitionSummary("t", p, {}, {}, {}, [Bucket(float(i), 0, 1, 0) for i in range(n)])
+    partitions = [PartitionFindings("t", p, outage=[Bucket(float(i), 0, 1, 0) for i in range(n)])
                   for p, n in outage_buckets.items()]
-    return Verdict(True, [], {}, [], {}, {}, 0.5, [], partitions)
+    return Verdict(Findings("r", "history", 0.5, partitions, [], {}), Expectations(), [], True)
 
 
 def _events() -> list[ClusterEvent]:

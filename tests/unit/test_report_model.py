@@ -17,7 +17,7 @@ from harness.errors import ChaosError
 from harness.history import ANOMALY_KINDS
 from harness.report import ReportError, load_run
 from harness.report.load import page_name
-from harness.report.model import Outcome, Run, Scenario, combine
+from harness.report.model import Outcome, Run, Scenario, SessionTest, combine
 from tests.report.sample_run import (
     FABRIC_ERROR,
     FABRIC_TEST,
@@ -472,3 +472,18 @@ def test_a_malformed_effective_configuration_is_a_problem_not_a_crash(
     assert s3.config is not None and s3.config.effective is None
     assert s3.config.title  # the rest of config.json still read
     assert any("effective_config is malformed" in p and problem in p for p in s3.problems), s3.problems
+
+
+def test_the_summary_of_an_error_keeps_every_failed_rule() -> None:
+    error = """    def test_round():
+>       assert run.passed, "\\n".join(run.failures())
+E       AssertionError: verdict: truncated=8 exceeds max 0
+E         verdict: lost=8 exceeds max 0
+E       assert False
+E        +  where False = <Run>.passed
+
+tests/chaos/test_explore.py:40: AssertionError"""
+    test = SessionTest("t", "test", "failed", "call", error, 1.0, None)
+    assert test.summary == "AssertionError: verdict: truncated=8 exceeds max 0; verdict: lost=8 exceeds max 0"
+    bare = SessionTest("t", "test", "error", "setup", "RuntimeError: no cluster", 1.0, None)
+    assert bare.summary == "RuntimeError: no cluster"

@@ -23,7 +23,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from spark_jobs.findings import Findings  # noqa: E402
+from harness.history.verdict import Findings  # noqa: E402
 from spark_jobs.reconcile import reconcile  # noqa: E402
 from spark_jobs.session import build_session  # noqa: E402
 
