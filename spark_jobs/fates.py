@@ -34,22 +34,28 @@ class Located:
     offset: int
     send_ts: float
     ack_ts: float | None
+    outcome: str = "acked"  # the send's own, as the producer saw it
 
 
-def bucket_fates(located: Iterable[Located], bucket_seconds: float) -> dict[float, dict[str, int]]:
-    """Bucket start (as the availability buckets compute it) -> fate -> sends: each message
-    once, under the first kind of PRECEDENCE that found it."""
+def bucket_fates(
+    located: Iterable[Located], bucket_seconds: float
+) -> dict[float, tuple[dict[str, int], dict[str, int]]]:
+    """Bucket start (as the availability buckets compute it) -> (fate -> sends, outcome ->
+    fated sends): each message once, under the first kind of PRECEDENCE that found it, and
+    under its send's own outcome, so that a drawing can take the fated sends out of the
+    outcome they were counted under."""
     kinds: dict[tuple[int, int], set[str]] = {}
-    sent: dict[tuple[int, int], float] = {}
+    sends: dict[tuple[int, int], Located] = {}
     for f in located:
         kinds.setdefault(f.key, set()).add(f.kind)
-        sent[f.key] = f.send_ts
-    out: dict[float, dict[str, int]] = {}
+        sends[f.key] = f
+    out: dict[float, tuple[dict[str, int], dict[str, int]]] = {}
     for key, found in kinds.items():
         fate = next(k for k in PRECEDENCE if k in found)
-        start = float(math.floor(sent[key] / bucket_seconds)) * bucket_seconds
-        fates = out.setdefault(start, {})
-        fates[fate] = fates.get(fate, 0) + 1
+        start = float(math.floor(sends[key].send_ts / bucket_seconds)) * bucket_seconds
+        by_fate, by_outcome = out.setdefault(start, ({}, {}))
+        by_fate[fate] = by_fate.get(fate, 0) + 1
+        by_outcome[sends[key].outcome] = by_outcome.get(sends[key].outcome, 0) + 1
     return out
 
 

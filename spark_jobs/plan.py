@@ -503,6 +503,7 @@ def found_at(
                 "seq AS S",
                 "ack_ts",
                 "send_ts",
+                "outcome",
             )
         )
     for table, wanted in positions.items():
@@ -523,6 +524,7 @@ def found_at(
                 *message_key("0L"),
                 "CAST(NULL AS DOUBLE) AS ack_ts",
                 "CAST(NULL AS DOUBLE) AS send_ts",
+                "CAST(NULL AS STRING) AS outcome",
             )
         )
     if not parts:

@@ -197,13 +197,15 @@ class _Found:
 
 @dataclass(frozen=True)
 class _Sent:
-    """A looked-up send: where it was acknowledged (offset None: it was not) and when."""
+    """A looked-up send: its outcome as sent, where it was acknowledged (offset None: it
+    was not) and when."""
 
     topic: str
     partition: int
     offset: int | None
     send_ts: float
     ack_ts: float | None
+    outcome: str
 
 
 def _look_up(
@@ -251,7 +253,9 @@ def _look_up(
             ids[(row.P, row.S)] = row.message_id
             ack_ts[(row.P, row.S)] = row.ack_ts
             acked_at = None if row.offset is None or row.offset < 0 else int(row.offset)
-            sends[(row.P, row.S)] = _Sent(row.topic, int(row.partition), acked_at, row.send_ts, row.ack_ts)
+            sends[(row.P, row.S)] = _Sent(
+                row.topic, int(row.partition), acked_at, row.send_ts, row.ack_ts, row.outcome
+            )
         elif row.source == "final_log":
             holders[(row.topic, row.partition, row.offset)] = row.message_id
     return _Found(ids, ack_ts, holders, sends)
@@ -479,7 +483,7 @@ def _assemble(
         bucket_seconds=bucket_seconds,
         partitions=ordered,
         availability=[
-            Bucket(s, c[0], c[1], c[2], fates=fated_buckets.get(s, {})) for s, c in sorted(overall.items())
+            Bucket(s, c[0], c[1], c[2], *fated_buckets.get(s, ({}, {}))) for s, c in sorted(overall.items())
         ],
         totals=totals,
         located={k: sum(1 for f in located if f.kind == k) for k in sweep.FATE_KINDS},
@@ -498,7 +502,8 @@ def _located(fated: Sequence[_Fate], sends: Mapping[tuple[int, int], _Sent]) -> 
         topic, partition, offset = (
             (sent.topic, sent.partition, sent.offset) if sent.offset is not None else (*f.at, f.offset)
         )
-        out.append(fates.Located(f.kind, (f.P, f.S), topic, partition, offset, sent.send_ts, sent.ack_ts))
+        when = (sent.send_ts, sent.ack_ts, sent.outcome)
+        out.append(fates.Located(f.kind, (f.P, f.S), topic, partition, offset, *when))
     return out
 
 

@@ -148,8 +148,11 @@ class Bucket:
     acked: int
     failed: int
     unknown: int
-    # sends of the bucket by judged fate (docs/HISTORY.md, fates): kind -> sends, nonzero only
+    # sends of the bucket by judged fate (docs/HISTORY.md, fates): kind -> sends, nonzero
+    # only; and the same sends by their own outcome (which of acked, failed, unknown they
+    # were counted under above)
     fates: dict[str, int] = field(default_factory=dict)
+    fated: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,7 +160,7 @@ class Bucket:
             "acked": self.acked,
             "failed": self.failed,
             "unknown": self.unknown,
-            **({"fates": dict(self.fates)} if self.fates else {}),
+            **({"fates": dict(self.fates), "fated": dict(self.fated)} if self.fates else {}),
         }
 
     @classmethod
@@ -169,6 +172,7 @@ class Bucket:
             failed=as_int(b.get("failed", 0), "bucket failed"),
             unknown=as_int(b.get("unknown", 0), "bucket unknown"),
             fates=_counts(b.get("fates", {}), "bucket fates"),
+            fated=_counts(b.get("fated", {}), "bucket fated"),
         )
 
 
@@ -277,6 +281,10 @@ class Verdict:
             for kind, shown in p.examples.items():
                 out.setdefault(kind, []).extend(shown)
         return {k: out[k] for k in [*self.kinds, *out] if k in out}
+
+    def ranges_of(self, kind: str) -> list[tuple[str, int, Range]]:
+        """Where ``kind`` struck, as (topic, partition, offset range), partition by partition."""
+        return [(p.topic, p.partition, r) for p in self.partitions for r in p.ranges.get(kind, [])]
 
     @classmethod
     def from_dict(cls, data: object) -> Verdict:

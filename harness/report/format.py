@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from harness.history.verdict import Range
+
 NONE = "\u2014"  # an em dash: "not recorded", distinct from 0 or an empty string
 
 
@@ -29,6 +31,17 @@ def rel(ts: float | None, t0: float | None) -> str:
     if ts is None or t0 is None:
         return NONE
     return f"{ts - t0:+.1f} s"
+
+
+def offset_range(topic: str, partition: int, r: Range, t0: float | None) -> str:
+    """One range of a kind's offsets as the page lists it, such as
+    "orders-0 offsets 0-3773 (3 774), acknowledged +1.6 s to +25.9 s" (with an en dash)."""
+    span = f"{r.first}\u2013{r.last} ({count(r.count)})"
+    where = f"offset {r.first}" if r.first == r.last else f"offsets {span}"
+    if r.ack_from is None or r.ack_to is None:
+        return f"{topic}-{partition} {where}, none acknowledged"
+    when = rel(r.ack_from, t0) if r.ack_from == r.ack_to else f"{rel(r.ack_from, t0)} to {rel(r.ack_to, t0)}"
+    return f"{topic}-{partition} {where}, acknowledged {when}"
 
 
 def duration(seconds: float | None) -> str:

@@ -59,6 +59,7 @@ def environment() -> Environment:
         migration_summary=migration_summary,
         phase_costs=phase_costs,
         record_columns=fmt.record_columns,
+        offset_range=fmt.offset_range,
         Outcome=Outcome,
         NONE=fmt.NONE,
         MAX_EXAMPLES=MAX_EXAMPLES,

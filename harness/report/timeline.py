@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import matplotlib
 from markupsafe import escape
@@ -39,9 +39,23 @@ from harness.report.model import (
     ZkGap,
 )
 
-# Colour-blind-safe (Paul Tol's bright scheme); outcomes are also named in the legend.
+# Colour-blind-safe (Paul Tol's bright and vibrant schemes); each layer is also named, with
+# its count, in the legend.
 OUTCOME_COLORS = {"acked": "#4477AA", "failed": "#CC3311", "unknown": "#EE7733"}
-OUTCOME_LABELS = {"acked": "acknowledged", "failed": "failed", "unknown": "in doubt"}
+# The send plot's layers, bottom up: each send once, by its judged fate (docs/HISTORY.md,
+# fates) if it has one, else by its own outcome. "kept" is an acknowledged send no
+# send-side kind found.
+FATE_LAYERS = (
+    ("kept", "acknowledged and kept", OUTCOME_COLORS["acked"]),
+    ("lost", "acknowledged and lost", "#EE3377"),
+    ("truncated", "truncated", "#AA3377"),
+    ("duplicate", "duplicated", "#228833"),
+    ("aborted_read", "failed, yet on the log", "#222222"),
+    ("failed", "failed", OUTCOME_COLORS["failed"]),
+    ("unknown", "in doubt", OUTCOME_COLORS["unknown"]),
+)
+CLIP_QUANTILE = 0.98  # a rate axis is cut at 1.5 x this quantile when a burst dwarfs it
+CLIP_FACTOR = 1.5
 FAULT_COLOR = "#BBBBBB"
 ACK_COLOR = OUTCOME_COLORS["acked"]
 ZK_GAP_COLOR = "#CCBB44"
@@ -75,6 +89,24 @@ class Series:
     acked: list[int]
     failed: list[int]
     unknown: list[int]
+    fates: dict[str, list[int]] = field(default_factory=dict)  # fate -> sends per bucket
+    fated: dict[str, list[int]] = field(default_factory=dict)  # outcome -> fated sends per bucket
+
+    def layers(self) -> dict[str, list[int]]:
+        """Sends per bucket for each of FATE_LAYERS: every send once, fated sends taken
+        out of the outcome they were counted under."""
+        zero = [0] * len(self.x)
+        out = {
+            "kept": _minus(self.acked, self.fated.get("acked", zero)),
+            "failed": _minus(self.failed, self.fated.get("failed", zero)),
+            "unknown": _minus(self.unknown, self.fated.get("unknown", zero)),
+        }
+        out.update({fate: self.fates.get(fate, zero) for fate, _, _ in FATE_LAYERS if fate not in out})
+        return {name: out[name] for name, _, _ in FATE_LAYERS}
+
+
+def _minus(a: list[int], b: list[int]) -> list[int]:
+    return [max(x - y, 0) for x, y in zip(a, b, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -113,13 +145,18 @@ def series(buckets: Sequence[Bucket], width: float, t0: float) -> Series | None:
     merge = math.ceil(n / MAX_POINTS)
     size = math.ceil(n / merge)
     acked, failed, unknown = [0] * size, [0] * size, [0] * size
+    fates: dict[str, list[int]] = {}
+    fated: dict[str, list[int]] = {}
     for b in buckets:
         i = round((b.start - first) / width) // merge
         acked[i] += b.acked
         failed[i] += b.failed
         unknown[i] += b.unknown
+        for into, counts in ((fates, b.fates), (fated, b.fated)):
+            for name, n in counts.items():
+                into.setdefault(name, [0] * size)[i] += n
     step = width * merge
-    return Series([first - t0 + i * step for i in range(size)], step, acked, failed, unknown)
+    return Series([first - t0 + i * step for i in range(size)], step, acked, failed, unknown, fates, fated)
 
 
 def ack_series(
@@ -224,7 +261,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
-            handles=_legend(events, bool(faults), data is not None, store if gaps else None),
+            handles=_legend(events, bool(faults), data, store if gaps else None),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
             ncol=5,
@@ -270,7 +307,7 @@ def _draw_acks(ax: Axes, acks: AckSeries) -> None:
     ys = [*rate, rate[-1]]
     ax.fill_between(xs, [0] * len(xs), ys, step="post", color=ACK_COLOR, alpha=0.35, linewidth=0)
     ax.step(xs, ys, where="post", color=ACK_COLOR, linewidth=1.0)
-    ax.set_ylim(0, max(max(rate), 1.0) * 1.1)
+    _clip(ax, acks.x, rate, acks.width)
     ax.margins(x=0)
 
 
@@ -355,16 +392,42 @@ def _draw_sends(ax: Axes, data: Series | None, empty: str) -> None:
         )
         ax.set_yticks([])
         return
-    # Step-filled stacked areas: three paths whatever the run length, read like bars.
+    # Step-filled stacked areas: one path per layer whatever the run length, read like bars.
     xs = [*data.x, data.x[-1] + data.width]
     low = [0] * len(xs)
-    for name in ("acked", "failed", "unknown"):
-        values = getattr(data, name)
+    colours = {name: colour for name, _, colour in FATE_LAYERS}
+    for name, values in data.layers().items():
+        if not any(values):
+            continue
         high = [lo + v for lo, v in zip(low, [*values, values[-1]], strict=True)]
-        ax.fill_between(xs, low, high, step="post", color=OUTCOME_COLORS[name], linewidth=0)
+        ax.fill_between(xs, low, high, step="post", color=colours[name], linewidth=0)
         low = high
-    ax.set_ylim(0, max(max(low), 1) * 1.08)
+    _clip(ax, xs[:-1], low[:-1], data.width)
     ax.margins(x=0)
+
+
+def clip_at(values: Sequence[float]) -> float | None:
+    """Where a rate axis is cut so that a burst does not flatten the rest: 1.5 x the 98th
+    percentile of the nonzero values, when the peak is above twice that; else None."""
+    nonzero = sorted(v for v in values if v > 0)
+    if len(nonzero) < 10:
+        return None
+    cap = CLIP_FACTOR * nonzero[min(len(nonzero) - 1, int(CLIP_QUANTILE * len(nonzero)))]
+    return cap if nonzero[-1] > 2 * cap else None
+
+
+def _clip(ax: Axes, xs: Sequence[float], tops: Sequence[float], width: float) -> None:
+    """Set the y range; cut it (marked, with the peak named) when a burst would flatten it."""
+    cap = clip_at(tops)
+    if cap is None:
+        ax.set_ylim(0, max(max(tops, default=0), 1) * 1.08)
+        return
+    ax.set_ylim(0, cap * 1.08)
+    over = [(x + width / 2, t) for x, t in zip(xs, tops, strict=True) if t > cap]
+    ax.plot([x for x, _ in over], [cap * 1.04] * len(over), linestyle="none", marker="^", color="#222222",
+            markersize=4, clip_on=False)  # fmt: skip
+    ax.text(1.0, 1.0, f"axis cut at {cap:,.0f}; peak {max(t for _, t in over):,.0f} (\u25b2)",
+            transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color="#222222")  # fmt: skip
 
 
 def _draw_lanes(
@@ -413,12 +476,16 @@ def _draw_lanes(
 
 
 def _legend(
-    events: Sequence[ClusterEvent], have_faults: bool, have_sends: bool, gaps_of: str | None = None
+    events: Sequence[ClusterEvent], have_faults: bool, data: Series | None, gaps_of: str | None = None
 ) -> list[Patch | Line2D]:
-    """``gaps_of``: the metadata store that went unreadable (None: it never did)."""
+    """``gaps_of``: the metadata store that went unreadable (None: it never did). The
+    send layers are named with their sends' count; an empty one is left out, except the
+    kept sends."""
     handles: list[Patch | Line2D] = []
-    if have_sends:
-        handles += [Patch(color=OUTCOME_COLORS[k], label=v) for k, v in OUTCOME_LABELS.items()]
+    if data is not None:
+        totals = {name: sum(values) for name, values in data.layers().items()}
+        handles += [Patch(color=colour, label=f"{label} ({totals[name]:,})")
+                    for name, label, colour in FATE_LAYERS if totals[name] or name == "kept"]  # fmt: skip
     if have_faults:
         handles.append(Patch(facecolor=FAULT_COLOR, edgecolor="#555555", label="fault in force"))
     if gaps_of:
@@ -446,6 +513,11 @@ def _summary(
         parts.append(
             f"{sum(data.acked)} sends acknowledged, {sum(data.failed)} failed, {sum(data.unknown)} in doubt"
         )
+        totals: dict[str, int] = {name: sum(values) for name, values in data.layers().items()}
+        fated = [f"{totals[name]} {label}" for name, label, _ in FATE_LAYERS
+                 if name not in ("kept", "failed", "unknown") and totals[name]]  # fmt: skip
+        if fated:
+            parts.append("of them " + ", ".join(fated))
     if acks:
         arrived = sum(c > 0 for c in acks.counts)
         parts.append(f"acknowledgements arrived in {arrived} of {len(acks.counts)} buckets")

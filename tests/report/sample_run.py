@@ -216,7 +216,7 @@ def findings(sim: Simulation) -> Findings:
         history="history",
         bucket_seconds=1.0,
         partitions=ordered,
-        availability=[Bucket(s, c[0], c[1], c[2], fates=fated_buckets.get(s, {}))
+        availability=[Bucket(s, c[0], c[1], c[2], *fated_buckets.get(s, ({}, {})))
                       for s, c in sorted(overall.items())],
         totals=totals,
         located={"lost": len(sim.lost), "truncated": len(sim.lost), "duplicate": len(sim.dups),

@@ -19,9 +19,19 @@ def test_each_message_has_one_fate_the_first_kind_that_found_it() -> None:
         _at("truncated", 2, 11, 0.7),
         _at("duplicate", 3, 12, 1.5), _at("aborted_read", 3, 12, 1.5),
     ]  # fmt: skip
-    assert fates.bucket_fates(located, 1.0) == {T0: {"lost": 1, "truncated": 1}, T0 + 1: {"duplicate": 1}}
-    assert fates.bucket_fates(located, 0.5) == {T0: {"lost": 1}, T0 + 0.5: {"truncated": 1},
-                                                T0 + 1.5: {"duplicate": 1}}  # fmt: skip
+    by_second = fates.bucket_fates(located, 1.0)
+    assert by_second == {T0: ({"lost": 1, "truncated": 1}, {"acked": 2}),
+                         T0 + 1: ({"duplicate": 1}, {"acked": 1})}  # fmt: skip
+    halves = {start: by_fate for start, (by_fate, _) in fates.bucket_fates(located, 0.5).items()}
+    assert halves == {T0: {"lost": 1}, T0 + 0.5: {"truncated": 1}, T0 + 1.5: {"duplicate": 1}}
+
+
+def test_a_fated_send_is_counted_under_its_own_outcome() -> None:
+    failed = Located("aborted_read", (7, 1), "t", 0, 4, T0, None, "failed")
+    doubt = Located("duplicate", (7, 2), "t", 0, 5, T0, None, "unknown")
+    assert fates.bucket_fates([failed, doubt], 1.0) == {
+        T0: ({"aborted_read": 1, "duplicate": 1}, {"failed": 1, "unknown": 1})
+    }
 
 
 def test_offsets_become_ranges_of_consecutive_offsets_with_their_ack_span() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.history.verdict import Range
 from harness.report import format as fmt
 
 
@@ -56,3 +57,14 @@ def test_links_are_percent_encoded_relative_paths() -> None:
     assert fmt.href("s5[acks=1] #2", "history/sends/part-0000.parquet") == (
         "s5%5Backs%3D1%5D%20%232/history/sends/part-0000.parquet"
     )
+
+
+def test_an_offset_range_names_its_span_count_and_acknowledgements() -> None:
+    t0 = 1_700_000_000.0
+    lost = Range(0, 3773, 3774, t0 + 1.62, t0 + 25.9)
+    assert fmt.offset_range("orders", 0, lost, t0) == (
+        "orders-0 offsets 0\u20133773 (3\u2009774), acknowledged +1.6 s to +25.9 s"
+    )
+    one = Range(7, 7, 1, t0 + 3, t0 + 3)
+    assert fmt.offset_range("orders", 2, one, t0) == "orders-2 offset 7, acknowledged +3.0 s"
+    assert fmt.offset_range("orders", 2, Range(7, 8, 2, None, None), t0).endswith("none acknowledged")

@@ -673,3 +673,12 @@ def test_a_migrations_phases_and_metadata_differences_are_tables_on_its_page(run
     assert "topics/t/configs/min.insync.replicas" in visible
     plain = parse(run_dir / "s5-unclean-election.html").visible
     assert "The migration walked" not in plain and "paths read from" not in plain
+
+
+def test_a_loss_is_listed_where_it_happened_and_its_messages_are_not_listed_twice(rendered: Path) -> None:
+    text = parse(rendered / "s5-unclean-election.html").visible
+    lost, truncated = text.index("lost: 30"), text.index("truncated: 60")
+    assert "orders-0 offsets 40\u201369 (30), acknowledged +13.1 s to +13.8 s" in text[lost:truncated]
+    assert "Its first examples are the same messages as under lost, above." in text[truncated:]
+    assert text.count("pc-40") == 1, "the lost examples are shown once"
+    assert "acknowledged and lost (30)" in text

@@ -21,7 +21,7 @@ from harness.report.model import (
     Scenario,
     ScenarioConfig,
 )
-from harness.report.timeline import MAX_POINTS, ack_series, origin, series, timeline_svg
+from harness.report.timeline import MAX_POINTS, ack_series, clip_at, origin, series, timeline_svg
 
 T0 = 1_700_000_000.0
 
@@ -50,6 +50,44 @@ def test_series_merges_buckets_of_long_runs_and_keeps_totals() -> None:
     assert data is not None
     assert len(data.x) <= MAX_POINTS and data.width == 4.0
     assert sum(data.acked) == len(buckets) and sum(data.failed) == sum(b.failed for b in buckets)
+
+
+def _lossy() -> list[Bucket]:
+    """Ten seconds of 10 sends; in the first three, 4 acknowledged sends were lost."""
+    lost = {"lost": 4}
+    return [Bucket(T0 + i, 10, 0, 0, *((lost, {"acked": 4}) if i < 3 else ({}, {}))) for i in range(10)]
+
+
+def test_fated_sends_leave_the_outcome_they_were_counted_under() -> None:
+    doubt = Bucket(T0, 5, 1, 2, {"duplicate": 1, "aborted_read": 1}, {"unknown": 1, "failed": 1})
+    data = series([*_lossy(), doubt], 1.0, T0)
+    assert data is not None
+    layers = data.layers()
+    assert layers["kept"][:4] == [6 + 5, 6, 6, 10]  # the doubt bucket shares second 0
+    assert layers["lost"][:4] == [4, 4, 4, 0]
+    assert (layers["duplicate"][0], layers["aborted_read"][0], layers["failed"][0], layers["unknown"][0]) == (
+        1, 1, 0, 1)  # fmt: skip
+    assert sum(map(sum, layers.values())) == sum(data.acked) + sum(data.failed) + sum(data.unknown)
+
+
+def test_a_lost_send_is_drawn_lost_and_counted_so_in_the_legend() -> None:
+    svg = timeline_svg(_scenario(verdict=_verdict(_lossy())), T0)
+    assert svg is not None
+    texts = "".join(ElementTree.fromstring(svg).itertext())
+    assert "acknowledged and lost (12)" in texts
+    assert "acknowledged and kept (88)" in texts
+    assert "#ee3377" in svg.lower(), "no area in the lost colour"
+    assert "of them 12 acknowledged and lost" in svg
+
+
+def test_a_burst_cuts_the_axis_and_says_where() -> None:
+    assert clip_at([200.0] * 50 + [8000.0]) == 300.0
+    assert clip_at([200.0] * 50 + [350.0]) is None  # no burst: nothing to cut
+    assert clip_at([0.0, 8000.0]) is None  # too few to judge a burst
+    buckets = [Bucket(T0 + i, 200, 0, 0) for i in range(50)] + [Bucket(T0 + 50, 8000, 0, 0)]
+    svg = timeline_svg(_scenario(verdict=_verdict(buckets)), T0)
+    assert svg is not None
+    assert "axis cut at 300; peak 8,000" in "".join(ElementTree.fromstring(svg).itertext())
 
 
 def test_series_of_nothing_is_none() -> None:
