@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from faults.registry import fault_kinds
 from harness.history import ANOMALY_FAMILIES
+from harness.history.verdict import judged_families
 
 CORE_MARKER = "core"
 CORE_MARKER_HELP = (f"{CORE_MARKER}(strikes=(kinds...), judges=(families...)): in the core tier "
@@ -113,20 +114,13 @@ class Coverage:
                 + [f"no core test judges anomaly family {f!r}" for f, ids in self.judges.items() if not ids])
 
 
-def judged_families(timings: Mapping[str, float]) -> set[str]:
-    """The families a verdict judged, from its ``timings``: the message pass always runs;
-    each other pass times itself, and takes 0 when its history held none of its data
-    (docs/HISTORY.md, verdict.json)."""
-    return {"messages"} | {f for f in ANOMALY_FAMILIES if f != "messages" and timings.get(f"{f}_s", 0) > 0}
-
-
 def unmet(claim: CoreClaim, struck: Sequence[str], timings: Mapping[str, float] | None) -> list[str]:
     """What of ``claim`` the test did not do: kinds it never struck, families its verdict
     did not judge (all of them when it reached no verdict)."""
     problems = [f"claims to strike {k!r}, but no {k} fault was injected"
                 for k in claim.strikes if k not in struck]
     if claim.judges:
-        judged = judged_families(timings) if timings is not None else set()
+        judged = {f.value for f in judged_families(timings)} if timings is not None else set()
         reached = "no verdict was reached" if timings is None else f"its verdict judged only {sorted(judged)}"
         problems += [f"claims to judge the {family} family, but {reached}"
                      for family in claim.judges if family not in judged]

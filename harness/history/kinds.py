@@ -37,6 +37,19 @@ class Family(StrEnum):
     TRANSACTIONS = "transactions"
     PIPELINES = "pipelines"
 
+    @property
+    def needs(self) -> str:
+        """What a history must hold for this family's pass to judge anything."""
+        return _NEEDS[self]
+
+
+_NEEDS = {
+    Family.MESSAGES: "sends or records",
+    Family.GROUPS: "consumer-group reads, commits or rebalances",
+    Family.TRANSACTIONS: "transactions",
+    Family.PIPELINES: "pipeline outputs",
+}
+
 
 @dataclass(frozen=True)
 class AnomalyKind:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.history import kinds as registry
 from harness.history.fields import (
     Malformed,
     as_bool,
@@ -27,6 +29,7 @@ from harness.history.fields import (
     as_opt_num,
     as_opt_str,
 )
+from harness.history.kinds import Family
 from harness.history.rules import ANOMALY_KINDS, Expectations, RuleResult, parse_rule
 from harness.history.schema import HistoryError
 
@@ -243,6 +246,21 @@ class Verdict:
             **self.findings.to_dict(),
         }
 
+    @property
+    def families_judged(self) -> set[Family]:
+        return judged_families(self.findings.timings)
+
+    def shown_rules(self) -> list[RuleResult]:
+        """The rules a page lists: every rule of a family that was judged, and any other
+        that says something (failed, counted, or asked for more than none)."""
+        judged = self.families_judged
+        families = {k.name: k.family for k in registry.KINDS}  # a kind it does not know is shown
+        return [r for r in self.rules
+                if families.get(r.kind, Family.MESSAGES) in judged or not r.passed or r.count or r.rule != 0]
+
+    def families_not_judged(self) -> list[Family]:
+        return [f for f in Family if f not in self.families_judged]
+
     # What the report reads, named as it shows them.
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -338,6 +356,13 @@ class Verdict:
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=False))
         tmp.replace(target)
+
+
+def judged_families(timings: Mapping[str, float]) -> set[Family]:
+    """The families a verdict judged, from its ``timings``: the message pass always runs;
+    each other pass times itself, and takes 0 when its history held none of its data
+    (docs/HISTORY.md, verdict.json)."""
+    return {Family.MESSAGES} | {f for f in Family if timings.get(f"{f.value}_s", 0) > 0}
 
 
 def _timings(raw: object) -> dict[str, float]:

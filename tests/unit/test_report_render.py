@@ -682,3 +682,11 @@ def test_a_loss_is_listed_where_it_happened_and_its_messages_are_not_listed_twic
     assert "Its first examples are the same messages as under lost, above." in text[truncated:]
     assert text.count("pc-40") == 1, "the lost examples are shown once"
     assert "acknowledged and lost (30)" in text
+
+
+def test_only_the_families_judged_are_listed_and_the_others_are_named(rendered: Path) -> None:
+    text = parse(rendered / "s5-unclean-election.html").visible
+    rules = text[text.index("Anomaly Count Rule"):text.index("Timeline")]
+    assert "unseen" in rules and "txn_partial" not in rules and "pipeline_orphan" not in rules
+    assert ("Not judged, so not listed: the groups kinds (the history holds no consumer-group reads, "
+            "commits or rebalances); the transactions kinds") in rules

@@ -14,12 +14,12 @@ from harness.compose.tiers import (
     CoreClaim,
     Coverage,
     TierError,
-    judged_families,
     runs_in,
     selects_core_only,
     unmet,
 )
 from harness.history import ANOMALY_FAMILIES
+from harness.history.verdict import judged_families
 
 
 @dataclass
