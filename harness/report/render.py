@@ -24,6 +24,7 @@ from harness.report import format as fmt
 from harness.report.load import load_run
 from harness.report.migration_summary import migration_summary, phase_costs
 from harness.report.model import Outcome, Run, Scenario
+from harness.report.story import rule_words, story
 from harness.report.timeline import origin, timeline_svg
 
 MAX_EXAMPLES = 20  # per kind on a page; verdict.json has them all
@@ -60,6 +61,7 @@ def environment() -> Environment:
         phase_costs=phase_costs,
         record_columns=fmt.record_columns,
         offset_range=fmt.offset_range,
+        rule_words=rule_words,
         Outcome=Outcome,
         NONE=fmt.NONE,
         MAX_EXAMPLES=MAX_EXAMPLES,
@@ -96,6 +98,7 @@ def scenario_context(run_dir: Path, run: Run, scenario: Scenario) -> dict[str, A
         "timeline": Markup(svg) if svg else None,  # matplotlib output; it escapes its own text
         "raw_files": _raw_files(run_dir, scenario),
         "approximate_faults": any(f.approximate for f in scenario.faults),
+        "story": story(scenario, t0),
         "generated": time.time(),
     }
 

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from harness.history import kinds as registry
 from harness.history.verdict import Bucket
 from harness.report.model import (
     ZK_READABLE,
@@ -47,10 +48,10 @@ OUTCOME_COLORS = {"acked": "#4477AA", "failed": "#CC3311", "unknown": "#EE7733"}
 # send-side kind found.
 FATE_LAYERS = (
     ("kept", "acknowledged and kept", OUTCOME_COLORS["acked"]),
-    ("lost", "acknowledged and lost", "#EE3377"),
-    ("truncated", "truncated", "#AA3377"),
-    ("duplicate", "duplicated", "#228833"),
-    ("aborted_read", "failed, yet on the log", "#222222"),
+    (registry.kind("lost").name, "acknowledged and lost", "#EE3377"),
+    (registry.kind("truncated").name, "truncated away", "#AA3377"),
+    (registry.kind("duplicate").name, "duplicated", "#228833"),
+    (registry.kind("aborted_read").name, "failed, yet on the log", "#222222"),
     ("failed", "failed", OUTCOME_COLORS["failed"]),
     ("unknown", "in doubt", OUTCOME_COLORS["unknown"]),
 )

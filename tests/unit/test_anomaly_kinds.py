@@ -40,6 +40,13 @@ def _assigned_name(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str | None
     return None
 
 
+def _called(func: ast.expr) -> str | None:
+    """The name a call is made by: ``kind(...)`` and ``registry.kind(...)`` alike."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
 def unreached(source: str, where: str) -> list[str]:
     """Each place in ``source`` that spells a kind's name outside a registry look-up."""
     tree = ast.parse(source)
@@ -49,7 +56,7 @@ def unreached(source: str, where: str) -> list[str]:
         if not (isinstance(node, ast.Constant) and node.value in ANOMALY_KINDS):
             continue
         call = parents.get(node)
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in LOOK_UPS:
+        if isinstance(call, ast.Call) and _called(call.func) in LOOK_UPS:
             continue
         if (where, _assigned_name(node, parents)) in NOT_KINDS:
             continue
@@ -69,7 +76,8 @@ def test_the_tree_names_a_kind_only_through_the_registry() -> None:
 
 
 def test_the_scan_catches_a_planted_kind_name() -> None:
-    planted = 'counts = {"lost": 1}\nLOST = kind("lost").name\nif name == "txn_partial":\n    pass\n'
+    planted = ('counts = {"lost": 1}\nLOST = kind("lost").name\nif name == "txn_partial":\n    pass\n'
+               'DUP = registry.kind("duplicate").name\n')
     assert unreached(planted, "planted.py") == ["planted.py:1: 'lost'", "planted.py:3: 'txn_partial'"]
     assert product_sources(), "the scan read no file"
 
