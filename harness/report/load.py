@@ -50,6 +50,7 @@ from harness.report.load_faults import (
     schedule_entry,
     schedule_file,
 )
+from harness.report.load_panels import client_errors, latency_buckets, partition_health
 from harness.report.load_verdict import parse_verdict
 from harness.report.model import (
     SETTING_SOURCES,
@@ -354,6 +355,9 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         scenario.ack_buckets = ack_buckets(sdir / "history", scenario.bucket_seconds, p)
         scenario.ack_stalls = ack_stalls(sdir / "history", p)
         scenario.migration = migration_phases(sdir / "history", p)
+        scenario.latency = latency_buckets(sdir / "history", scenario.bucket_seconds, p)
+        scenario.partition_health = partition_health(sdir / "history", p)
+        scenario.client_errors = client_errors(sdir / "history", p)
     if (sdir / "metadata.json").is_file():
         scenario.metadata = _parse(_metadata, _read_json(sdir / "metadata.json", p), "metadata.json", p)
     scenario.diagnostics = _diagnostics(sdir)

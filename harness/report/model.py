@@ -89,6 +89,36 @@ class AckBucket:
     count: int
 
 
+@dataclass(frozen=True)
+class LatencyBucket:
+    """Produce latency (ack_ts - send_ts) of the acknowledged sends made in one bucket."""
+
+    start: float
+    p50: float
+    p99: float
+    max: float
+
+
+@dataclass(frozen=True)
+class PartitionHealth:
+    """One cluster_state snapshot counted: partitions under-replicated (an ISR smaller
+    than its replica list) and offline (no leader); None on a stretch that was unreadable."""
+
+    ts: float
+    under_replicated: int | None
+    offline: int | None
+
+
+@dataclass(frozen=True)
+class ClientError:
+    """A failed produce attempt as the attempts table has it: when, which error, how many
+    messages its batch held."""
+
+    ts: float
+    error: str
+    messages: int
+
+
 # --------------------------------------------------------------------------- assertions
 
 
@@ -325,6 +355,10 @@ class Scenario:
     # Per partition, the longest it went without an acknowledgement while sends were
     # made (harness.report.load.ack_stalls); None: the sends were not read.
     ack_stalls: dict[int, float] | None = None
+    # The timeline's further panels, read from the history (None: not read).
+    latency: list[LatencyBucket] | None = None
+    partition_health: list[PartitionHealth] | None = None
+    client_errors: list[ClientError] | None = None
     # The migration's phases (the history's migration table); empty for a run that
     # migrated nothing.
     migration: list[MigrationPhase] = field(default_factory=list)

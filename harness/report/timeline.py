@@ -26,6 +26,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from harness.history import kinds as registry
 from harness.history.verdict import Bucket
@@ -33,9 +34,12 @@ from harness.report.model import (
     ZK_READABLE,
     ZK_UNREADABLE,
     AckBucket,
+    ClientError,
     ClusterEvent,
     FaultWindow,
+    LatencyBucket,
     MigrationPhase,
+    PartitionHealth,
     Scenario,
     ZkGap,
 )
@@ -74,6 +78,9 @@ EVENT_LANES = ("brokers", "controller", "leader", "ISR")
 MAX_POINTS = 1500  # buckets beyond this are merged, so a long run still yields a small SVG
 MAX_FAULT_ROWS = 8
 MIGRATION_LANE = "migration"
+ERRORS_LANE = "client errors"
+ERROR_COLORS = ("#CC3311", "#EE7733", "#AA3377", "#0077BB", "#009988", "#555555")  # by frequency
+LATENCY_LINES = (("p50", "#4477AA", "-"), ("p99", "#EE7733", "-"), ("max", "#CC3311", ":"))
 # Alternating pale fills, so that neighbouring phases stay apart; a failed phase in red.
 MIGRATION_COLORS = ("#DDEEFF", "#CCDDAA")
 MIGRATION_FAILED_COLOR = "#EE99AA"
@@ -222,7 +229,8 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     acks = None if read is None else ack_series(read, width, t0, span)
     faults, events, gaps = scenario.faults, scenario.events, scenario.zk_gaps
     store = scenario.metadata_store  # the gaps' lane: where the state could not be read
-    if data is None and acks is None and not faults and not events and not scenario.migration:
+    drawn = (scenario.migration, scenario.latency, scenario.partition_health, scenario.client_errors)
+    if data is None and acks is None and not faults and not events and not any(drawn):
         return None
     span_end = _span_end(data, acks, faults, events, t0, end)
     span_end = max([span_end, *(p.end - t0 for p in scenario.migration)])
@@ -235,19 +243,31 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         *EVENT_LANES,
         *(["other"] if any(e.kind not in EVENT_STYLE for e in marked) else []),
     ]
+    errors = scenario.client_errors or []
+    if errors:
+        lanes.append(ERRORS_LANE)
     rows = [*fault_rows, *lanes]
+    latency, health = scenario.latency or [], scenario.partition_health or []
+    readable = any(h.under_replicated is not None for h in health)
+    shown = {"acks": acks is not None, "latency": bool(latency), "health": readable}
+    panels = [name for name, drawn in shown.items() if drawn]
 
     with matplotlib.rc_context(
         {"svg.fonttype": "none", "svg.hashsalt": "kafka-chaos-report", "font.size": 9}
     ):
-        fig = _figure(rows, acks is not None)
-        axes = _axes(fig, rows, acks is not None)
+        fig = _figure(rows, panels)
+        axes = _axes(fig, rows, panels)
         top, bottom = axes[0], axes[-1]
+        panel = dict(zip(panels, axes[1:-1], strict=True))
         _draw_sends(
             top, data, "no send outcomes in the verdict" if verdict else "no verdict: sends not reconciled"
         )
         if acks is not None:
-            _draw_acks(axes[1], acks)
+            _draw_acks(panel["acks"], acks)
+        if "latency" in panel:
+            _draw_latency(panel["latency"], latency, width, t0)
+        if "health" in panel:
+            _draw_health(panel["health"], health, t0, span_end)
         for ax in axes[:-1]:
             _shade_faults(ax, faults, t0, span_end)
         _mark_changes(top, events, t0)
@@ -255,14 +275,16 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         _draw_gaps(bottom, rows.index(store) if gaps else 0, rows, gaps, t0, span_end)
         if phases:
             _draw_migration(bottom, rows.index(MIGRATION_LANE), rows, phases, t0)
+        if errors:
+            _draw_errors(bottom, rows.index(ERRORS_LANE), rows, errors, t0)
         starts = [0.0, *(data.x[:1] if data else []), *(acks.x[:1] if acks else [])]
         starts += [f.start - t0 for f in faults[:1]] + [p.start - t0 for p in phases[:1]]
-        left = min(*starts, *(e.ts - t0 for e in events[:1]))
+        left = min([*starts, *(e.ts - t0 for e in events[:1])])
         # A run that died at once has nothing to span; keep the axis one second wide.
         bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
-            handles=_legend(events, bool(faults), data, store if gaps else None),
+            handles=_legend(events, bool(faults), data, store if gaps else None) + _error_legend(errors),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
             ncol=5,
@@ -274,9 +296,10 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     return _inline(buf.getvalue(), _summary(data, acks, faults, events, gaps, store))
 
 
-def _axes(fig: Figure, rows: Sequence[str], with_acks: bool) -> list[Axes]:
-    """Sends on top, acknowledgements by arrival below (if any), then the lanes."""
-    heights = [3.0, *([1.4] if with_acks else []), 0.5 + 0.26 * len(rows)]
+def _axes(fig: Figure, rows: Sequence[str], panels: Sequence[str]) -> list[Axes]:
+    """Sends on top, then ``panels`` (acknowledgements by arrival, latency, partition
+    health: those with data), then the lanes."""
+    heights = [PANEL_HEIGHTS["sends"], *(PANEL_HEIGHTS[p] for p in panels), 0.5 + 0.26 * len(rows)]
     axes = fig.subplots(len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights})
     return list(axes)
 
@@ -312,6 +335,63 @@ def _draw_acks(ax: Axes, acks: AckSeries) -> None:
     ax.margins(x=0)
 
 
+def _draw_latency(ax: Axes, buckets: Sequence[LatencyBucket], width: float, t0: float) -> None:
+    """Produce latency quantiles per send bucket, on a log scale: a stall's seconds and a
+    calm run's milliseconds both stay readable."""
+    ax.set_ylabel("ack latency (s)")
+    ax.set_yscale("log")
+    ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+    xs = [b.start - t0 + width / 2 for b in buckets]
+    for name, colour, style in LATENCY_LINES:
+        ys = [max(getattr(b, name), 1e-4) for b in buckets]
+        ax.plot(xs, ys, color=colour, linestyle=style, linewidth=1.0, label=name)
+    ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=3)
+    ax.margins(x=0)
+
+
+def _draw_health(ax: Axes, samples: Sequence[PartitionHealth], t0: float, span_end: float) -> None:
+    """Under-replicated and offline partitions, each snapshot holding until the next; an
+    unreadable stretch is left out (its lane below shows it)."""
+    ax.set_ylabel("partitions")
+    ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+    xs = [h.ts - t0 for h in samples] + [span_end]
+    for attr, colour, label in (("under_replicated", "#EE7733", "under-replicated"),
+                                ("offline", "#CC3311", "offline")):  # fmt: skip
+        ys = [getattr(h, attr) for h in samples]
+        values = [float("nan") if y is None else float(y) for y in [*ys, ys[-1]]]
+        ax.step(xs, values, where="post", color=colour, linewidth=1.2, label=label)
+    top = max((v for h in samples for v in (h.under_replicated, h.offline) if v is not None), default=0)
+    ax.set_ylim(-0.2, max(top, 1) * 1.2)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=2)
+    ax.margins(x=0)
+
+
+def _error_codes(errors: Sequence[ClientError]) -> list[tuple[str, int]]:
+    """The error codes by how many failed attempts had each, most first."""
+    counts: dict[str, int] = {}
+    for e in errors:
+        counts[e.error] = counts.get(e.error, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _draw_errors(ax: Axes, lane: int, rows: list[str], errors: Sequence[ClientError], t0: float) -> None:
+    """Each failed produce attempt as a mark on its lane, coloured by its error code (the
+    less frequent codes beyond the palette share the last colour)."""
+    row = len(rows) - 1 - lane
+    codes = [code for code, _ in _error_codes(errors)]
+    for i, code in enumerate(codes):
+        xs = [e.ts - t0 for e in errors if e.error == code]
+        colour = ERROR_COLORS[min(i, len(ERROR_COLORS) - 1)]
+        ax.plot(xs, [row] * len(xs), linestyle="none", marker="x", color=colour, markersize=5)
+
+
+def _error_legend(errors: Sequence[ClientError]) -> list[Patch | Line2D]:
+    codes = _error_codes(errors)[: len(ERROR_COLORS)]
+    return [Line2D([], [], linestyle="none", marker="x", color=colour, label=f"{code} ({n:,})")
+            for (code, n), colour in zip(codes, ERROR_COLORS, strict=False)]
+
+
 def _draw_gaps(ax: Axes, lane: int, rows: list[str], gaps: Sequence[ZkGap], t0: float,
                span_end: float) -> None:
     if not gaps:
@@ -342,14 +422,17 @@ def _draw_migration(ax: Axes, lane: int, rows: list[str], phases: Sequence[Migra
                 clip_on=True)
 
 
-def _figure(rows: Sequence[str], with_acks: bool = False) -> Figure:
+PANEL_HEIGHTS = {"sends": 3.0, "acks": 1.4, "latency": 1.4, "health": 1.1}
+
+
+def _figure(rows: Sequence[str], panels: Sequence[str] = ()) -> Figure:
     """A figure with margins fixed in inches from the longest lane label.
 
     Cheaper than matplotlib's constrained layout (which draws the figure twice) and
     just as tidy here, where the only variable-width text is the lane labels.
     """
     width, top, bottom = 10.0, 0.55, 0.5
-    height = 3.0 + 0.24 * len(rows) + (1.0 if with_acks else 0.0)
+    height = 3.0 + 0.24 * len(rows) + 1.0 * len(panels)
     left = 0.45 + 0.062 * max((len(_short(r)) for r in rows), default=8)
     fig = Figure(figsize=(width, height))
     fig.subplots_adjust(

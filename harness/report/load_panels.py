@@ -1,0 +1,84 @@
+"""What the timeline's further panels draw, read from a scenario's history: produce
+latency quantiles per send bucket, under-replicated and offline partitions per sampled
+snapshot, and the client's failed produce attempts.
+
+Each reader takes only the columns it needs and returns None, with a problem, when its
+table cannot be read: a page then draws without that panel rather than not at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from harness.history import OUTCOME_ACKED, part_files
+from harness.report.model import ClientError, LatencyBucket, PartitionHealth
+
+
+def _read(hdir: Path, table: str, columns: list[str], problems: list[str]) -> pa.Table | None:
+    try:
+        parts = [pq.read_table(f, columns=columns) for f in part_files(hdir, table)]
+    except (OSError, pa.ArrowException) as exc:
+        problems.append(f"the history's {table} table cannot be read for the timeline: {exc}")
+        return None
+    return pa.concat_tables(parts) if parts else None
+
+
+def latency_buckets(hdir: Path, width: float, problems: list[str]) -> list[LatencyBucket] | None:
+    """p50, p99 and the maximum of ack_ts - send_ts over the acknowledged sends of each
+    ``width``-second bucket by send time (the buckets the send plot draws)."""
+    sends = _read(hdir, "sends", ["send_ts", "ack_ts", "outcome"], problems)
+    if sends is None or width <= 0:
+        return None
+    acked = sends.filter(pc.and_(pc.equal(sends["outcome"], OUTCOME_ACKED), pc.is_valid(sends["ack_ts"])))
+    if acked.num_rows == 0:
+        return []
+    sent = acked["send_ts"].to_numpy()
+    latency = np.maximum(acked["ack_ts"].to_numpy() - sent, 0.0)
+    bucket = np.floor(sent / width).astype(np.int64)
+    order = np.lexsort((latency, bucket))
+    bucket, latency = bucket[order], latency[order]
+    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    out = []
+    for lo, hi in zip(starts, [*starts[1:], len(bucket)], strict=True):
+        values = latency[lo:hi]  # sorted
+        out.append(LatencyBucket(float(bucket[lo]) * width, float(np.quantile(values, 0.5)),
+                                 float(np.quantile(values, 0.99)), float(values[-1])))  # fmt: skip
+    return out
+
+
+def partition_health(hdir: Path, problems: list[str]) -> list[PartitionHealth] | None:
+    """Per cluster_state snapshot, in time order: its under-replicated and offline
+    partitions (an unreadable stretch as None, None)."""
+    state = _read(hdir, "cluster_state", ["sample", "ts", "readable", "topic", "leader", "isr", "replicas"],
+                  problems)  # fmt: skip
+    if state is None:
+        return None
+    samples: dict[int, list[dict[str, object]]] = {}
+    for row in state.to_pylist():
+        samples.setdefault(int(row["sample"]), []).append(row)
+    out = []
+    for _, rows in sorted(samples.items()):
+        first = rows[0]
+        if not first["readable"]:
+            out.append(PartitionHealth(float(first["ts"]), None, None))  # type: ignore[arg-type]
+            continue
+        parts = [r for r in rows if r["topic"] is not None]
+        under = sum(len(r["isr"] or []) < len(r["replicas"] or []) for r in parts)  # type: ignore[arg-type]
+        offline = sum(r["leader"] == -1 for r in parts)
+        out.append(PartitionHealth(float(first["ts"]), under, offline))  # type: ignore[arg-type]
+    return out
+
+
+def client_errors(hdir: Path, problems: list[str]) -> list[ClientError] | None:
+    """The producers' failed attempts, in time order (none for a history before schema 3)."""
+    attempts = _read(hdir, "attempts", ["ts", "error", "messages"], problems)
+    if attempts is None:
+        return None
+    rows = attempts.to_pylist()
+    return sorted((ClientError(float(r["ts"]), str(r["error"]), int(r["messages"])) for r in rows),
+                  key=lambda e: e.ts)  # fmt: skip

@@ -1,0 +1,82 @@
+"""The timeline's further panels: latency quantiles, partition health and client errors,
+read from a history and drawn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.etree import ElementTree
+
+from harness.history import HistoryWriter
+from harness.report.load_panels import client_errors, latency_buckets, partition_health
+from harness.report.model import ClientError, FaultWindow, PartitionHealth, Scenario
+from harness.report.timeline import timeline_svg
+
+T0 = 1_700_000_000.0
+NER, NLP = "NOT_ENOUGH_REPLICAS", "NOT_LEADER_FOR_PARTITION"
+ERRORS = [ClientError(T0 + 2.1, NER, 3), ClientError(T0 + 2.2, NER, 3), ClientError(T0 + 4.5, NLP, 3)]
+
+
+def _state(sample: int, ts: float, leader: int, isr: list[int], readable: bool = True) -> dict[str, object]:
+    row: dict[str, object] = {"sample": sample, "ts": T0 + ts, "mono": ts, "readable": readable}
+    if readable:
+        row.update(topic="t", partition=0, leader=leader, leader_epoch=0, isr=isr, replicas=[0, 1, 2])
+    else:
+        row.update(error="ConnectionLoss: gone")
+    return row
+
+
+def _history(hdir: Path) -> None:
+    with HistoryWriter(hdir, "run") as w:
+        for i in range(100):  # second 0: 1 ms each; second 1: 10 ms, one send of 2 s
+            late = 2.0 if i == 99 else (0.001 if i < 50 else 0.010)
+            w.append("sends", {"message_id": f"p-{i}", "producer_id": "p", "seq": i, "topic": "t",
+                               "partition": 0, "zone": "a", "send_ts": T0 + (0 if i < 50 else 1) + i / 1000,
+                               "ack_ts": T0 + (0 if i < 50 else 1) + i / 1000 + late, "outcome": "acked",
+                               "offset": i})  # fmt: skip
+        w.append("sends", {"message_id": "p-x", "producer_id": "p", "seq": 100, "topic": "t", "partition": 0,
+                           "zone": "a", "send_ts": T0 + 1.5, "outcome": "unknown"})  # fmt: skip
+        for row in (_state(0, 0, 0, [0, 1, 2]), _state(1, 2, 0, [0, 1]), _state(2, 4, -1, [1]),
+                    _state(3, 5, -1, [], readable=False), _state(4, 6, 1, [1, 0, 2])):  # fmt: skip
+            w.append("cluster_state", row)
+        for e in ERRORS:
+            attempt = {"ts": e.ts, "messages": e.messages, "error": e.error, "possibly_persisted": False}
+            w.append("attempts", {"producer_id": "p", "topic": "t", "partition": 0, **attempt})
+
+
+def test_latency_quantiles_per_send_bucket(tmp_path: Path) -> None:
+    _history(tmp_path)
+    problems: list[str] = []
+    found = latency_buckets(tmp_path, 1.0, problems)
+    assert problems == [] and found is not None
+    first, second = found
+    assert (first.start, round(first.p50, 4), round(first.max, 4)) == (T0, 0.001, 0.001)
+    assert (second.start, round(second.p50, 4), round(second.max, 4)) == (T0 + 1, 0.010, 2.0)
+    assert 0.01 < second.p99 < 2.0
+
+
+def test_partition_health_counts_each_snapshot_and_marks_unreadable_ones(tmp_path: Path) -> None:
+    _history(tmp_path)
+    found = partition_health(tmp_path, [])
+    assert found == [PartitionHealth(T0, 0, 0), PartitionHealth(T0 + 2, 1, 0), PartitionHealth(T0 + 4, 1, 1),
+                     PartitionHealth(T0 + 5, None, None), PartitionHealth(T0 + 6, 0, 0)]  # fmt: skip
+
+
+def test_client_errors_in_time_order(tmp_path: Path) -> None:
+    _history(tmp_path)
+    assert client_errors(tmp_path, []) == ERRORS
+
+
+def test_the_panels_are_drawn_with_their_legends(tmp_path: Path) -> None:
+    _history(tmp_path)
+    s = Scenario("s", "s.html")
+    s.latency = latency_buckets(tmp_path, 1.0, [])
+    s.partition_health = partition_health(tmp_path, [])
+    s.client_errors = ERRORS
+    svg = timeline_svg(s, T0, end=T0 + 8)
+    assert svg is not None
+    texts = " ".join(ElementTree.fromstring(svg).itertext())
+    for label in ("ack latency (s)", "p99", "under-replicated", "offline", "client errors",
+                  "NOT_ENOUGH_REPLICAS (2)", "NOT_LEADER_FOR_PARTITION (1)"):  # fmt: skip
+        assert label in texts, label
+    bare = Scenario("s", "s.html", faults=[FaultWindow("kill", "kafka-0", T0, T0 + 1, True)])
+    assert "ack latency" not in " ".join(ElementTree.fromstring(timeline_svg(bare, T0) or "").itertext())
