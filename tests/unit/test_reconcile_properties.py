@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.history import ANOMALY_KINDS, GROUP_KINDS, PIPELINE_KINDS, TXN_KINDS
-from harness.history.verdict import Findings
+from harness.history.verdict import VERDICT_SCHEMA_VERSION, Findings
 from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
 
@@ -237,7 +237,7 @@ def test_verdict_follows_rules(spark: SparkSession) -> None:
     assert not bad.passed
     assert [r.kind for r in bad.rules if not r.passed] == ["lost"]
     out = bad.to_dict()
-    assert out["schema_version"] == 1 and out["counts"]["lost"] == 2
+    assert out["schema_version"] == VERDICT_SCHEMA_VERSION and out["counts"]["lost"] == 2
     assert out["rules"]["lost"]["reason"] == "lost=2 exceeds max 1"
 
 
