@@ -50,7 +50,13 @@ from harness.report.load_faults import (
     schedule_entry,
     schedule_file,
 )
-from harness.report.load_panels import client_errors, latency_buckets, partition_health
+from harness.report.load_panels import (
+    acked_offsets,
+    client_errors,
+    latency_buckets,
+    leader_spans,
+    partition_health,
+)
 from harness.report.load_verdict import parse_verdict
 from harness.report.model import (
     SETTING_SOURCES,
@@ -358,6 +364,10 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         scenario.latency = latency_buckets(sdir / "history", scenario.bucket_seconds, p)
         scenario.partition_health = partition_health(sdir / "history", p)
         scenario.client_errors = client_errors(sdir / "history", p)
+        mapped = _mapped(scenario)
+        scenario.acked_offsets = acked_offsets(sdir / "history", mapped, p)
+        end = scenario.history.finished or max((f.end or f.start for f in scenario.faults), default=0.0)
+        scenario.leader_spans = leader_spans(sdir / "history", mapped, end, p)
     if (sdir / "metadata.json").is_file():
         scenario.metadata = _parse(_metadata, _read_json(sdir / "metadata.json", p), "metadata.json", p)
     scenario.diagnostics = _diagnostics(sdir)
@@ -400,6 +410,12 @@ def _diagnostics(sdir: Path) -> list[str]:
     ]
     rel = [str(f.relative_to(sdir.parent)).replace(os.sep, "/") for f in files]
     return sorted(rel, key=lambda r: (f"{sdir.name}/{DIAGNOSTICS}/logs/" not in r, r))
+
+
+def _mapped(scenario: Scenario) -> set[tuple[str, int]]:
+    """The partitions the verdict places a send-side finding in: the offset map's."""
+    v = scenario.verdict
+    return {(p.topic, p.partition) for p in (v.partitions if v else []) if any(p.ranges.values())}
 
 
 def ack_buckets(hdir: Path, width: float, problems: list[str]) -> list[AckBucket] | None:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.history import OUTCOME_ACKED, part_files
-from harness.report.model import ClientError, LatencyBucket, PartitionHealth
+from harness.report.model import AckedOffsets, ClientError, LatencyBucket, LeaderSpan, PartitionHealth
 
 
 def _read(hdir: Path, table: str, columns: list[str], problems: list[str]) -> pa.Table | None:
@@ -82,3 +82,51 @@ def client_errors(hdir: Path, problems: list[str]) -> list[ClientError] | None:
     rows = attempts.to_pylist()
     return sorted((ClientError(float(r["ts"]), str(r["error"]), int(r["messages"])) for r in rows),
                   key=lambda e: e.ts)  # fmt: skip
+
+
+MAX_OFFSET_POINTS = 4000  # per partition on the offset map
+
+
+def acked_offsets(hdir: Path, partitions: set[tuple[str, int]], problems: list[str]
+                  ) -> dict[tuple[str, int], AckedOffsets] | None:  # fmt: skip
+    """The acknowledged sends of ``partitions`` as (ack_ts, offset), each partition's
+    thinned evenly to MAX_OFFSET_POINTS in ack order."""
+    if not partitions:
+        return {}
+    sends = _read(hdir, "sends", ["topic", "partition", "ack_ts", "offset", "outcome"], problems)
+    if sends is None:
+        return None
+    acked = sends.filter(pc.and_(pc.equal(sends["outcome"], OUTCOME_ACKED), pc.is_valid(sends["offset"])))
+    out = {}
+    for topic, partition in sorted(partitions):
+        mine = acked.filter(pc.and_(pc.equal(acked["topic"], topic), pc.equal(acked["partition"], partition)))
+        ts = mine["ack_ts"].to_numpy(zero_copy_only=False)
+        offsets = mine["offset"].to_numpy(zero_copy_only=False)
+        order = np.argsort(ts, kind="stable")
+        keep = order[:: max(1, -(-len(order) // MAX_OFFSET_POINTS))]
+        out[(topic, partition)] = AckedOffsets([float(t) for t in ts[keep]], [int(o) for o in offsets[keep]],
+                                               len(order))  # fmt: skip
+    return out
+
+
+def leader_spans(hdir: Path, partitions: set[tuple[str, int]], end: float, problems: list[str]
+                 ) -> dict[tuple[str, int], list[LeaderSpan]] | None:  # fmt: skip
+    """Each partition's leaders over time from the cluster_state snapshots (a snapshot
+    holds until the next; an unreadable stretch keeps the last leader seen), until ``end``."""
+    if not partitions:
+        return {}
+    state = _read(hdir, "cluster_state", ["ts", "topic", "partition", "leader", "leader_epoch"], problems)
+    if state is None:
+        return None
+    out: dict[tuple[str, int], list[LeaderSpan]] = {tp: [] for tp in partitions}
+    for row in sorted(state.to_pylist(), key=lambda r: r["ts"]):
+        tp = (row["topic"], row["partition"])
+        if tp not in out or row["leader"] is None:
+            continue
+        spans = out[tp]
+        if spans and (spans[-1].leader, spans[-1].epoch) == (row["leader"], row["leader_epoch"]):
+            continue
+        if spans:
+            spans[-1] = LeaderSpan(spans[-1].start, row["ts"], spans[-1].leader, spans[-1].epoch)
+        spans.append(LeaderSpan(row["ts"], end, row["leader"], row["leader_epoch"]))
+    return out

@@ -110,6 +110,26 @@ class PartitionHealth:
 
 
 @dataclass(frozen=True)
+class AckedOffsets:
+    """A partition's acknowledged sends as (ack_ts, offset) points, thinned evenly to at
+    most a few thousand: the offset map's background of what was acknowledged."""
+
+    ack_ts: list[float]
+    offsets: list[int]
+    total: int  # before thinning
+
+
+@dataclass(frozen=True)
+class LeaderSpan:
+    """A stretch during which a partition had one leader (-1: none) in one epoch."""
+
+    start: float
+    end: float
+    leader: int
+    epoch: int | None
+
+
+@dataclass(frozen=True)
 class ClientError:
     """A failed produce attempt as the attempts table has it: when, which error, how many
     messages its batch held."""
@@ -359,6 +379,10 @@ class Scenario:
     latency: list[LatencyBucket] | None = None
     partition_health: list[PartitionHealth] | None = None
     client_errors: list[ClientError] | None = None
+    # The offset map's data, per (topic, partition): read for partitions the verdict
+    # places a send-side finding in (None: not read).
+    acked_offsets: dict[tuple[str, int], AckedOffsets] | None = None
+    leader_spans: dict[tuple[str, int], list[LeaderSpan]] | None = None
     # The migration's phases (the history's migration table); empty for a run that
     # migrated nothing.
     migration: list[MigrationPhase] = field(default_factory=list)

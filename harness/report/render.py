@@ -24,6 +24,7 @@ from harness.report import format as fmt
 from harness.report.load import load_run
 from harness.report.migration_summary import migration_summary, phase_costs
 from harness.report.model import Outcome, Run, Scenario
+from harness.report.offset_map import offset_map_svg
 from harness.report.story import rule_words, story
 from harness.report.timeline import origin, timeline_svg
 
@@ -91,11 +92,13 @@ def scenario_context(run_dir: Path, run: Run, scenario: Scenario) -> dict[str, A
     t0 = origin(scenario)
     end = scenario.history.finished if scenario.history else None
     svg = timeline_svg(scenario, t0, end) if t0 is not None else None
+    mapped = offset_map_svg(scenario, t0) if t0 is not None else None
     return {
         "run": run,
         "s": scenario,
         "t0": t0,
         "timeline": Markup(svg) if svg else None,  # matplotlib output; it escapes its own text
+        "offset_map": Markup(mapped) if mapped else None,
         "raw_files": _raw_files(run_dir, scenario),
         "approximate_faults": any(f.approximate for f in scenario.faults),
         "story": story(scenario, t0),

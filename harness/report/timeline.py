@@ -186,7 +186,7 @@ def ack_series(
     return AckSeries([first - t0 + i * step for i in range(len(counts))], step, counts)
 
 
-def _plain(text: str) -> str:
+def plain_text(text: str) -> str:
     """Matplotlib reads $...$ as mathematics; data must be shown literally."""
     return text.replace("$", r"\$")
 
@@ -293,7 +293,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         )
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return _inline(buf.getvalue(), _summary(data, acks, faults, events, gaps, store))
+    return inline_svg(buf.getvalue(), _summary(data, acks, faults, events, gaps, store))
 
 
 def _axes(fig: Figure, rows: Sequence[str], panels: Sequence[str]) -> list[Axes]:
@@ -551,7 +551,7 @@ def _draw_lanes(
             markersize=size,
             markeredgewidth=1.5 if marker == "|" else 1.0,
         )
-    ax.set_yticks([y[r] for r in rows], [_plain(_short(r)) for r in rows])
+    ax.set_yticks([y[r] for r in rows], [plain_text(_short(r)) for r in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.grid(axis="x", color="#EEEEEE", linewidth=0.6)
     ax.set_axisbelow(True)
@@ -612,7 +612,7 @@ def _summary(
     return "Timeline: " + "; ".join(parts)
 
 
-def _inline(svg: str, label: str) -> str:
+def inline_svg(svg: str, label: str) -> str:
     """Strip the XML prolog and DOCTYPE (invalid inside HTML) and make the figure scale."""
     start = svg.index("<svg")
     body = svg[start:]

@@ -6,9 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from xml.etree import ElementTree
 
-from harness.history import HistoryWriter
-from harness.report.load_panels import client_errors, latency_buckets, partition_health
-from harness.report.model import ClientError, FaultWindow, PartitionHealth, Scenario
+from harness.history import Expectations, HistoryWriter
+from harness.history.verdict import Findings, PartitionFindings, Range, Verdict
+from harness.report.load_panels import (
+    acked_offsets,
+    client_errors,
+    latency_buckets,
+    leader_spans,
+    partition_health,
+)
+from harness.report.model import ClientError, FaultWindow, LeaderSpan, PartitionHealth, Scenario
+from harness.report.offset_map import offset_map_svg
 from harness.report.timeline import timeline_svg
 
 T0 = 1_700_000_000.0
@@ -80,3 +88,39 @@ def test_the_panels_are_drawn_with_their_legends(tmp_path: Path) -> None:
         assert label in texts, label
     bare = Scenario("s", "s.html", faults=[FaultWindow("kill", "kafka-0", T0, T0 + 1, True)])
     assert "ack latency" not in " ".join(ElementTree.fromstring(timeline_svg(bare, T0) or "").itertext())
+
+
+def test_acked_offsets_and_leaders_of_the_mapped_partitions(tmp_path: Path) -> None:
+    _history(tmp_path)
+    acked = acked_offsets(tmp_path, {("t", 0)}, [])
+    assert acked is not None
+    mine = acked[("t", 0)]
+    assert (mine.total, mine.offsets[:3], len(mine.ack_ts)) == (100, [0, 1, 2], 100)
+    assert acked_offsets(tmp_path, set(), []) == {}
+    spans = leader_spans(tmp_path, {("t", 0)}, T0 + 9, [])
+    assert spans == {("t", 0): [LeaderSpan(T0, T0 + 4, 0, 0), LeaderSpan(T0 + 4, T0 + 6, -1, 0),
+                                LeaderSpan(T0 + 6, T0 + 9, 1, 0)]}  # fmt: skip
+
+
+def _verdict(*partitions: PartitionFindings) -> Verdict:
+    return Verdict(Findings("r", "h", 1.0, list(partitions), [], {}), Expectations(), [], True)
+
+
+def test_the_offset_map_draws_each_lossy_partition_with_its_leaders(tmp_path: Path) -> None:
+    _history(tmp_path)
+    lost = Range(40, 69, 30, T0 + 0.04, T0 + 0.07)
+    partition = PartitionFindings("t", 0, ranges={"lost": [lost], "truncated": [lost]})
+    s = Scenario("s", "s.html", faults=[FaultWindow("kill", "kafka-0", T0 + 1, T0 + 3, True)])
+    s.verdict = _verdict(partition, PartitionFindings("t", 1))
+    s.acked_offsets = acked_offsets(tmp_path, {("t", 0)}, [])
+    s.leader_spans = leader_spans(tmp_path, {("t", 0)}, T0 + 9, [])
+    svg = offset_map_svg(s, T0)
+    assert svg is not None
+    texts = " ".join(ElementTree.fromstring(svg).itertext())
+    drawn = ("t-0", "leader 0 (epoch 0)", "no leader (epoch 0)", "acknowledged and lost", "truncated away")
+    for label in drawn:
+        assert label in texts, label
+    assert "t-1" not in texts, "a partition without a finding has no map"
+    assert 'aria-label="Offset map: t-0: lost 30 offsets, truncated 30 offsets"' in svg
+    s.verdict = _verdict(PartitionFindings("t", 0))
+    assert offset_map_svg(s, T0) is None
