@@ -53,6 +53,7 @@ from harness.report.load_faults import (
 from harness.report.load_panels import (
     acked_offsets,
     client_errors,
+    group_activity,
     latency_buckets,
     leader_spans,
     partition_health,
@@ -364,6 +365,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         scenario.latency = latency_buckets(sdir / "history", scenario.bucket_seconds, p)
         scenario.partition_health = partition_health(sdir / "history", p)
         scenario.client_errors = client_errors(sdir / "history", p)
+        scenario.groups = group_activity(sdir / "history", p)
         mapped = _mapped(scenario)
         scenario.acked_offsets = acked_offsets(sdir / "history", mapped, p)
         end = scenario.history.finished or max((f.end or f.start for f in scenario.faults), default=0.0)

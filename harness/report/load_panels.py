@@ -9,6 +9,7 @@ table cannot be read: a page then draws without that panel rather than not at al
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -16,7 +17,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.history import OUTCOME_ACKED, part_files
-from harness.report.model import AckedOffsets, ClientError, LatencyBucket, LeaderSpan, PartitionHealth
+from harness.report.model import (
+    AckedOffsets,
+    ClientError,
+    GroupActivity,
+    LatencyBucket,
+    LeaderSpan,
+    MemberChange,
+    PartitionHealth,
+)
 
 
 def _read(hdir: Path, table: str, columns: list[str], problems: list[str]) -> pa.Table | None:
@@ -26,6 +35,11 @@ def _read(hdir: Path, table: str, columns: list[str], problems: list[str]) -> pa
         problems.append(f"the history's {table} table cannot be read for the timeline: {exc}")
         return None
     return pa.concat_tables(parts) if parts else None
+
+
+def _of(table: pa.Table, topic: str, partition: int) -> pa.Table:
+    """The rows of one partition."""
+    return table.filter(pc.and_(pc.equal(table["topic"], topic), pc.equal(table["partition"], partition)))
 
 
 def latency_buckets(hdir: Path, width: float, problems: list[str]) -> list[LatencyBucket] | None:
@@ -99,7 +113,7 @@ def acked_offsets(hdir: Path, partitions: set[tuple[str, int]], problems: list[s
     acked = sends.filter(pc.and_(pc.equal(sends["outcome"], OUTCOME_ACKED), pc.is_valid(sends["offset"])))
     out = {}
     for topic, partition in sorted(partitions):
-        mine = acked.filter(pc.and_(pc.equal(acked["topic"], topic), pc.equal(acked["partition"], partition)))
+        mine = _of(acked, topic, partition)
         ts = mine["ack_ts"].to_numpy(zero_copy_only=False)
         offsets = mine["offset"].to_numpy(zero_copy_only=False)
         order = np.argsort(ts, kind="stable")
@@ -129,4 +143,85 @@ def leader_spans(hdir: Path, partitions: set[tuple[str, int]], end: float, probl
         if spans:
             spans[-1] = LeaderSpan(spans[-1].start, row["ts"], spans[-1].leader, spans[-1].epoch)
         spans.append(LeaderSpan(row["ts"], end, row["leader"], row["leader_epoch"]))
+    return out
+
+
+MAX_REREAD_MARKS = 300  # per group on the timeline; the count is exact
+COMMIT_COLUMNS = ["group", "consumer_id", "ts", "topic", "partition", "offset", "outcome"]
+Ends = dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]
+
+
+def group_activity(hdir: Path, problems: list[str]) -> list[GroupActivity] | None:
+    """Each consumer group's rebalances, commits, re-reads and lag, from the rebalances,
+    commits, polls and sends tables (none for a history without groups)."""
+    rebalances = _read(hdir, "rebalances", ["group", "consumer_id", "ts", "event"], problems)
+    commits = _read(hdir, "commits", COMMIT_COLUMNS, problems)
+    if rebalances is None or commits is None:
+        return None
+    groups = sorted(set(rebalances["group"].to_pylist()) | set(commits["group"].to_pylist()))
+    if not groups:
+        return []
+    polls = _read(hdir, "polls", ["group", "topic", "partition", "offset", "poll_ts"], problems)
+    ends = _acked_ends(_read(hdir, "sends", ["topic", "partition", "offset", "ack_ts", "outcome"], problems))
+    out = []
+    for group in groups:
+        changed = rebalances.filter(pc.equal(rebalances["group"], group)).to_pylist()
+        changes = sorted({MemberChange(r["ts"], r["consumer_id"], r["event"]) for r in changed},
+                         key=lambda c: (c.ts, c.consumer_id, c.event))  # fmt: skip
+        mine = commits.filter(pc.equal(commits["group"], group)).sort_by("ts").to_pylist()
+        calls = sorted({(r["ts"], r["consumer_id"], r["outcome"] == "committed") for r in mine})
+        rereads, reread_ts = _rereads(polls, group)
+        lag = _lag([r for r in mine if r["outcome"] == "committed"], ends)
+        out.append(GroupActivity(group, changes, [(ts, ok) for ts, _, ok in calls], rereads, reread_ts, lag))
+    return out
+
+
+def _rereads(polls: pa.Table | None, group: str) -> tuple[int, list[float]]:
+    """Reads of a (topic, partition, offset) the group had read before, and their times."""
+    if polls is None:
+        return 0, []
+    mine = polls.filter(pc.equal(polls["group"], group)).sort_by("poll_ts").to_pylist()
+    seen: set[tuple[str, int, int]] = set()
+    times = []
+    for r in mine:
+        where = (r["topic"], r["partition"], r["offset"])
+        if where in seen:
+            times.append(float(r["poll_ts"]))
+        seen.add(where)
+    return len(times), times[:: max(1, -(-len(times) // MAX_REREAD_MARKS))]
+
+
+def _acked_ends(sends: pa.Table | None) -> Ends:
+    """Per partition: acknowledgement times in order, and the log end acknowledged by each
+    (the highest acknowledged offset so far, plus one)."""
+    if sends is None:
+        return {}
+    acked = sends.filter(pc.and_(pc.equal(sends["outcome"], OUTCOME_ACKED), pc.is_valid(sends["offset"])))
+    out: Ends = {}
+    for place in set(zip(acked["topic"].to_pylist(), acked["partition"].to_pylist(), strict=True)):
+        mine = _of(acked, *place)
+        ts = mine["ack_ts"].to_numpy(zero_copy_only=False)
+        order = np.argsort(ts, kind="stable")
+        offsets = mine["offset"].to_numpy(zero_copy_only=False)[order]
+        out[place] = (ts[order], np.maximum.accumulate(offsets) + 1)
+    return out
+
+
+def _lag(committed: list[dict[str, Any]], ends: Ends) -> list[tuple[float, int]]:
+    """At each successful commit (in time order): records acknowledged by then but not
+    committed, over the partitions the group has committed in so far."""
+    positions: dict[tuple[str, int], int] = {}
+    out: list[tuple[float, int]] = []
+    for r in committed:
+        positions[(r["topic"], r["partition"])] = r["offset"]
+        ts = float(r["ts"])
+        lag = 0
+        for place, offset in positions.items():
+            times, end = ends.get(place, (np.empty(0), np.empty(0, dtype=np.int64)))
+            i = int(np.searchsorted(times, ts, side="right"))
+            lag += max(int(end[i - 1]) - offset, 0) if i else 0
+        if out and out[-1][0] == ts:
+            out[-1] = (ts, lag)
+        else:
+            out.append((ts, lag))
     return out

@@ -130,6 +130,31 @@ class LeaderSpan:
 
 
 @dataclass(frozen=True)
+class MemberChange:
+    """A group member's rebalance callback: ``event`` assigned, revoked or lost."""
+
+    ts: float
+    consumer_id: str
+    event: str
+
+
+@dataclass(frozen=True)
+class GroupActivity:
+    """One consumer group as its members saw it: their rebalances, their commits (ts,
+    whether committed), the reads of a position the group had read before (what
+    at-least-once costs after a rebalance: counted, with the times of a thinned few),
+    and its lag (records acknowledged but not yet committed, summed over partitions) at
+    each commit."""
+
+    group: str
+    changes: list[MemberChange]
+    commits: list[tuple[float, bool]]
+    rereads: int
+    reread_ts: list[float]
+    lag: list[tuple[float, int]]
+
+
+@dataclass(frozen=True)
 class ClientError:
     """A failed produce attempt as the attempts table has it: when, which error, how many
     messages its batch held."""
@@ -379,6 +404,7 @@ class Scenario:
     latency: list[LatencyBucket] | None = None
     partition_health: list[PartitionHealth] | None = None
     client_errors: list[ClientError] | None = None
+    groups: list[GroupActivity] | None = None
     # The offset map's data, per (topic, partition): read for partitions the verdict
     # places a send-side finding in (None: not read).
     acked_offsets: dict[tuple[str, int], AckedOffsets] | None = None

@@ -37,6 +37,7 @@ from harness.report.model import (
     ClientError,
     ClusterEvent,
     FaultWindow,
+    GroupActivity,
     LatencyBucket,
     MigrationPhase,
     PartitionHealth,
@@ -229,7 +230,8 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     acks = None if read is None else ack_series(read, width, t0, span)
     faults, events, gaps = scenario.faults, scenario.events, scenario.zk_gaps
     store = scenario.metadata_store  # the gaps' lane: where the state could not be read
-    drawn = (scenario.migration, scenario.latency, scenario.partition_health, scenario.client_errors)
+    drawn = (scenario.migration, scenario.latency, scenario.partition_health, scenario.client_errors,
+             scenario.groups)
     if data is None and acks is None and not faults and not events and not any(drawn):
         return None
     span_end = _span_end(data, acks, faults, events, t0, end)
@@ -246,10 +248,14 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     errors = scenario.client_errors or []
     if errors:
         lanes.append(ERRORS_LANE)
+    groups = scenario.groups or []
+    for g in groups[:MAX_GROUPS]:
+        lanes += [_members_lane(g.group), _commits_lane(g.group)]
     rows = [*fault_rows, *lanes]
     latency, health = scenario.latency or [], scenario.partition_health or []
     readable = any(h.under_replicated is not None for h in health)
-    shown = {"acks": acks is not None, "latency": bool(latency), "health": readable}
+    shown = {"acks": acks is not None, "latency": bool(latency), "health": readable,
+             "lag": any(g.lag for g in groups)}
     panels = [name for name, drawn in shown.items() if drawn]
 
     with matplotlib.rc_context(
@@ -268,6 +274,8 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
             _draw_latency(panel["latency"], latency, width, t0)
         if "health" in panel:
             _draw_health(panel["health"], health, t0, span_end)
+        if "lag" in panel:
+            _draw_lag(panel["lag"], groups, t0)
         for ax in axes[:-1]:
             _shade_faults(ax, faults, t0, span_end)
         _mark_changes(top, events, t0)
@@ -277,6 +285,8 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
             _draw_migration(bottom, rows.index(MIGRATION_LANE), rows, phases, t0)
         if errors:
             _draw_errors(bottom, rows.index(ERRORS_LANE), rows, errors, t0)
+        for g in groups[:MAX_GROUPS]:
+            _draw_group(bottom, rows, g, t0)
         starts = [0.0, *(data.x[:1] if data else []), *(acks.x[:1] if acks else [])]
         starts += [f.start - t0 for f in faults[:1]] + [p.start - t0 for p in phases[:1]]
         left = min([*starts, *(e.ts - t0 for e in events[:1])])
@@ -284,7 +294,8 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
-            handles=_legend(events, bool(faults), data, store if gaps else None) + _error_legend(errors),
+            handles=_legend(events, bool(faults), data, store if gaps else None) + _error_legend(errors)
+            + _group_legend(groups[:MAX_GROUPS]),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
             ncol=5,
@@ -392,6 +403,60 @@ def _error_legend(errors: Sequence[ClientError]) -> list[Patch | Line2D]:
             for (code, n), colour in zip(codes, ERROR_COLORS, strict=False)]
 
 
+def _members_lane(group: str) -> str:
+    return f"group {group}: members"
+
+
+def _commits_lane(group: str) -> str:
+    return f"group {group}: commits"
+
+
+def _draw_group(ax: Axes, rows: list[str], g: GroupActivity, t0: float) -> None:
+    """A group's members' rebalance callbacks on one lane (assigned, revoked, lost), its
+    commits on the next (a failed one as a red cross), and the positions it read again
+    after a rebalance as dots on the commits lane: what at-least-once costs."""
+    members = len(rows) - 1 - rows.index(_members_lane(g.group))
+    commits = len(rows) - 1 - rows.index(_commits_lane(g.group))
+    for event, (marker, colour) in CHANGE_STYLE.items():
+        xs = [c.ts - t0 for c in g.changes if c.event == event]
+        ax.plot(xs, [members] * len(xs), linestyle="none", marker=marker, color=colour, markersize=5)
+    for ok, marker, colour, size in ((True, "|", "#222222", 8), (False, "x", "#CC3311", 5)):
+        xs = [ts - t0 for ts, done in g.commits if done is ok]
+        ax.plot(xs, [commits] * len(xs), linestyle="none", marker=marker, color=colour, markersize=size)
+    reread = [ts - t0 for ts in g.reread_ts]
+    ax.plot(reread, [commits + 0.25] * len(reread), linestyle="none", marker=".", color=REREAD_COLOR,
+            markersize=3)  # fmt: skip
+
+
+def _group_legend(groups: Sequence[GroupActivity]) -> list[Patch | Line2D]:
+    if not groups:
+        return []
+    handles: list[Patch | Line2D] = [
+        Line2D([], [], linestyle="none", marker=marker, color=colour, label=event)
+        for event, (marker, colour) in CHANGE_STYLE.items()
+    ]
+    handles.append(Line2D([], [], linestyle="none", marker="|", color="#222222", label="commit"))
+    if any(not ok for g in groups for _, ok in g.commits):
+        handles.append(Line2D([], [], linestyle="none", marker="x", color="#CC3311", label="commit failed"))
+    rereads = sum(g.rereads for g in groups)
+    handles.append(Line2D([], [], linestyle="none", marker=".", color=REREAD_COLOR,
+                          label=f"read again after a rebalance ({rereads:,})"))  # fmt: skip
+    return handles
+
+
+def _draw_lag(ax: Axes, groups: Sequence[GroupActivity], t0: float) -> None:
+    """Each group's lag at its commits: acknowledged records it had not committed."""
+    ax.set_ylabel("group lag")
+    ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+    for i, g in enumerate(groups):
+        if g.lag:
+            ax.step([ts - t0 for ts, _ in g.lag], [n for _, n in g.lag], where="post", linewidth=1.0,
+                    color=ERROR_COLORS[(i + 3) % len(ERROR_COLORS)], label=plain_text(g.group))  # fmt: skip
+    _clip(ax, [ts - t0 for g in groups for ts, _ in g.lag], [float(n) for g in groups for _, n in g.lag], 0.0)
+    ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=4)
+    ax.margins(x=0)
+
+
 def _draw_gaps(ax: Axes, lane: int, rows: list[str], gaps: Sequence[ZkGap], t0: float,
                span_end: float) -> None:
     if not gaps:
@@ -422,7 +487,10 @@ def _draw_migration(ax: Axes, lane: int, rows: list[str], phases: Sequence[Migra
                 clip_on=True)
 
 
-PANEL_HEIGHTS = {"sends": 3.0, "acks": 1.4, "latency": 1.4, "health": 1.1}
+PANEL_HEIGHTS = {"sends": 3.0, "acks": 1.4, "latency": 1.4, "health": 1.1, "lag": 1.2}
+MAX_GROUPS = 4  # groups given lanes; beyond them the lag panel still has every one
+CHANGE_STYLE = {"assigned": ("^", "#228833"), "revoked": ("v", "#EE7733"), "lost": ("X", "#CC3311")}
+REREAD_COLOR = "#AA3377"
 
 
 def _figure(rows: Sequence[str], panels: Sequence[str] = ()) -> Figure:

@@ -11,6 +11,7 @@ from harness.history.verdict import Findings, PartitionFindings, Range, Verdict
 from harness.report.load_panels import (
     acked_offsets,
     client_errors,
+    group_activity,
     latency_buckets,
     leader_spans,
     partition_health,
@@ -124,3 +125,55 @@ def test_the_offset_map_draws_each_lossy_partition_with_its_leaders(tmp_path: Pa
     assert 'aria-label="Offset map: t-0: lost 30 offsets, truncated 30 offsets"' in svg
     s.verdict = _verdict(PartitionFindings("t", 0))
     assert offset_map_svg(s, T0) is None
+
+
+def _group_history(hdir: Path) -> None:
+    """Group g: member a reads offsets 0-9 and commits 5; after a rebalance b resumes
+    from 5 and reads 5-9 again (5 re-reads), then commits 10; one commit fails."""
+    with HistoryWriter(hdir, "run") as w:
+        for i in range(10):
+            w.append("sends", {"message_id": f"p-{i}", "producer_id": "p", "seq": i, "topic": "t",
+                               "partition": 0, "zone": "a", "send_ts": T0 + i, "ack_ts": T0 + i + 0.01,
+                               "outcome": "acked", "offset": i})  # fmt: skip
+        reads = [("a", 0, o, 1.0 + o) for o in range(10)] + [("b", 0, o, 20.0 + o) for o in range(5, 10)]
+        for n, (member, assignment, offset, ts) in enumerate(reads):
+            w.append("polls", {"consumer_id": member, "topic": "t", "partition": 0, "offset": offset,
+                               "message_id": f"p-{offset}", "poll_ts": T0 + ts, "group": "g",
+                               "assignment": assignment, "poll_seq": n})  # fmt: skip
+        for member, ts, event in (("a", 0.5, "assigned"), ("a", 15.0, "revoked"), ("b", 16.0, "assigned")):
+            w.append("rebalances", {"group": "g", "consumer_id": member, "ts": T0 + ts, "event": event,
+                                    "assignment": 0, "topic": "t", "partition": 0})  # fmt: skip
+        for member, ts, offset, outcome in (("a", 6.5, 5, "committed"), ("a", 14.0, 9, "failed"),
+                                            ("b", 30.0, 10, "committed")):  # fmt: skip
+            commit = {"offset": offset, "ts": T0 + ts, "mode": "sync", "outcome": outcome}
+            w.append("commits", {"group": "g", "consumer_id": member, "topic": "t", "partition": 0, **commit})
+
+
+def test_a_groups_rebalances_commits_rereads_and_lag(tmp_path: Path) -> None:
+    _group_history(tmp_path)
+    [g] = group_activity(tmp_path, []) or []
+    assert [(c.ts - T0, c.consumer_id, c.event) for c in g.changes] == [
+        (0.5, "a", "assigned"), (15.0, "a", "revoked"), (16.0, "b", "assigned")]
+    assert [(ts - T0, ok) for ts, ok in g.commits] == [(6.5, True), (14.0, False), (30.0, True)]
+    assert g.rereads == 5 and len(g.reread_ts) == 5
+    # At 6.5 s, offsets 0-6 were acknowledged (end 7), 5 committed: lag 2; at 30 s, all 10 and 10.
+    assert [(ts - T0, lag) for ts, lag in g.lag] == [(6.5, 2), (30.0, 0)]
+
+
+def test_the_groups_lanes_and_lag_are_drawn(tmp_path: Path) -> None:
+    _group_history(tmp_path)
+    s = Scenario("s", "s.html")
+    s.groups = group_activity(tmp_path, [])
+    svg = timeline_svg(s, T0, end=T0 + 31)
+    assert svg is not None
+    texts = " ".join(ElementTree.fromstring(svg).itertext())
+    for label in ("group g: members", "group g: commits", "commit failed", "read again after a rebalance (5)",
+                  "group lag"):  # fmt: skip
+        assert label in texts, label
+    assert group_activity(_empty(tmp_path / "none"), []) == []
+
+
+def _empty(hdir: Path) -> Path:
+    with HistoryWriter(hdir, "run"):
+        pass
+    return hdir
