@@ -57,6 +57,7 @@ from harness.report.load_panels import (
     latency_buckets,
     leader_spans,
     partition_health,
+    transaction_spans,
 )
 from harness.report.load_verdict import parse_verdict
 from harness.report.model import (
@@ -366,6 +367,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         scenario.partition_health = partition_health(sdir / "history", p)
         scenario.client_errors = client_errors(sdir / "history", p)
         scenario.groups = group_activity(sdir / "history", p)
+        scenario.transactions = transaction_spans(sdir / "history", p)
         mapped = _mapped(scenario)
         scenario.acked_offsets = acked_offsets(sdir / "history", mapped, p)
         end = scenario.history.finished or max((f.end or f.start for f in scenario.faults), default=0.0)

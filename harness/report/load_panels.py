@@ -25,6 +25,7 @@ from harness.report.model import (
     LeaderSpan,
     MemberChange,
     PartitionHealth,
+    TransactionSpan,
 )
 
 
@@ -225,3 +226,13 @@ def _lag(committed: list[dict[str, Any]], ends: Ends) -> list[tuple[float, int]]
         else:
             out.append((ts, lag))
     return out
+
+
+def transaction_spans(hdir: Path, problems: list[str]) -> list[TransactionSpan] | None:
+    """Every transaction a transactional producer began, in begin order (none for a
+    history without transactions)."""
+    rows = _read(hdir, "transactions", ["producer_id", "begin_ts", "end_ts", "outcome"], problems)
+    if rows is None:
+        return None
+    return sorted((TransactionSpan(r["producer_id"], r["begin_ts"], r["end_ts"], r["outcome"])
+                   for r in rows.to_pylist()), key=lambda t: t.begin)  # fmt: skip

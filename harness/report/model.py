@@ -155,6 +155,17 @@ class GroupActivity:
 
 
 @dataclass(frozen=True)
+class TransactionSpan:
+    """One transaction as its producer saw it: from begin to the end of its commit or
+    abort (None: it never ended), and what it was told."""
+
+    producer_id: str
+    begin: float
+    end: float | None
+    outcome: str
+
+
+@dataclass(frozen=True)
 class ClientError:
     """A failed produce attempt as the attempts table has it: when, which error, how many
     messages its batch held."""
@@ -405,6 +416,7 @@ class Scenario:
     partition_health: list[PartitionHealth] | None = None
     client_errors: list[ClientError] | None = None
     groups: list[GroupActivity] | None = None
+    transactions: list[TransactionSpan] | None = None
     # The offset map's data, per (topic, partition): read for partitions the verdict
     # places a send-side finding in (None: not read).
     acked_offsets: dict[tuple[str, int], AckedOffsets] | None = None

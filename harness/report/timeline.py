@@ -42,6 +42,7 @@ from harness.report.model import (
     MigrationPhase,
     PartitionHealth,
     Scenario,
+    TransactionSpan,
     ZkGap,
 )
 
@@ -231,7 +232,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     faults, events, gaps = scenario.faults, scenario.events, scenario.zk_gaps
     store = scenario.metadata_store  # the gaps' lane: where the state could not be read
     drawn = (scenario.migration, scenario.latency, scenario.partition_health, scenario.client_errors,
-             scenario.groups)
+             scenario.groups, scenario.transactions)
     if data is None and acks is None and not faults and not events and not any(drawn):
         return None
     span_end = _span_end(data, acks, faults, events, t0, end)
@@ -248,6 +249,9 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     errors = scenario.client_errors or []
     if errors:
         lanes.append(ERRORS_LANE)
+    txns = scenario.transactions or []
+    if txns:
+        lanes.append(TXN_LANE)
     groups = scenario.groups or []
     for g in groups[:MAX_GROUPS]:
         lanes += [_members_lane(g.group), _commits_lane(g.group)]
@@ -287,6 +291,8 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
             _draw_errors(bottom, rows.index(ERRORS_LANE), rows, errors, t0)
         for g in groups[:MAX_GROUPS]:
             _draw_group(bottom, rows, g, t0)
+        if txns:
+            _draw_transactions(bottom, len(rows) - 1 - rows.index(TXN_LANE), txns, t0, span_end)
         starts = [0.0, *(data.x[:1] if data else []), *(acks.x[:1] if acks else [])]
         starts += [f.start - t0 for f in faults[:1]] + [p.start - t0 for p in phases[:1]]
         left = min([*starts, *(e.ts - t0 for e in events[:1])])
@@ -295,7 +301,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         bottom.set_xlabel("seconds since t0")
         top.legend(
             handles=_legend(events, bool(faults), data, store if gaps else None) + _error_legend(errors)
-            + _group_legend(groups[:MAX_GROUPS]),
+            + _group_legend(groups[:MAX_GROUPS]) + _txn_legend(txns),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
             ncol=5,
@@ -457,6 +463,27 @@ def _draw_lag(ax: Axes, groups: Sequence[GroupActivity], t0: float) -> None:
     ax.margins(x=0)
 
 
+def _draw_transactions(ax: Axes, row: int, txns: Sequence[TransactionSpan], t0: float,
+                       span_end: float) -> None:  # fmt: skip
+    """Each transaction as a bar from its begin to its end in its outcome's colour (one
+    that never ended runs to the end): a stretch without a committed bar is a gap in
+    what readers could be given."""
+    def bar(t: TransactionSpan) -> tuple[float, float]:
+        end = t.end if t.end is not None else span_end + t0
+        return t.begin - t0, max(end - t.begin, span_end / 1000)
+
+    for outcome, colour in TXN_COLORS.items():
+        bars = [bar(t) for t in txns if t.outcome == outcome]
+        if bars:
+            ax.broken_barh(bars, (row - 0.3, 0.6), facecolors=colour, linewidth=0)
+
+
+def _txn_legend(txns: Sequence[TransactionSpan]) -> list[Patch | Line2D]:
+    counts = {o: sum(t.outcome == o for t in txns) for o in TXN_COLORS}
+    return [Patch(color=colour, label=f"transaction {o} ({counts[o]:,})")
+            for o, colour in TXN_COLORS.items() if counts[o]]  # fmt: skip
+
+
 def _draw_gaps(ax: Axes, lane: int, rows: list[str], gaps: Sequence[ZkGap], t0: float,
                span_end: float) -> None:
     if not gaps:
@@ -491,6 +518,8 @@ PANEL_HEIGHTS = {"sends": 3.0, "acks": 1.4, "latency": 1.4, "health": 1.1, "lag"
 MAX_GROUPS = 4  # groups given lanes; beyond them the lag panel still has every one
 CHANGE_STYLE = {"assigned": ("^", "#228833"), "revoked": ("v", "#EE7733"), "lost": ("X", "#CC3311")}
 REREAD_COLOR = "#AA3377"
+TXN_LANE = "transactions"
+TXN_COLORS = {"committed": "#228833", "aborted": "#EE7733", "unknown": "#CC3311"}
 
 
 def _figure(rows: Sequence[str], panels: Sequence[str] = ()) -> Figure:

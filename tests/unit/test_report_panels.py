@@ -15,6 +15,7 @@ from harness.report.load_panels import (
     latency_buckets,
     leader_spans,
     partition_health,
+    transaction_spans,
 )
 from harness.report.model import ClientError, FaultWindow, LeaderSpan, PartitionHealth, Scenario
 from harness.report.offset_map import offset_map_svg
@@ -177,3 +178,22 @@ def _empty(hdir: Path) -> Path:
     with HistoryWriter(hdir, "run"):
         pass
     return hdir
+
+
+def test_the_transactions_lane_shows_each_outcome_and_the_gaps(tmp_path: Path) -> None:
+    with HistoryWriter(tmp_path, "run") as w:
+        spans = ((1.0, 2.0, "committed"), (3.0, 4.0, "aborted"), (5.0, None, "unknown"), (9.0, 10.0, "committed"))
+        for n, (begin, end, outcome) in enumerate(spans):
+            ended = None if end is None else T0 + end
+            w.append("transactions", {"transaction_id": f"x-{n}", "producer_id": "tp", "transactional_id": "tx",
+                                      "begin_ts": T0 + begin, "end_ts": ended, "outcome": outcome})  # fmt: skip
+    s = Scenario("s", "s.html")
+    s.transactions = transaction_spans(tmp_path, [])
+    assert s.transactions is not None and [t.outcome for t in s.transactions] == [
+        "committed", "aborted", "unknown", "committed"]
+    svg = timeline_svg(s, T0, end=T0 + 12)
+    assert svg is not None
+    texts = " ".join(ElementTree.fromstring(svg).itertext())
+    told = ("transactions", "transaction committed (2)", "transaction aborted (1)", "transaction unknown (1)")
+    for label in told:
+        assert label in texts, label
