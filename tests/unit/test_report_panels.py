@@ -182,7 +182,8 @@ def _empty(hdir: Path) -> Path:
 
 def test_the_transactions_lane_shows_each_outcome_and_the_gaps(tmp_path: Path) -> None:
     with HistoryWriter(tmp_path, "run") as w:
-        spans = ((1.0, 2.0, "committed"), (3.0, 4.0, "aborted"), (5.0, None, "unknown"), (9.0, 10.0, "committed"))
+        spans = ((1.0, 2.0, "committed"), (3.0, 4.0, "aborted"), (5.0, None, "unknown"),
+                 (9.0, 10.0, "committed"))  # fmt: skip
         for n, (begin, end, outcome) in enumerate(spans):
             ended = None if end is None else T0 + end
             w.append("transactions", {"transaction_id": f"x-{n}", "producer_id": "tp", "transactional_id": "tx",
