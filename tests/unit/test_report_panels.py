@@ -186,8 +186,8 @@ def test_the_transactions_lane_shows_each_outcome_and_the_gaps(tmp_path: Path) -
                  (9.0, 10.0, "committed"))  # fmt: skip
         for n, (begin, end, outcome) in enumerate(spans):
             ended = None if end is None else T0 + end
-            w.append("transactions", {"transaction_id": f"x-{n}", "producer_id": "tp", "transactional_id": "tx",
-                                      "begin_ts": T0 + begin, "end_ts": ended, "outcome": outcome})  # fmt: skip
+            txn = {"transaction_id": f"x-{n}", "producer_id": "tp", "transactional_id": "tx"}
+            w.append("transactions", {**txn, "begin_ts": T0 + begin, "end_ts": ended, "outcome": outcome})
     s = Scenario("s", "s.html")
     s.transactions = transaction_spans(tmp_path, [])
     assert s.transactions is not None and [t.outcome for t in s.transactions] == [
