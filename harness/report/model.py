@@ -473,6 +473,19 @@ class Scenario:
         return self.schedule_entries
 
     @property
+    def schedule_origin(self) -> float | None:
+        """When the schedule's clock read 0, in epoch seconds: the first recorded inject
+        less the planned start of the first planned entry of its fault (the schedule
+        starts once the workload has warmed up, so its clock runs behind the page's).
+        None without a planned and an injected fault to pair."""
+        injects = [a for a in self.fault_actions if a.action == "inject"]
+        if not injects or not self.planned:
+            return None
+        first = min(injects, key=lambda a: a.ts)
+        starts = [e.start_s for e in self.planned if e.fault == first.fault]
+        return first.ts - min(starts) if starts else None
+
+    @property
     def title(self) -> str:
         return self.config.title if self.config and self.config.title else self.id
 

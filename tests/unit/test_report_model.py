@@ -487,3 +487,13 @@ tests/chaos/test_explore.py:40: AssertionError"""
     assert test.summary == "AssertionError: verdict: truncated=8 exceeds max 0; verdict: lost=8 exceeds max 0"
     bare = SessionTest("t", "test", "error", "setup", "RuntimeError: no cluster", 1.0, None)
     assert bare.summary == "RuntimeError: no cluster"
+
+
+def test_the_schedule_clock_is_placed_by_the_first_inject() -> None:
+    from harness.report.model import FaultAction, ScheduleEntry
+
+    planned = [ScheduleEntry(5.0, 10.0, "kill", {}), ScheduleEntry(2.0, 1.0, "cut", {})]
+    s = Scenario("s", "s.html", schedule_entries=planned)
+    assert s.schedule_origin is None  # nothing injected
+    s.fault_actions = [FaultAction(112.0, "kill", "inject", "kafka-0", "ok", True)]
+    assert s.schedule_origin == 107.0
