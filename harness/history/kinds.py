@@ -54,13 +54,15 @@ _NEEDS = {
 @dataclass(frozen=True)
 class AnomalyKind:
     """One anomaly kind. ``definition`` and ``unit`` are docs/HISTORY.md's words (Markdown);
-    ``detail`` tells one example in a sentence a reviewer can check against the log."""
+    ``detail`` tells one example in a sentence a reviewer can check against the log, and
+    ``example`` is such an example's facts."""
 
     name: str
     family: Family
     definition: str
     unit: str
     detail: Callable[[Facts], str]
+    example: Facts  # one example's facts, as its sweep names them: shows and tests ``detail``
 
 
 def _held(f: Facts) -> str:
@@ -127,6 +129,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "judged outcome `acked`, and no copy of the message anywhere on the final log",
         "message",
         lambda f: f"acknowledged at offset {f['offset']}; absent from the final log ({_held(f)})",
+        {"offset": 7, "holder": "p-9"},
     ),
     AnomalyKind(
         "duplicate", M,
@@ -134,6 +137,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "several (never-sent ids too; records without an id never)",
         "extra copies (`copies − 1`)",
         lambda f: f"{f['aux']} copies on the final log; last copy at offset {f['offset']}",
+        {"offset": 7, "aux": 3},
     ),
     AnomalyKind(
         "truncated", M,
@@ -147,6 +151,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "polled position of a message: one message read at three such positions counts 3, two "
         "messages read at one such position count 2; acknowledged message",
         lambda f: f"read or acknowledged at offset {f['offset']}; {_held(f)}",
+        {"offset": 7, "holder": None},
     ),
     AnomalyKind(
         "unexpected", M,
@@ -155,12 +160,14 @@ KINDS: tuple[AnomalyKind, ...] = (
         "distinct position: however many such records were logged or read there, and however "
         "often, it counts once, in that position's partition",
         lambda f: f"never sent; found at offset {f['offset']}",
+        {"offset": 7},
     ),
     AnomalyKind(
         "aborted_read", M,
         "judged outcome `failed` (definitive) yet on the final log",
         "message",
         lambda f: f"send failed definitively, yet on the final log at offset {f['offset']}",
+        {"offset": 7},
     ),
     AnomalyKind(
         "reordered", M,
@@ -173,6 +180,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         lambda f: (
             f"at offset {f['offset']}, below seq {f['aux']} of the same producer, which was sent before it"
         ),
+        {"offset": 7, "aux": 12},
     ),
     AnomalyKind(
         "unseen", M,
@@ -180,6 +188,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "position (consumer-side; kept apart from loss)",
         "message",
         lambda f: f"on the final log at offset {f['offset']}, never polled by a live consumer",
+        {"offset": 7},
     ),
     AnomalyKind(
         "poll_skip", G,
@@ -195,6 +204,8 @@ KINDS: tuple[AnomalyKind, ...] = (
         "offset count 2, and an offset inside two gaps of one member (possible only after a "
         "step back) counts in each",
         _poll_skip,
+        {"consumer_id": "c-1", "grp": "g", "assignment": 2, "offset": 9, "prev": 4, "n": 4, "first": 5,
+         "lo": 0, "first_read": False},
     ),
     AnomalyKind(
         "nonmonotonic_poll", G,
@@ -203,6 +214,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "rebalance is not a step back",
         "backward step: one per such pair",
         lambda f: f"{_member(f)} read offset {f['offset']} right after offset {f['prev']}, not above it",
+        {"consumer_id": "c-1", "grp": "g", "assignment": None, "offset": 3, "prev": 4},
     ),
     AnomalyKind(
         "commit_regression", G,
@@ -213,6 +225,7 @@ KINDS: tuple[AnomalyKind, ...] = (
             f"{f['consumer_id']} committed offset {f['offset']} for group {f['grp']}, "
             f"below the offset {f['prev']} committed before it"
         ),
+        {"consumer_id": "c-1", "grp": "g", "offset": 3, "prev": 4},
     ),
     AnomalyKind(
         "commit_beyond_read", G,
@@ -224,6 +237,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "transactions' records) is not counted",
         "commit",
         _commit_beyond_read,
+        {"consumer_id": "c-1", "grp": "g", "offset": 9, "lo": 5, "first": 6},
     ),
     AnomalyKind(
         "txn_aborted_read", T,
@@ -234,6 +248,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "here)",
         "message, in its home partition",
         _txn_aborted_read,
+        {"tid": "t-1", "reader": "c-2", "reader_iso": "read_uncommitted", "drain_gave": True},
     ),
     AnomalyKind(
         "txn_uncommitted_read", T,
@@ -246,6 +261,7 @@ KINDS: tuple[AnomalyKind, ...] = (
             f"consumer {f['early_reader']} ({READ_COMMITTED}) polled it "
             f"{f['end_req'] - f['early_ts']:.3f} s before transaction {f['tid']} asked to commit"
         ),
+        {"tid": "t-1", "early_reader": "c-2", "end_req": 10.5, "early_ts": 10.25},
     ),
     AnomalyKind(
         "txn_lost", T,
@@ -257,6 +273,7 @@ KINDS: tuple[AnomalyKind, ...] = (
             f"transaction {f['tid']} was committed, yet none of its {_plural(f['n'], 'message')} "
             "is readable under read_committed on the final log"
         ),
+        {"tid": "t-1", "n": 3},
     ),
     AnomalyKind(
         "txn_partial", T,
@@ -264,6 +281,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "record readable under read_committed",
         "transaction, as `txn_lost`",
         _txn_partial,
+        {"tid": "t-1", "n": 3, "k": 1},
     ),
     AnomalyKind(
         "pipeline_duplicate", P,
@@ -273,6 +291,7 @@ KINDS: tuple[AnomalyKind, ...] = (
             f"group {f['grp']} turned the input record at offset {f['o']} into {f['k']} visible "
             f"outputs; the first is {f['first_out']}"
         ),
+        {"grp": "g", "o": 4, "k": 2, "first_out": "out-1"},
     ),
     AnomalyKind(
         "pipeline_lost", P,
@@ -283,6 +302,7 @@ KINDS: tuple[AnomalyKind, ...] = (
             f"group {f['grp']} committed past it (final offset {f['committed']}), yet none of its "
             "outputs is visible or acknowledged"
         ),
+        {"grp": "g", "committed": 9},
     ),
     AnomalyKind(
         "pipeline_orphan", P,
@@ -292,6 +312,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "record's split id; a null id on either side matches nothing)",
         "output message",
         _pipeline_orphan,
+        {"grp": "g", "o": 4, "held": "another", "holder": "in-3", "source_message_id": "in-4"},
     ),
 )  # fmt: skip
 

@@ -28,6 +28,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from harness.history import REBALANCE_ASSIGNED, REBALANCE_LOST, REBALANCE_REVOKED
 from harness.history import kinds as registry
 from harness.history.verdict import Bucket
 from harness.report.model import (
@@ -516,7 +517,8 @@ def _draw_migration(ax: Axes, lane: int, rows: list[str], phases: Sequence[Migra
 
 PANEL_HEIGHTS = {"sends": 3.0, "acks": 1.4, "latency": 1.4, "health": 1.1, "lag": 1.2}
 MAX_GROUPS = 4  # groups given lanes; beyond them the lag panel still has every one
-CHANGE_STYLE = {"assigned": ("^", "#228833"), "revoked": ("v", "#EE7733"), "lost": ("X", "#CC3311")}
+CHANGE_STYLE = {REBALANCE_ASSIGNED: ("^", "#228833"), REBALANCE_REVOKED: ("v", "#EE7733"),
+                REBALANCE_LOST: ("X", "#CC3311")}
 REREAD_COLOR = "#AA3377"
 TXN_LANE = "transactions"
 TXN_COLORS = {"committed": "#228833", "aborted": "#EE7733", "unknown": "#CC3311"}

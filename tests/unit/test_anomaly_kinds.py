@@ -11,7 +11,6 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -121,7 +120,7 @@ def test_the_history_page_holds_the_registry_s_tables() -> None:
 def test_a_changed_definition_makes_the_page_stale(monkeypatch: pytest.MonkeyPatch) -> None:
     page = HISTORY_PAGE.read_text()
     assert rendered(page) == page
-    changed = registry.AnomalyKind("lost", Family.MESSAGES, "gone", "message", KINDS[0].detail)
+    changed = registry.AnomalyKind("lost", Family.MESSAGES, "gone", "message", KINDS[0].detail, {})
     monkeypatch.setattr(registry, "KINDS", (changed, *KINDS[1:]))
     monkeypatch.setattr("harness.history.kinds_reference.KINDS", registry.KINDS)
     assert rendered(page) != page
@@ -129,28 +128,6 @@ def test_a_changed_definition_makes_the_page_stale(monkeypatch: pytest.MonkeyPat
         rendered(page.replace("kinds table: messages", "kinds table: elsewhere"))
 
 
-# One example's facts per kind, with the names its family's sweep gives them.
-FACTS: dict[str, dict[str, Any]] = {
-    "lost": {"offset": 7, "holder": "p-9"},
-    "duplicate": {"offset": 7, "aux": 3},
-    "truncated": {"offset": 7, "holder": None},
-    "unexpected": {"offset": 7},
-    "aborted_read": {"offset": 7},
-    "reordered": {"offset": 7, "aux": 12},
-    "unseen": {"offset": 7},
-    "poll_skip": {"consumer_id": "c-1", "grp": "g", "assignment": 2, "offset": 9, "prev": 4,
-                  "n": 4, "first": 5, "lo": 0, "first_read": False},
-    "nonmonotonic_poll": {"consumer_id": "c-1", "grp": "g", "assignment": None, "offset": 3, "prev": 4},
-    "commit_regression": {"consumer_id": "c-1", "grp": "g", "offset": 3, "prev": 4},
-    "commit_beyond_read": {"consumer_id": "c-1", "grp": "g", "offset": 9, "lo": 5, "first": 6},
-    "txn_aborted_read": {"tid": "t-1", "reader": "c-2", "reader_iso": "read_uncommitted", "drain_gave": True},
-    "txn_uncommitted_read": {"tid": "t-1", "early_reader": "c-2", "end_req": 10.5, "early_ts": 10.25},
-    "txn_lost": {"tid": "t-1", "n": 3},
-    "txn_partial": {"tid": "t-1", "n": 3, "k": 1},
-    "pipeline_duplicate": {"grp": "g", "o": 4, "k": 2, "first_out": "out-1"},
-    "pipeline_lost": {"grp": "g", "committed": 9},
-    "pipeline_orphan": {"grp": "g", "o": 4, "held": "another", "holder": "in-3", "source_message_id": "in-4"},
-}  # fmt: skip
 SENTENCES = {
     "lost": "acknowledged at offset 7; absent from the final log (final log holds p-9)",
     "truncated": "read or acknowledged at offset 7; final log holds nothing there",
@@ -167,11 +144,10 @@ SENTENCES = {
 }  # fmt: skip
 
 
-def test_every_kind_tells_an_example_from_its_sweep_s_facts() -> None:
-    assert set(FACTS) == set(ANOMALY_KINDS)
-    for name, facts in FACTS.items():
-        assert registry.detail(name, facts).strip(), name
+def test_every_kind_tells_its_example_from_its_sweep_s_facts() -> None:
+    for k in KINDS:
+        assert k.detail(k.example).strip(), k.name
     for name, sentence in SENTENCES.items():
-        assert registry.detail(name, FACTS[name]) == sentence
-    first = registry.detail("poll_skip", {**FACTS["poll_skip"], "first_read": True})
+        assert registry.detail(name, kind(name).example) == sentence
+    first = registry.detail("poll_skip", {**kind("poll_skip").example, "first_read": True})
     assert "first read offset 9, above its resume offset 0" in first
