@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness.history.verdict import VERDICT_SCHEMA_VERSION
 from spark_jobs.reconcile import reconcile
 from spark_jobs.session import build_session
 from spark_jobs.synthetic import SynthHistory
@@ -58,7 +59,7 @@ def test_cli_writes_verdict_and_exit_code(history: SynthHistory, tmp_path: Path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     verdict = json.loads(out.read_text())
     assert verdict["passed"] is True
-    assert verdict["schema_version"] == 1
+    assert verdict["schema_version"] == VERDICT_SCHEMA_VERSION
     assert set(verdict["rules"]) == set(verdict["kinds"])
 
 
