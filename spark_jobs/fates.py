@@ -25,13 +25,14 @@ RANGES_PER_KIND = 50  # per partition and kind; the verdict says how many more t
 class Located:
     """One message a send-side kind found: its send time and acknowledgement time, and
     the position it is placed at (its acknowledged offset if it has one, else where the
-    kind found it on the final log)."""
+    kind found it on the final log; None: neither, such as a lost send whose
+    acknowledgement carried no offset)."""
 
     kind: str
     key: tuple[int, int]  # (producer hash, seq): the message
     topic: str
     partition: int
-    offset: int
+    offset: int | None
     send_ts: float
     ack_ts: float | None
     outcome: str = "acked"  # the send's own, as the producer saw it
@@ -64,6 +65,8 @@ def offset_ranges(located: Iterable[Located]) -> dict[tuple[str, int], dict[str,
     offsets, in offset order; how many ranges there were in all)."""
     by_place: dict[tuple[str, int], dict[str, dict[int, float | None]]] = {}
     for f in located:
+        if f.offset is None:
+            continue
         offsets = by_place.setdefault((f.topic, f.partition), {}).setdefault(f.kind, {})
         if f.offset not in offsets or offsets[f.offset] is None:
             offsets[f.offset] = f.ack_ts

@@ -492,15 +492,19 @@ def _assemble(
 
 def _located(fated: Sequence[_Fate], sends: Mapping[tuple[int, int], _Sent]) -> list[fates.Located]:
     """The fated messages that were sent, each at its acknowledged position if it has one,
-    else where its kind found it. A never-sent record's copies (a duplicate of an id no
-    producer sent) have no send to place."""
+    else where its kind found it (none: a lost send acknowledged without an offset). A
+    never-sent record's copies (a duplicate of an id no producer sent) have no send to
+    place."""
     out = []
     for f in fated:
         sent = sends.get((f.P, f.S))
         if sent is None:
             continue
+        # No acknowledged offset (failed, in doubt, or acknowledged without one): where the
+        # kind found it, if that is a position; else it has a time but no place.
+        found_at = f.offset if 0 <= f.offset <= plan.MAX_OFFSET else None
         topic, partition, offset = (
-            (sent.topic, sent.partition, sent.offset) if sent.offset is not None else (*f.at, f.offset)
+            (sent.topic, sent.partition, sent.offset) if sent.offset is not None else (*f.at, found_at)
         )
         when = (sent.send_ts, sent.ack_ts, sent.outcome)
         out.append(fates.Located(f.kind, (f.P, f.S), topic, partition, offset, *when))

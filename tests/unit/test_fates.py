@@ -56,3 +56,10 @@ def test_ranges_are_kept_per_kind_and_cut_at_the_limit() -> None:
     assert (len(ranges), total) == (fates.RANGES_PER_KIND, fates.RANGES_PER_KIND + 5)
     assert ranges[0] == Range(0, 0, 1, None, None)
     assert placed["lost"] == ([Range(2, 2, 1, None, None)], 1)
+
+
+def test_a_send_without_a_position_has_a_fate_but_no_range() -> None:
+    nowhere = Located("lost", (7, 5), "t", 0, None, T0, T0 + 1)
+    assert fates.bucket_fates([nowhere], 1.0) == {T0: ({"lost": 1}, {"acked": 1})}
+    assert fates.offset_ranges([nowhere, _at("lost", 6, 9, 0.0, 1.0)])[("t", 0)]["lost"] == (
+        [Range(9, 9, 1, T0 + 1, T0 + 1)], 1)
