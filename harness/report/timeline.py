@@ -62,8 +62,7 @@ FATE_LAYERS = (
     ("failed", "failed", OUTCOME_COLORS["failed"]),
     ("unknown", "in doubt", OUTCOME_COLORS["unknown"]),
 )
-CLIP_QUANTILE = 0.98  # a rate axis is cut at 1.5 x this quantile when a burst dwarfs it
-CLIP_FACTOR = 1.5
+CLIP_FACTOR = 3.0  # a rate axis is cut at this many times its median when a burst dwarfs it
 FAULT_COLOR = "#BBBBBB"
 ACK_COLOR = OUTCOME_COLORS["acked"]
 ZK_GAP_COLOR = "#CCBB44"
@@ -305,7 +304,7 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
             + _group_legend(groups[:MAX_GROUPS]) + _txn_legend(txns),
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
-            ncol=5,
+            ncol=4,
             frameon=False,
             fontsize=8,
         )
@@ -590,12 +589,14 @@ def _draw_sends(ax: Axes, data: Series | None, empty: str) -> None:
 
 
 def clip_at(values: Sequence[float]) -> float | None:
-    """Where a rate axis is cut so that a burst does not flatten the rest: 1.5 x the 98th
-    percentile of the nonzero values, when the peak is above twice that; else None."""
+    """Where a rate axis is cut so that a burst does not flatten the rest: 3 x the median
+    of the nonzero values, when the peak is above twice that; else None. The median, not
+    a high quantile: a run whose acknowledgements all arrive in a few late bursts has
+    few nonzero buckets, and a high quantile of those is the burst itself."""
     nonzero = sorted(v for v in values if v > 0)
     if len(nonzero) < 10:
         return None
-    cap = CLIP_FACTOR * nonzero[min(len(nonzero) - 1, int(CLIP_QUANTILE * len(nonzero)))]
+    cap = CLIP_FACTOR * nonzero[len(nonzero) // 2]
     return cap if nonzero[-1] > 2 * cap else None
 
 

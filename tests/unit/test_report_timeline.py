@@ -81,13 +81,14 @@ def test_a_lost_send_is_drawn_lost_and_counted_so_in_the_legend() -> None:
 
 
 def test_a_burst_cuts_the_axis_and_says_where() -> None:
-    assert clip_at([200.0] * 50 + [8000.0]) == 300.0
-    assert clip_at([200.0] * 50 + [350.0]) is None  # no burst: nothing to cut
+    assert clip_at([200.0] * 50 + [8000.0]) == 600.0
+    assert clip_at([200.0] * 12 + [1200.0, 8000.0]) == 600.0  # a few bursts do not move the median
+    assert clip_at([200.0] * 50 + [1000.0]) is None  # no burst: nothing to cut
     assert clip_at([0.0, 8000.0]) is None  # too few to judge a burst
     buckets = [Bucket(T0 + i, 200, 0, 0) for i in range(50)] + [Bucket(T0 + 50, 8000, 0, 0)]
     svg = timeline_svg(_scenario(verdict=_verdict(buckets)), T0)
     assert svg is not None
-    assert "axis cut at 300; peak 8,000" in "".join(ElementTree.fromstring(svg).itertext())
+    assert "axis cut at 600; peak 8,000" in "".join(ElementTree.fromstring(svg).itertext())
 
 
 def test_series_of_nothing_is_none() -> None:
