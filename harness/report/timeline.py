@@ -265,7 +265,9 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
     with matplotlib.rc_context(
         {"svg.fonttype": "none", "svg.hashsalt": "kafka-chaos-report", "font.size": 9}
     ):
-        fig = _figure(rows, panels)
+        handles = (_legend(events, bool(faults), data, store if gaps else None) + _error_legend(errors)
+                   + _group_legend(groups[:MAX_GROUPS]) + _txn_legend(txns))  # fmt: skip
+        fig = _figure(rows, panels, len(handles))
         axes = _axes(fig, rows, panels)
         top, bottom = axes[0], axes[-1]
         panel = dict(zip(panels, axes[1:-1], strict=True))
@@ -300,11 +302,10 @@ def timeline_svg(scenario: Scenario, t0: float, end: float | None = None) -> str
         bottom.set_xlim(left, max(span_end, left + 1.0))
         bottom.set_xlabel("seconds since t0")
         top.legend(
-            handles=_legend(events, bool(faults), data, store if gaps else None) + _error_legend(errors)
-            + _group_legend(groups[:MAX_GROUPS]) + _txn_legend(txns),
+            handles=handles,
             loc="lower left",
             bbox_to_anchor=(0, 1.0),
-            ncol=4,
+            ncol=LEGEND_COLUMNS,
             frameon=False,
             fontsize=8,
         )
@@ -523,14 +524,19 @@ TXN_LANE = "transactions"
 TXN_COLORS = {"committed": "#228833", "aborted": "#EE7733", "unknown": "#CC3311"}
 
 
-def _figure(rows: Sequence[str], panels: Sequence[str] = ()) -> Figure:
-    """A figure with margins fixed in inches from the longest lane label.
+LEGEND_COLUMNS = 3
+
+
+def _figure(rows: Sequence[str], panels: Sequence[str] = (), legend_entries: int = 0) -> Figure:
+    """A figure with margins fixed in inches from the longest lane label and the
+    legend's rows above the plots.
 
     Cheaper than matplotlib's constrained layout (which draws the figure twice) and
     just as tidy here, where the only variable-width text is the lane labels.
     """
-    width, top, bottom = 10.0, 0.55, 0.5
-    height = 3.0 + 0.24 * len(rows) + 1.0 * len(panels)
+    width, bottom = 10.0, 0.5
+    top = 0.25 + 0.17 * max(math.ceil(legend_entries / LEGEND_COLUMNS), 2)
+    height = 2.7 + top + 0.24 * len(rows) + 1.0 * len(panels)
     left = 0.45 + 0.062 * max((len(_short(r)) for r in rows), default=8)
     fig = Figure(figsize=(width, height))
     fig.subplots_adjust(
