@@ -439,7 +439,7 @@ def _group_legend(groups: Sequence[GroupActivity]) -> list[Patch | Line2D]:
     if not groups:
         return []
     handles: list[Patch | Line2D] = [
-        Line2D([], [], linestyle="none", marker=marker, color=colour, label=event)
+        Line2D([], [], linestyle="none", marker=marker, color=colour, label=CHANGE_LABELS[event])
         for event, (marker, colour) in CHANGE_STYLE.items()
     ]
     handles.append(Line2D([], [], linestyle="none", marker="|", color="#222222", label="commit"))
@@ -519,6 +519,9 @@ PANEL_HEIGHTS = {"sends": 3.0, "acks": 1.4, "latency": 1.4, "health": 1.1, "lag"
 MAX_GROUPS = 4  # groups given lanes; beyond them the lag panel still has every one
 CHANGE_STYLE = {REBALANCE_ASSIGNED: ("^", "#228833"), REBALANCE_REVOKED: ("v", "#EE7733"),
                 REBALANCE_LOST: ("X", "#CC3311")}
+# Named for the member, not the record: a partition "lost" by a member is not a lost record.
+CHANGE_LABELS = {REBALANCE_ASSIGNED: "partitions assigned", REBALANCE_REVOKED: "partitions revoked",
+                 REBALANCE_LOST: "partitions lost by a member"}
 REREAD_COLOR = "#AA3377"
 TXN_LANE = "transactions"
 TXN_COLORS = {"committed": "#228833", "aborted": "#EE7733", "unknown": "#CC3311"}
