@@ -108,16 +108,22 @@ class Fault(ABC):
             log.record(self.describe(), "inject", resolved, outcome_ok(detail), started)
             return resolved
 
-    def heal(self, cluster: ClusterControl, log: EventLog | None = None) -> bool:
+    def heal(self, cluster: ClusterControl, log: EventLog | None = None, reason: str = "") -> bool:
         """Undo the damage; a no-op (returning False) when nothing is injected.
 
-        The event goes to ``log``, or to the log the fault was injected with. A failed
-        heal keeps the fault registered so that a later heal or heal_all retries it.
+        The event goes to the log the fault was injected with, so a heal lands in the
+        same history as its inject (a fault the harness injected for its own set-up,
+        with a log of its own, never shows up in a scenario's history as a lone heal);
+        ``log`` is for a fault injected without one. ``reason`` says why the heal came
+        from somewhere other than the fault's own schedule, and leads the outcome's
+        detail. A failed heal keeps the fault registered so that a later heal or
+        heal_all retries it.
         """
         with self._lock:
             if self._resolved is None:
                 return False
-            target_log = log or self._log or EventLog()
+            # Not `or`: an EventLog with no event yet is falsy (it has a length).
+            target_log = self._log if self._log is not None else log if log is not None else EventLog()
             resolved = self._resolved
             started = now()
             try:
@@ -127,7 +133,8 @@ class Fault(ABC):
                 raise
             self._resolved, self._log = None, None
             _ACTIVE.remove(cluster.run_id, self)
-            target_log.record(self.describe(), "heal", resolved, outcome_ok(detail), started)
+            said = "; ".join(part for part in (reason, detail) if part)
+            target_log.record(self.describe(), "heal", resolved, outcome_ok(said), started)
             return True
 
     def __str__(self) -> str:

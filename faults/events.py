@@ -4,9 +4,12 @@ A verdict such as "messages were lost while zone a was isolated" is only checkab
 the history says exactly when each fault started and ended and which nodes it hit.
 Each event therefore carries both clocks: wall-clock time to line up with the
 producers' and consumers' records, monotonic time to measure gaps that a clock step
-cannot distort. The row layout is the ``faults`` table of :mod:`harness.history`
-(ts, mono, fault, action, targets as a JSON list, outcome); a writer's ``append`` can be
-given as the log's sink so events reach the history as they happen.
+cannot distort. An event also says when its action finished (``done_ts``): a heal that
+starts a node is done only once the node is back in the cluster, so the outage it ends
+runs until then, not until the process was started. The row layout is the ``faults``
+table of :mod:`harness.history` (ts, mono, fault, action, targets as a JSON list,
+outcome, done_ts); a writer's ``append`` can be given as the log's sink so events reach
+the history as they happen.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ OK = "ok"
 
 @dataclass(frozen=True)
 class FaultEvent:
-    """One inject or heal: when it started, what it was aimed at, how it ended."""
+    """One inject or heal: when it started and finished, what it was aimed at, how it ended."""
 
     ts: float
     mono: float
@@ -36,6 +39,7 @@ class FaultEvent:
     action: Action
     targets: tuple[str, ...]
     outcome: str
+    done_ts: float | None = None  # wall clock when the action finished (None: not recorded)
 
     @property
     def ok(self) -> bool:
@@ -49,6 +53,7 @@ class FaultEvent:
             "action": self.action,
             "targets": json.dumps(list(self.targets)),
             "outcome": self.outcome,
+            "done_ts": self.done_ts,
         }
 
     @classmethod
@@ -63,6 +68,7 @@ class FaultEvent:
             action=action,
             targets=tuple(json.loads(row["targets"] or "[]")),
             outcome=str(row["outcome"]),
+            done_ts=None if row.get("done_ts") is None else float(row["done_ts"]),
         )
 
 
@@ -95,9 +101,11 @@ class EventLog:
         outcome: str,
         started: tuple[float, float] | None = None,
     ) -> FaultEvent:
-        """Append an event; ``started`` is the (wall, monotonic) time the action began."""
-        ts, mono = started or now()
-        event = FaultEvent(ts, mono, fault, action, tuple(targets), outcome)
+        """Append an event; ``started`` is the (wall, monotonic) time the action began, and
+        the event is recorded when the action has finished (its ``done_ts``)."""
+        done = time.time()
+        ts, mono = started or (done, time.monotonic())
+        event = FaultEvent(ts, mono, fault, action, tuple(targets), outcome, done)
         with self._lock:
             self._events.append(event)
         if self._sink is not None:

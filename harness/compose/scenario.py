@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from harness import history as hist
+from harness.cluster.log_excerpts import Stretch, write_excerpts
 from harness.cluster.migration.driver import MIRROR_TIMEOUT_S, STEP_TIMEOUT_S, MigrationDriver
 from harness.cluster.migration.plan import MigrationSpec, Phase, Step, phases_of
 from harness.cluster.migration.readers import MetadataUnread, kraft_snapshot, step, zookeeper_snapshot
@@ -413,6 +414,7 @@ class ScenarioRun:
         heal_started = time.time()
         heal_all(self.cluster, self.log)
         self._check_fault_events()
+        self._keep_node_logs()
         isr = self._poll_isr_after_heal(heal_started)
         self._stop_sampler()
         transactional = (any(p.transaction_size is not None for p in self.spec.producers)
@@ -456,6 +458,22 @@ class ScenarioRun:
         healed = len(self.log) - injected
         self.check("faults injected and healed without error", not failed,
                    "; ".join(failed) or f"{injected} injections and {healed} heals, all ok")
+
+    def _keep_node_logs(self) -> None:
+        """Every node's log around each fault window, for the page (passing or not)."""
+        stretches: list[Stretch] = []
+        open_: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+        for event in self.log:
+            key = (event.fault, event.targets)
+            if event.action == "inject":
+                open_.setdefault(key, []).append(event.ts)
+            elif open_.get(key):
+                label = f"{event.fault} {', '.join(event.targets)}".strip()
+                stretches.append(Stretch(label, open_[key].pop(0), event.done_ts or event.ts))
+        now = time.time()
+        stretches += [Stretch(f"{fault} {', '.join(targets)} (never healed)", start, now)
+                      for (fault, targets), starts in open_.items() for start in starts]
+        write_excerpts(self.cluster, stretches, self.dir)
 
     # -- broker settings -------------------------------------------------------------------
     def _refuse_missing_broker_settings(self) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 MANIFEST = "manifest.json"
 
 # Manifest statuses. Only a "complete" history may be judged: a "running" one is still
@@ -111,6 +111,7 @@ FAULTS_SCHEMA = pa.schema(
         pa.field("action", pa.string(), nullable=False),
         pa.field("targets", pa.string()),
         pa.field("outcome", pa.string()),
+        pa.field("done_ts", pa.float64()),
     ]
 )
 

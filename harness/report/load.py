@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from faults.schedule import entry_words
+from harness.cluster.log_excerpts import NODE_LOGS
 from harness.errors import ChaosError
 from harness.history import (
     OUTCOME_ACKED,
@@ -43,6 +44,7 @@ from harness.history.fields import (
 )
 from harness.history.gaps import longest_gaps
 from harness.report.load_faults import (
+    explain_overruns,
     fault_action,
     fault_rows,
     fault_windows,
@@ -375,6 +377,7 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
     if (sdir / "metadata.json").is_file():
         scenario.metadata = _parse(_metadata, _read_json(sdir / "metadata.json", p), "metadata.json", p)
     scenario.diagnostics = _diagnostics(sdir)
+    scenario.node_logs = _files_under(sdir, NODE_LOGS)
     return scenario
 
 
@@ -395,7 +398,7 @@ def _load_faults(scenario: Scenario, sdir: Path, run_started: float | None) -> N
     if rows:
         scenario.fault_actions = [fault_action(r) for r in rows]
         scenario.fault_actions_source = source
-        scenario.faults = fault_windows(rows)
+        scenario.faults = explain_overruns(fault_windows(rows), scenario.planned)
     elif scenario.planned:
         anchor = (scenario.history.started if scenario.history else None) or run_started
         scenario.faults = planned_faults(scenario.planned, anchor)
@@ -404,7 +407,14 @@ def _load_faults(scenario: Scenario, sdir: Path, run_started: float | None) -> N
 def _diagnostics(sdir: Path) -> list[str]:
     """Files under <scenario>/diagnostics/ (container logs, znodes.json), relative to the
     run directory so the page links them from disk. Logs first, then the rest."""
-    ddir = sdir / DIAGNOSTICS
+    rel = _files_under(sdir, DIAGNOSTICS)
+    return sorted(rel, key=lambda r: (f"{sdir.name}/{DIAGNOSTICS}/logs/" not in r, r))
+
+
+def _files_under(sdir: Path, folder: str) -> list[str]:
+    """The files under <scenario>/<folder>/ (hidden ones left out), relative to the run
+    directory, in name order."""
+    ddir = sdir / folder
     if not ddir.is_dir():
         return []
     files = [
@@ -412,8 +422,7 @@ def _diagnostics(sdir: Path) -> list[str]:
         for f in ddir.rglob("*")
         if f.is_file() and not any(part.startswith(".") for part in f.relative_to(ddir).parts)
     ]
-    rel = [str(f.relative_to(sdir.parent)).replace(os.sep, "/") for f in files]
-    return sorted(rel, key=lambda r: (f"{sdir.name}/{DIAGNOSTICS}/logs/" not in r, r))
+    return sorted(str(f.relative_to(sdir.parent)).replace(os.sep, "/") for f in files)
 
 
 def _mapped(scenario: Scenario) -> set[tuple[str, int]]:

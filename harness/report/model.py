@@ -222,6 +222,10 @@ class ClusterEvent:
         return self.topic if self.partition is None else f"{self.topic}-{self.partition}"
 
 
+# A heal that took at least this long has its start shown beside its end.
+SLOW_HEAL_S = 1.0
+
+
 @dataclass(frozen=True)
 class FaultWindow:
     """When a fault was in force. ``end`` None: never healed within the recorded history.
@@ -237,10 +241,27 @@ class FaultWindow:
     ok: bool  # the inject and (if healed) the heal both reported "ok"
     approximate: bool = False
     errors: tuple[str, ...] = ()  # the error texts of a failed inject or heal, as recorded
+    # When the heal began; a node the heal started was out of the cluster until ``end``,
+    # and the window runs until then.
+    heal_began: float | None = None
+    overrun: str = ""  # why the window lasted longer than planned, in words ("" if it did not)
+
+    @property
+    def coming_back_s(self) -> float | None:
+        """How long the heal took when that is worth saying (a second or more): the nodes
+        it started were back in the cluster only then. None otherwise."""
+        if self.heal_began is None or self.end is None or self.end - self.heal_began < SLOW_HEAL_S:
+            return None
+        return self.end - self.heal_began
 
     @property
     def label(self) -> str:
         return f"{self.fault} {self.targets}".strip()
+
+    @property
+    def kind(self) -> str:
+        """The fault's kind, as the schedule names it (its description's first word)."""
+        return self.fault.split(" ", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -253,6 +274,7 @@ class FaultAction:
     targets: str
     outcome: str
     ok: bool
+    done: float | None = None  # when the action finished (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -426,6 +448,7 @@ class Scenario:
     migration: list[MigrationPhase] = field(default_factory=list)
     metadata: MetadataComparison | None = None  # metadata.json; None: no migration compared it
     diagnostics: list[str] = field(default_factory=list)  # relative to the run directory
+    node_logs: list[str] = field(default_factory=list)  # each node's log around the faults, likewise
     problems: list[str] = field(default_factory=list)
 
     @property

@@ -30,6 +30,8 @@ def _faults(scenario: Scenario, t0: float | None) -> str:
     named = []
     for f in scenario.faults[:MAX_FAULTS_NAMED]:
         healed = "never healed" if f.end is None else f"healed {f.end - f.start:.1f} s later"
+        if f.coming_back_s is not None:
+            healed += f", {f.coming_back_s:.1f} s of it coming back after the heal began"
         named.append(f"{f.label} at {rel(f.start, t0)} ({healed}{'' if f.ok else ', with an error'})")
     more = len(scenario.faults) - MAX_FAULTS_NAMED
     faults = "; ".join(named) + (f"; and {more} more" if more > 0 else "")

@@ -82,3 +82,24 @@ def test_a_target_that_resolves_to_nothing_injects_nothing() -> None:
     assert [(e.action, e.targets) for e in log] == [("inject", ())]
     assert log.events[0].outcome.startswith("error: TargetError")
     assert fault.heal(cluster) is False  # type: ignore[arg-type]
+
+
+def test_an_event_says_when_its_action_finished() -> None:
+    """A heal that starts a node is done when the node is back: the event keeps both."""
+    log = EventLog()
+    event = log.record("kill kafka-0", "heal", ("kafka-0",), "ok", started=(100.0, 5.0))
+    assert (event.ts, event.mono) == (100.0, 5.0)
+    assert event.done_ts is not None and event.done_ts > event.ts
+    assert FaultEvent.from_row(event.to_row()) == event
+
+
+def test_a_heal_goes_to_the_log_its_inject_went_to_with_its_reason() -> None:
+    """A fault the harness injected for its own set-up never lands in another log as a
+    lone heal, and a heal from elsewhere than the schedule says why."""
+    own, other, cluster, fault = EventLog(), EventLog(), FakeCluster(), Damage()
+    other.record("cut zone a", "inject", ("a",), "ok")
+    fault.inject(cluster, own)  # type: ignore[arg-type]
+    assert fault.heal(cluster, other, reason="healed by the harness") is True  # type: ignore[arg-type]
+    assert [e.fault for e in other] == ["cut zone a"]
+    assert [(e.action, e.outcome) for e in own] == [("inject", "ok: done"),
+                                                    ("heal", "ok: healed by the harness")]

@@ -124,7 +124,7 @@ def test_write_batch(tmp_path: Path) -> None:
         (lambda p: (p / "manifest.json").write_text("{nope"), "not valid JSON"),
         (lambda p: [f.unlink() for f in (p / "polls").glob("*.parquet")], "table polls"),
         (lambda p: [f.unlink() for f in (p / "final_offsets").glob("*.parquet")], "table final_offsets"),
-        (lambda p: _patch(p, schema_version=7), "schema_version 7, this reconciliation reads version 8"),
+        (lambda p: _patch(p, schema_version=7), "schema_version 7, this reconciliation reads version 9"),
         (lambda p: _patch(p, schema_version=99), "schema_version 99"),
         (lambda p: _patch(p, status="running"), "still being written"),
         (lambda p: _patch(p, scenario={"expectations": {"lost": "maybe"}}), "'lost'"),
@@ -319,4 +319,4 @@ def test_final_offsets_and_transactional_commits_round_trip(tmp_path: Path) -> N
     tables = dict(iter_tables(tmp_path / "h"))
     assert tables["final_offsets"].to_pylist() == looked_up
     assert tables["commits"].to_pylist() == [commit]
-    assert SCHEMA_VERSION == 8
+    assert SCHEMA_VERSION == 9

@@ -55,7 +55,11 @@ def key_coordinated_by(cluster: Cluster, topic: str, create: Callable[[], None],
     back first."""
     leaders = coordinator_topic_leaders(cluster, topic, create)
     if broker not in leaders.values():
-        PreferredLeaderElection(topic).inject(cluster, EventLog())
+        # The harness's own set-up, before the scenario records anything: its events stay
+        # in a log of their own, and the election (done when it returns) is closed at once.
+        election, setup_log = PreferredLeaderElection(topic), EventLog()
+        election.inject(cluster, setup_log)
+        election.heal(cluster, setup_log)
         leaders = coordinator_topic_leaders(cluster, topic, create)
     for n in range(10_000):
         key = f"{prefix}-{n}"
