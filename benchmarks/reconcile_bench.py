@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.history import ANOMALY_KINDS, GROUP_KINDS, TXN_KINDS
-from spark_jobs.synthetic import SynthSpec, generate
+from tests.synthetic.core import SynthSpec, generate
 
 ANOMALY_RATE = 1e-4  # of sends, per kind
 PAGE = os.sysconf("SC_PAGE_SIZE")

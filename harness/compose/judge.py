@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness import history as hist
 from harness.errors import describe_error
-from harness.history.kinds import kind
 
 if TYPE_CHECKING:
     from harness.history.verdict import Verdict
@@ -30,9 +29,6 @@ if TYPE_CHECKING:
 # some scenarios need). A pass never run before costs its own class loading and code
 # generation, seconds on a machine busy with a cluster; a verdict asked for while the
 # warm-up runs interrupts it and takes the session as warm as it got.
-WARM_UP_SENDS = 200
-WARM_UP_ANOMALIES = {kind("lost").name: 1, kind("duplicate").name: 1, kind("unexpected").name: 1}
-WARM_UP_STAGES = ({"anomalies": WARM_UP_ANOMALIES}, {"groups": True, "transactions": True, "pipelines": True})
 # How often a waiting verdict (or close) interrupts the warm-up's jobs again: one started
 # after the last interrupt would otherwise run to its end.
 INTERRUPT_EVERY_S = 0.2
@@ -53,7 +49,7 @@ class Judge:
         self._warm_judging = False
         self.warm_up_error: str | None = None
         self.warm_up_s: float | None = None
-        self.warm_up_stages = 0  # of WARM_UP_STAGES, judged
+        self.warm_up_stages = 0  # of spark_jobs.warm_up's histories, judged
 
     def _session(self) -> Any:
         """The session, started on first use; callers hold the lock."""
@@ -75,17 +71,16 @@ class Judge:
 
     def _warm(self) -> None:
         from spark_jobs.reconcile import reconcile
-        from spark_jobs.synthetic import SynthSpec, generate
+        from spark_jobs.warm_up import warm_up_histories, write_history
 
         started = time.monotonic()
         try:
-            for stage in WARM_UP_STAGES:
+            for shipped in warm_up_histories():
                 with self._lock:
                     if self._wanted.is_set():
                         break
                     with tempfile.TemporaryDirectory(prefix="kafka-chaos-warm-") as folder:
-                        spec = SynthSpec(sends=WARM_UP_SENDS, partitions=2, producers=2, consumers=1, **stage)
-                        generate(spec, folder)
+                        write_history(shipped, Path(folder))
                         spark = self._session()
                         with self._state:
                             self._warm_judging = True

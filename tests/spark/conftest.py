@@ -19,7 +19,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from spark_jobs.session import build_session
-from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
+from tests.synthetic.core import SynthHistory, SynthSpec, generate
 
 # local-cluster starts real worker and executor JVMs through $SPARK_HOME/bin/spark-class;
 # a pip-installed pyspark ships that script inside the package directory.

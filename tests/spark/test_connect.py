@@ -20,8 +20,8 @@ from pyspark.sql import SparkSession
 from harness.history import ANOMALY_KINDS
 from spark_jobs.reconcile import reconcile
 from spark_jobs.session import REMOTE_ENV, build_session, parallelism
-from spark_jobs.synthetic import EDGE_CASES, SynthHistory, SynthSpec, generate
 from tests.reference_checker import check
+from tests.synthetic.core import EDGE_CASES, SynthHistory, SynthSpec, generate
 from tests.unit import test_reconcile_properties as properties
 from tests.unit import test_reference_checker_spark as reference
 

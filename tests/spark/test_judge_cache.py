@@ -16,7 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
 from spark_jobs import plan, reconcile, transactions
-from spark_jobs.synthetic import SynthSpec, generate
+from tests.synthetic.core import SynthSpec, generate
 
 pytestmark = pytest.mark.spark
 NOT_CACHED = StorageLevel(False, False, False, False)

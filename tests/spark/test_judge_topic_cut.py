@@ -15,7 +15,7 @@ pytest.importorskip("pyspark")
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_jobs import groups, pipeline_sweep, pipelines, plan, reconcile
-from spark_jobs.synthetic import SynthSpec, generate
+from tests.synthetic.core import SynthSpec, generate
 
 pytestmark = pytest.mark.spark
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.compose.judge import WARM_UP_STAGES, Judge
-from spark_jobs.synthetic import SynthSpec, generate
+from harness.compose.judge import Judge
+from spark_jobs.warm_up import warm_up_histories
+from tests.synthetic.core import SynthSpec, generate
 
 pytestmark = pytest.mark.spark
 
@@ -67,7 +68,7 @@ def test_a_warm_up_left_alone_judges_every_stage(tmp_path: Path) -> None:
     finally:
         judge.close()
     assert judge.warm_up_error is None
-    assert judge.warm_up_stages == len(WARM_UP_STAGES)
+    assert judge.warm_up_stages == len(warm_up_histories()) == 2
 
 
 def test_closing_the_judge_interrupts_its_warm_up() -> None:

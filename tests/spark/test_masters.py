@@ -14,7 +14,7 @@ import pytest
 from harness.history.verdict import VERDICT_SCHEMA_VERSION
 from spark_jobs.reconcile import reconcile
 from spark_jobs.session import build_session
-from spark_jobs.synthetic import SynthHistory
+from tests.synthetic.core import SynthHistory
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import assume
 
-from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
+from tests.synthetic.core import SynthHistory, SynthSpec, generate
 
 
 def generated(spec: SynthSpec, root: str) -> SynthHistory:

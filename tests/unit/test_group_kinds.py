@@ -18,8 +18,8 @@ import pytest
 
 from harness.history import ANOMALY_KINDS, GROUP_KINDS, HistoryWriter
 from spark_jobs.groups import has_group_data
-from spark_jobs.synthetic import SynthSpec, generate
 from tests.reference_checker import check
+from tests.synthetic.core import SynthSpec, generate
 
 pyspark = pytest.importorskip("pyspark")
 

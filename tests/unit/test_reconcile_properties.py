@@ -1,6 +1,6 @@
 """Property tests of the reconciliation: it finds exactly what was planted, nothing else.
 
-Histories come from ``spark_jobs.synthetic``, which plants each anomaly kind without
+Histories come from ``tests.synthetic.core``, which plants each anomaly kind without
 touching any other kind and records the planted counts per partition; hypothesis chooses
 the shape (sizes, producers, partitions, whether a consumer group reads the partitions,
 whether transactional producers write beside the others) and how many of each kind to
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from harness.history import ANOMALY_KINDS, GROUP_KINDS, PIPELINE_KINDS, TXN_KINDS
 from harness.history.verdict import VERDICT_SCHEMA_VERSION, Findings
-from spark_jobs.synthetic import SynthHistory, SynthSpec, generate
+from tests.synthetic.core import SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
 
 pyspark = pytest.importorskip("pyspark")

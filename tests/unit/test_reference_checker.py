@@ -38,8 +38,8 @@ from harness.history import (
     TXN_UNKNOWN,
     HistoryWriter,
 )
-from spark_jobs.synthetic import EDGE_CASES, TXN_EDGES, SynthHistory, SynthSpec, generate
 from tests.reference_checker import Verdict, check
+from tests.synthetic.core import EDGE_CASES, TXN_EDGES, SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
 
 # The kinds and edge cases before schema 6's transactions: what the older generated tests

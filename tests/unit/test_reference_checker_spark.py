@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from harness.history import ANOMALY_KINDS
 from harness.history.verdict import Example, Findings
-from spark_jobs.synthetic import SynthSpec
 from tests.reference_checker import Finding, Verdict, check
+from tests.synthetic.core import SynthSpec
 from tests.unit.test_reference_checker import (
     CASES,
     PIPELINE_CASES,

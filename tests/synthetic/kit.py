@@ -1,4 +1,4 @@
-"""The pieces every part of a synthetic chunk shares (``spark_jobs.synthetic`` builds the
+"""The pieces every part of a synthetic chunk shares (``tests.synthetic.core`` builds the
 chunk; ``synthetic_group`` and ``synthetic_txn`` add its consumer group and its
 transactions): the ground truth being planted, and the array helpers that lay rows out
 the way a sound run leaves them."""

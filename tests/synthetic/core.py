@@ -21,13 +21,13 @@ How each kind is planted (on disjoint sets of messages):
 - unseen: an acknowledged message on the log whose polls are dropped.
 
 With ``SynthSpec.groups`` (or any group kind or group edge planted) the chunk also has a
-consumer group (``spark_jobs.synthetic_group`` says how, and how its kinds are planted);
+consumer group (``tests.synthetic.group`` says how, and how its kinds are planted);
 with ``SynthSpec.transactions`` (or any transaction kind or edge planted) transactional
-producers (``spark_jobs.synthetic_txn``).
+producers (``tests.synthetic.txn``).
 
 With ``SynthSpec.pipelines`` (or any pipeline kind planted) a pipeline group also read
 the chunk's final log and wrote outputs to a topic of its own (schema 7;
-``spark_jobs.synthetic_pipeline`` says how, and how its kinds are planted).
+``tests.synthetic.pipeline`` says how, and how its kinds are planted).
 
 Besides, ``SynthSpec.edges`` plants the edge cases of docs/HISTORY.md's rules, each with
 the fixed counts listed in ``EDGE_CASES`` (several records read at one offset, a message
@@ -58,9 +58,9 @@ from harness.history import (
     TXN_KINDS,
     HistoryWriter,
 )
-from spark_jobs import synthetic_pipeline
-from spark_jobs.synthetic_group import ConsumerGroup
-from spark_jobs.synthetic_kit import (
+from tests.synthetic import pipeline as synthetic_pipeline
+from tests.synthetic.group import ConsumerGroup
+from tests.synthetic.kit import (
     ZONES,
     Picker,
     Truth,
@@ -69,7 +69,7 @@ from spark_jobs.synthetic_kit import (
     rank_within,
     strings,
 )
-from spark_jobs.synthetic_txn import Transactions
+from tests.synthetic.txn import Transactions
 
 GHOST = "ghost"
 BEYOND_LOST = 1_000_000  # acknowledged offsets of lost messages start this far past the end

@@ -1,6 +1,6 @@
 """A consume-transform-produce pipeline planted on a synthetic chunk (schema 7).
 
-``spark_jobs.synthetic`` builds a chunk's input (sends, final log, polls, and its other
+``tests.synthetic.core`` builds a chunk's input (sends, final log, polls, and its other
 plants); this module adds a pipeline group that read that input and wrote one output per
 record to a topic of its own (``<topic>-out``), with the group's final offsets. The
 outputs are clean in every other kind's eyes: acknowledged where the final log holds

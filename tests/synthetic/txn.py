@@ -1,4 +1,4 @@
-"""The transactions of a synthetic chunk (``spark_jobs.synthetic`` builds the rest of it).
+"""The transactions of a synthetic chunk (``tests.synthetic.core`` builds the rest of it).
 
 With ``SynthSpec.transactions`` (or any transaction kind or edge planted) the chunk also has
 ``txn_producers`` transactional producers (schema 6; ``Transactions``): each of their sends is in
@@ -41,10 +41,10 @@ from harness.history import (
     TXN_UNKNOWN,
     HistoryWriter,
 )
-from spark_jobs.synthetic_kit import ZONES, Picker, Truth, message_ids, offsets_in_send_order, strings
+from tests.synthetic.kit import ZONES, Picker, Truth, message_ids, offsets_in_send_order, strings
 
 if TYPE_CHECKING:
-    from spark_jobs.synthetic import ChunkBuilder
+    from tests.synthetic.core import ChunkBuilder
 
 
 # A transaction's kind: orphans have no row, doubled ones two (committed, then aborted);

@@ -1,4 +1,4 @@
-"""The consumer group of a synthetic chunk (``spark_jobs.synthetic`` builds the rest of it).
+"""The consumer group of a synthetic chunk (``tests.synthetic.core`` builds the rest of it).
 
 With ``SynthSpec.groups`` (or any group kind or group edge planted) the chunk also has a
 consumer group (``spark_jobs.groups``; docs/HISTORY.md): each partition's reads up to its
@@ -34,10 +34,10 @@ from harness.history import (
     REBALANCES_SCHEMA,
     HistoryWriter,
 )
-from spark_jobs.synthetic_kit import ZONES, Truth, rank_within, strings
+from tests.synthetic.kit import ZONES, Truth, rank_within, strings
 
 if TYPE_CHECKING:
-    from spark_jobs.synthetic import ChunkBuilder
+    from tests.synthetic.core import ChunkBuilder
 
 GROUP = "synthetic-group"
 
