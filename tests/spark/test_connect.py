@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from harness.history import ANOMALY_KINDS
 from spark_jobs.reconcile import reconcile
 from spark_jobs.session import REMOTE_ENV, build_session, parallelism
 from tests.reference_checker import check
-from tests.synthetic.core import EDGE_CASES, SynthHistory, SynthSpec, generate
+from tests.synthetic.core import EDGE_CASES, PLANTABLE_KINDS, SynthHistory, SynthSpec, generate
 from tests.unit import test_reconcile_properties as properties
 from tests.unit import test_reference_checker_spark as reference
 
@@ -60,7 +59,7 @@ def test_a_small_reconcile_agrees_with_the_reference(spark: SparkSession, histor
 
 def test_a_transactional_reconcile_agrees_with_the_reference(spark: SparkSession, tmp_path: Path) -> None:
     """Every kind and edge case planted, transactions and a consumer group included."""
-    spec = SynthSpec(sends=6_000, partitions=3, producers=3, anomalies=dict.fromkeys(ANOMALY_KINDS, 2),
+    spec = SynthSpec(sends=6_000, partitions=3, producers=3, anomalies=dict.fromkeys(PLANTABLE_KINDS, 2),
                      edges=dict.fromkeys(EDGE_CASES, 1), seed=13)  # fmt: skip
     truth = generate(spec, tmp_path)
     found = reconcile(spark, tmp_path, examples=5)

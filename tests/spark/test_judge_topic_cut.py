@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history import ANOMALY_KINDS
-
 pytest.importorskip("pyspark")
 
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_jobs import groups, pipeline_sweep, pipelines, plan, reconcile
-from tests.synthetic.core import SynthSpec, generate
+from tests.synthetic.core import PLANTABLE_KINDS, SynthSpec, generate
 
 pytestmark = pytest.mark.spark
 
@@ -25,7 +23,7 @@ def tables(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dic
     """A history with every kind planted: a group reads topic ``chaos``, a pipeline reads
     it and writes ``chaos-out``."""
     path = tmp_path_factory.mktemp("cut") / "h"
-    generate(SynthSpec(sends=2_000, anomalies=dict.fromkeys(ANOMALY_KINDS, 1), partitions=4, seed=11), path)
+    generate(SynthSpec(sends=2_000, anomalies=dict.fromkeys(PLANTABLE_KINDS, 1), partitions=4, seed=11), path)
     history = str(path)
     read = plan.tables(spark, history, transactions=True)
     read.update({t: plan.read(spark, history, t) for t in (*groups.TABLES, "final_offsets")})

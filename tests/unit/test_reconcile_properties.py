@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from harness.history import ANOMALY_KINDS, GROUP_KINDS, PIPELINE_KINDS, TXN_KINDS
 from harness.history.verdict import VERDICT_SCHEMA_VERSION, Findings
-from tests.synthetic.core import SynthHistory, SynthSpec, generate
+from tests.synthetic.core import PLANTABLE_KINDS, SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
 
 pyspark = pytest.importorskip("pyspark")
@@ -33,7 +33,7 @@ from spark_jobs.session import build_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 EXAMPLES = 3
-TXN_ERA_KINDS = tuple(k for k in ANOMALY_KINDS if k not in PIPELINE_KINDS)  # before pipelines
+TXN_ERA_KINDS = tuple(k for k in PLANTABLE_KINDS if k not in PIPELINE_KINDS)  # before pipelines
 BASE_KINDS = tuple(k for k in TXN_ERA_KINDS if k not in TXN_KINDS)  # before transactions
 SETTINGS_BASE = settings(
     deadline=None,
@@ -147,7 +147,7 @@ def test_clean_history_has_no_findings(spark: SparkSession, spec: SynthSpec) -> 
     _run(spark, spec)
 
 
-@pytest.mark.parametrize("kind", ANOMALY_KINDS)
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
 @_settings(2)
 @given(data=st.data())
 def test_each_kind_alone(spark: SparkSession, kind: str, data: st.DataObject) -> None:
@@ -186,7 +186,7 @@ def test_a_sound_pipeline_has_no_findings(spark: SparkSession, spec: SynthSpec) 
 
 
 @_settings(6)
-@given(spec=txn_specs(kinds=ANOMALY_KINDS), transactions=st.booleans())
+@given(spec=txn_specs(kinds=PLANTABLE_KINDS), transactions=st.booleans())
 def test_mixed_anomalies_with_pipelines(spark: SparkSession, spec: SynthSpec, transactions: bool) -> None:
     """Every kind, pipeline kinds included, with or without transactions and a group."""
     _run(spark, dataclasses.replace(spec, transactions=transactions))

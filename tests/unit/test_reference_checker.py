@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.history import (
-    ANOMALY_KINDS,
     PIPELINE_KINDS,
     READ_COMMITTED,
     READ_UNCOMMITTED,
@@ -38,13 +37,13 @@ from harness.history import (
     TXN_UNKNOWN,
     HistoryWriter,
 )
-from tests.reference_checker import Verdict, check
-from tests.synthetic.core import EDGE_CASES, TXN_EDGES, SynthHistory, SynthSpec, generate
+from tests.reference_checker import CHECKED_KINDS, Verdict, check
+from tests.synthetic.core import EDGE_CASES, PLANTABLE_KINDS, TXN_EDGES, SynthHistory, SynthSpec, generate
 from tests.unit._synth import generated
 
 # The kinds and edge cases before schema 6's transactions: what the older generated tests
 # plant, drawn in the same order as before, so that they keep testing the same histories.
-BASE_KINDS = tuple(k for k in ANOMALY_KINDS if k not in TXN_KINDS and k not in PIPELINE_KINDS)
+BASE_KINDS = tuple(k for k in PLANTABLE_KINDS if k not in TXN_KINDS and k not in PIPELINE_KINDS)
 BASE_EDGES = tuple(e for e in EDGE_CASES if e not in TXN_EDGES)
 
 # --------------------------------------------------------------------- writing small stories
@@ -641,7 +640,7 @@ def expected_counts(case: Case) -> dict[tuple[str, int], dict[str, int]]:
     """The case's counts per partition, every kind, as the verdict lists them."""
     out: dict[tuple[str, int], dict[str, int]] = {}
     for (kind, partition), count in case.counts.items():
-        out.setdefault((topic_of(case), partition), dict.fromkeys(ANOMALY_KINDS, 0))[kind] = count
+        out.setdefault((topic_of(case), partition), dict.fromkeys(CHECKED_KINDS, 0))[kind] = count
     return out
 
 
@@ -775,7 +774,7 @@ def _with_transactions(draw: st.DrawFn, spec: SynthSpec, max_each: int) -> Synth
 
 def assert_finds_what_was_planted(ref: Verdict, truth: SynthHistory) -> None:
     counts = ref.partition_counts()
-    for kind in ANOMALY_KINDS:
+    for kind in CHECKED_KINDS:
         got = {p: c[kind] for p, c in counts.items() if c[kind]}
         assert got == truth.expected[kind], kind
     for f in ref.findings:  # each finding is about a planted message (some id it may name)
@@ -798,7 +797,7 @@ def test_each_edge_case_alone_adds_its_listed_counts(edge: str, tmp_path: Path) 
                      edges={edge: 2}, seed=7)
     truth = generate(spec, tmp_path)
     counts = check(tmp_path).counts()
-    assert counts == {k: 2 * EDGE_CASES[edge].get(k, 0) for k in ANOMALY_KINDS}
+    assert counts == {k: 2 * EDGE_CASES[edge].get(k, 0) for k in CHECKED_KINDS}
     assert_finds_what_was_planted(check(tmp_path), truth)
     if edge in TXN_EDGES:
         assert_transactions_sound(tmp_path, truth)
@@ -909,7 +908,7 @@ def test_each_pipeline_kind_alone(kind: str, data: st.DataObject) -> None:
     with tempfile.TemporaryDirectory() as root:
         truth = generated(spec, root)
         ref = check(root)
-        assert ref.counts() == {k: sum(truth.expected[k].values()) for k in ANOMALY_KINDS}
+        assert ref.counts() == {k: sum(truth.expected[k].values()) for k in CHECKED_KINDS}
         assert_finds_what_was_planted(ref, truth)
 
 
@@ -922,7 +921,7 @@ def test_each_transaction_kind_alone(kind: str, data: st.DataObject) -> None:
     with tempfile.TemporaryDirectory() as root:
         truth = generated(spec, root)
         ref = check(root)
-        assert ref.counts() == {k: sum(truth.expected[k].values()) for k in ANOMALY_KINDS}
+        assert ref.counts() == {k: sum(truth.expected[k].values()) for k in CHECKED_KINDS}
         assert_finds_what_was_planted(ref, truth)
         assert_transactions_sound(root, truth)
 
