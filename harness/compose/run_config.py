@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from harness.cluster.node_config import format_value
-from harness.compose.rundir import write_json
 from harness.compose.scenario_spec import ScenarioSpec, TopicSpec, substitute
+from harness.files import write_json
 from harness.workload.driver import ConsumerSpec
 from harness.workload.pipeline import EXACTLY_ONCE, default_transactional_id
 

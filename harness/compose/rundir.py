@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.files import write_json
 from harness.report.model import RunStatus
 
 REPORTS_ENV = "KAFKA_CHAOS_REPORTS"
@@ -33,14 +34,6 @@ WORKERS_DIR = "workers"
 
 def reports_root() -> Path:
     return Path(os.environ.get(REPORTS_ENV, "reports")).absolute()
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write atomically so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    tmp.replace(path)
 
 
 class RunDirectory:

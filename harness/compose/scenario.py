@@ -35,10 +35,11 @@ from harness.compose.judge import Judge
 from harness.compose.measured import IsrPoll, measured, poll_isr_after_heal
 from harness.compose.probes import PROBE_TOPIC_SUFFIX, Looker, ProbeTaker
 from harness.compose.run_config import RunTopics, write_run_config
-from harness.compose.rundir import RunDirectory, write_json
+from harness.compose.rundir import RunDirectory
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
 from harness.compose.spec_check import ScenarioSpecError, topology_problems
 from harness.errors import ChaosError, describe_error
+from harness.files import write_json
 from harness.workload.driver import Workload, drain_final_log, record_final_offsets
 from harness.workload.pipeline import EXACTLY_ONCE
 

@@ -20,11 +20,11 @@ from faults.schedule import entry_words
 from harness.cluster.lifecycle import Cluster
 from harness.compose.chaos_run import ChaosRun
 from harness.compose.explore_round import checks_violated, violations, with_schedule
-from harness.compose.rundir import write_json
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
 from harness.explore.shrink import Shrinker, schedule_words
+from harness.files import write_json
 from harness.report.model import SHRINK_FILE
 
 Progress = Callable[[str], None]

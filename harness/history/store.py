@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from harness.files import write_atomically, write_json
 from harness.history.rules import Expectations
 from harness.history.schema import (
     MANIFEST,
@@ -169,15 +170,11 @@ class HistoryWriter:
 
     def _write_part(self, table: str, data: pa.Table) -> None:
         name = f"part-{self._parts[table]:04d}.parquet"
-        tmp = self.root / table / f".{name}.tmp"
-        pq.write_table(data.cast(SCHEMAS[table]), tmp)
-        tmp.replace(self.root / table / name)
+        write_atomically(self.root / table / name, lambda tmp: pq.write_table(data.cast(SCHEMAS[table]), tmp))
         self._parts[table] += 1
 
     def _write_manifest(self) -> None:
-        tmp = self.root / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(self.manifest.to_dict(), indent=2, sort_keys=True))
-        tmp.replace(self.root / MANIFEST)
+        write_json(self.root / MANIFEST, self.manifest.to_dict(), sort_keys=True)
 
 
 # ------------------------------------------------------------------------------- reading

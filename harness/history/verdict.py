@@ -10,13 +10,13 @@ it changes.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.files import write_json
 from harness.history import kinds as registry
 from harness.history.fields import (
     Malformed,
@@ -352,10 +352,7 @@ class Verdict:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write atomically: the report must never read half a verdict."""
-        target = Path(path)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=False))
-        tmp.replace(target)
+        write_json(Path(path), self.to_dict())
 
 
 def judged_families(timings: Mapping[str, float]) -> set[Family]:

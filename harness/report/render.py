@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from harness.files import write_text
 from harness.report import format as fmt
 from harness.report.load import load_run
 from harness.report.migration_summary import migration_summary, phase_costs
@@ -69,12 +70,6 @@ def environment() -> Environment:
         MAX_EVENTS=MAX_EVENTS,
     )
     return env
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def _raw_files(run_dir: Path, scenario: Scenario) -> list[str]:
@@ -146,7 +141,7 @@ def write_report(root: Path, run: Run, pages: Collection[str] | None = None) -> 
     page = env.get_template("scenario.html.j2")
     for scenario in run.scenarios:
         if scenario.page is not None and (pages is None or scenario.id in pages):
-            _write(root / scenario.page, page.render(scenario_context(root, run, scenario)))
+            write_text(root / scenario.page, page.render(scenario_context(root, run, scenario)))
     index = root / INDEX
-    _write(index, env.get_template("index.html.j2").render(run=run, generated=time.time()))
+    write_text(index, env.get_template("index.html.j2").render(run=run, generated=time.time()))
     return index

@@ -1,0 +1,52 @@
+"""One mechanism per job, held by a scan of the source: a second way of doing a job that
+has an owner fails here, naming the file and line.
+
+Atomic writes belong to :mod:`harness.files`: a hidden ``.tmp`` sibling renamed into
+place. A module that builds its own temporary name and renames it is a second, untested
+copy of that, and a reader racing it may be the one case it gets wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCANNED = ("harness", "faults", "topologies", "spark_jobs")
+ATOMIC_WRITER = "harness/files.py"
+
+
+def hand_rolled_atomic_writes(source: str, filename: str) -> list[str]:
+    """``file:line`` of every string that spells a ``.tmp`` name (a temporary file to be
+    renamed into place)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".tmp"):
+            found.append(f"{filename}:{node.lineno}")
+    return sorted(set(found))
+
+
+def _sources() -> list[Path]:
+    return [p for folder in SCANNED for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def test_every_atomic_write_goes_through_the_one_writer() -> None:
+    sources = _sources()
+    assert len(sources) > 100, "the scan found too few files to mean anything"
+    found = [hit for path in sources if str(path.relative_to(ROOT)) != ATOMIC_WRITER
+             for hit in hand_rolled_atomic_writes(path.read_text(), str(path.relative_to(ROOT)))]
+    assert found == [], f"write these through harness.files instead: {found}"
+
+
+def test_the_scan_finds_a_planted_atomic_write() -> None:
+    planted = ("def save(path, text):\n"
+               "    tmp = path.with_name(f'.{path.name}.tmp')\n"
+               "    tmp.write_text(text)\n"
+               "    tmp.replace(path)\n")
+    assert hand_rolled_atomic_writes(planted, "planted.py") == ["planted.py:2"]
+
+
+def test_the_owner_itself_is_what_the_scan_would_find() -> None:
+    """The scan is not blind to the pattern the owner uses."""
+    owner = (ROOT / ATOMIC_WRITER).read_text()
+    assert hand_rolled_atomic_writes(owner, ATOMIC_WRITER) != []
