@@ -51,8 +51,7 @@ def poll_isr_after_heal(cluster: Cluster, topic: str, healed_at: float, bound_s:
     """Poll ZooKeeper until every ISR of ``topic`` is full or ``bound_s`` has passed since
     ``healed_at``; the replica sets it reads also serve the sampler's events.
 
-    Not ``measure_until``: its clock starts at the call, and the bound runs from the heal,
-    which may be long past by now."""
+    The bound runs from the heal, which may be long past by now, not from this call."""
     replicas: dict[int, tuple[int, ...]] = {}
     while True:
         try:

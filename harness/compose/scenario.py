@@ -13,7 +13,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROBE_GRACE_S", "TOPIC", "Check", "NamedTopic", "ScenarioError", "ScenarioRun", "ScenarioSpec",
-    "TopicSpec", "measure_until", "substitute", "topic_named",
+    "TopicSpec", "substitute", "topic_named",
 ]
 """The spec's names are re-exported: tests and scenario files build a spec and run it
 from this one module."""
@@ -671,16 +671,6 @@ class ScenarioRun:
                 self._close(hist.STATUS_ABORTED)
             self._error = "".join(traceback.format_exception_only(exc)).strip()
             self._write_assertions()
-
-
-def measure_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.1) -> float | None:
-    """Seconds until ``predicate`` holds, or None if it never did within ``timeout_s``."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout_s:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(interval_s)
-    return None
 
 
 def _wait_unless_abandoned(running: ScheduleRun, timeout_s: float | None,
