@@ -26,6 +26,15 @@ from harness.cluster.versions import (
     release,
     supported_versions,
 )
+from harness.compose.cluster_options import (
+    KAFKA_VERSION,
+    METADATA,
+    RUN_ID,
+    TOPOLOGY,
+    add_arguments,
+    checked_version,
+    cluster_flags,
+)
 from harness.compose.rundir import reports_root
 from harness.errors import USER_ERRORS
 from topologies.model import METADATA_MODES
@@ -221,7 +230,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     def work() -> None:
         exploration = explore(chaos, base, options, _progress)
         _progress(f"rounds and coverage: {write_exploration(exploration, chaos.directory.path)}")
-        for line in summary_lines(exploration, chaos.directory.path, _cluster_flags(args)):
+        for line in summary_lines(exploration, chaos.directory.path, cluster_flags(args)):
             _progress(line)
 
     result = _chaos_session(chaos, work)
@@ -401,11 +410,6 @@ def _package_version() -> str:
         return "(not installed: run 'bash docker/setup.sh')"
 
 
-def _version(value: str) -> str:
-    release(value)  # refuses unknown versions with the supported list
-    return value
-
-
 def _mode_list(value: str) -> list[str]:
     """Comma-separated metadata modes, each one of METADATA_MODES."""
     modes = [m.strip() for m in value.split(",") if m.strip()]
@@ -426,43 +430,12 @@ def _positive_minutes(value: str) -> float:
     return minutes
 
 
-VERSION_HELP = (f"the Kafka release the cluster runs (default {DEFAULT_VERSION}; 'kafka-chaos versions' "
-                "lists them)")
-TOPOLOGY_HELP = "a built-in topology's name or a topology TOML file (default three_az)"
-METADATA_HELP = ("the metadata mode: 'kraft' runs a ZooKeeper topology's KRaft variant (three_az's is "
-                 "three_az_kraft); default: the topology's own")
 
 
 def _command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
              help: str) -> argparse.ArgumentParser:
     """A subcommand whose one-line help in the list is also its own --help's description."""
     return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
-
-
-def _topology_options(command: argparse.ArgumentParser, topology_help: str = TOPOLOGY_HELP) -> None:
-    """The options that choose the cluster's shape and metadata mode."""
-    command.add_argument("--topology", default="three_az", help=topology_help)
-    command.add_argument("--metadata", default=None, choices=METADATA_MODES, help=METADATA_HELP)
-
-
-def _cluster_flags(args: argparse.Namespace) -> str:
-    """The cluster options of ``args`` that differ from their defaults, as flags to paste
-    after a command that must run on the same cluster (a round's replay and shrink)."""
-    flags = []
-    if args.kafka_version != DEFAULT_VERSION:
-        flags.append(f"--kafka-version {args.kafka_version}")
-    if args.topology != "three_az":
-        flags.append(f"--topology {args.topology}")
-    if args.metadata:
-        flags.append(f"--metadata {args.metadata}")
-    return " ".join(flags)
-
-
-def _cluster_options(command: argparse.ArgumentParser) -> None:
-    """The options of every command that runs scenarios on a cluster of its own."""
-    command.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version, help=VERSION_HELP)
-    _topology_options(command)
-    command.add_argument("--run-id", default=None, help="report folder name under reports/")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -477,16 +450,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     setup = _command(sub, "setup", help="start a Docker engine if needed and build the images")
-    setup.add_argument("--kafka-version", action="append", type=_version,
+    setup.add_argument("--kafka-version", action="append", type=checked_version,
                        help=f"version(s) to build (default {DEFAULT_VERSION})")
     setup.set_defaults(func=_cmd_setup)
 
     up = _command(sub, "up", help="start a cluster and keep it until Ctrl-C")
-    up.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version, help=VERSION_HELP)
-    _topology_options(up)
+    add_arguments(up, helps={RUN_ID: "names the cluster's containers (default: time-based)"})
     up.add_argument("--port-base", type=int, default=None,
                     help="publish ports on 127.0.0.1 from this port up (default: free ports)")
-    up.add_argument("--run-id", default=None, help="names the cluster's containers (default: time-based)")
     up.add_argument("--keep", action="store_true", help="leave the cluster running on exit")
     up.set_defaults(func=_cmd_up)
 
@@ -495,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-k", dest="select", default=None, metavar="EXPR",
                      help="with no files: only the suite's tests whose names match this pytest -k "
                           "expression, e.g. 's04 or s05'")
-    _cluster_options(run)
+    add_arguments(run)
     run.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
                      help="passed on to pytest when running the suite")
     run.set_defaults(func=_cmd_run)
@@ -515,13 +486,13 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--during", choices=["migration"], default=None,
                          help="'migration': each round migrates a ZooKeeper-mode cluster of its own to "
                               "KRaft, its faults anchored to the migration's phases")
-    _cluster_options(explore)
+    add_arguments(explore)
     explore.set_defaults(func=_cmd_explore)
 
     replay = _command(sub, "replay", help="run a recorded round (or any scenario of a report) again, "
                                            "exactly as it ran")
     replay.add_argument("round", help="the round's folder (reports/<run>/<round>) or its scenario.toml")
-    _cluster_options(replay)
+    add_arguments(replay)
     replay.set_defaults(func=_cmd_replay)
 
     shrink = _command(sub, "shrink", help="cut a failing exploration round down to the smallest schedule "
@@ -536,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "fail so far (default: no limit)")
     shrink.add_argument("--out", default=None, help="where to write it (default: <round id>-shrunk.toml "
                                                     "beside the file)")
-    _cluster_options(shrink)
+    add_arguments(shrink)
     shrink.set_defaults(func=_cmd_shrink)
 
     from harness.report import cli as report_cli
@@ -575,10 +546,11 @@ def build_parser() -> argparse.ArgumentParser:
                                          "without a Docker engine (exit 0, or 2 with one line per problem)")
     check.add_argument("paths", nargs="+", metavar="FILE|DIR",
                        help="TOML files, or folders searched for them")
-    _topology_options(check, "the topology scenario files are checked on (default three_az)")
-    check.add_argument("--kafka-version", default=DEFAULT_VERSION, type=_version,
-                       help="the release whose broker settings they are checked against "
-                            f"(default {DEFAULT_VERSION})")
+    add_arguments(check, (TOPOLOGY, METADATA, KAFKA_VERSION), helps={
+        TOPOLOGY: "the topology scenario files are checked on (default three_az)",
+        KAFKA_VERSION: "the release whose broker settings they are checked against "
+                       f"(default {DEFAULT_VERSION})",
+    })
     check.set_defaults(func=_cmd_check)
     return parser
 

@@ -16,7 +16,6 @@ session with one error before any test runs: a run of skips is not a green run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -27,7 +26,7 @@ from faults import struck_kinds
 from harness.cluster.engine import ensure_engine
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.resources import new_run_id
-from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.cluster.versions import release
 from harness.compose.chaos_run import (
     ERROR,
     FAILED,
@@ -37,6 +36,7 @@ from harness.compose.chaos_run import (
     escalation_text,
     unwind_on_sigterm,
 )
+from harness.compose.cluster_options import add_pytest_options
 from harness.compose.console import LiveLines, anomaly_phrase, ended_line, opening_line, previous_durations
 from harness.compose.judge import Judge
 from harness.compose.rundir import RunDirectory, reports_root
@@ -53,7 +53,6 @@ from harness.compose.tiers import (
 )
 from harness.errors import USER_ERRORS, EngineUnavailable
 from harness.report.model import RunStatus
-from topologies.model import METADATA_MODES
 
 _CHAOS_RUN_KEY = pytest.StashKey[ChaosRun]()
 _REPORT_KEY = pytest.StashKey[str]()
@@ -68,28 +67,7 @@ CHAOS_MARKERS = ("chaos", "smoke")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kafka-chaos")
-    group.addoption(
-        "--kafka-version",
-        default=os.environ.get("KAFKA_CHAOS_VERSION", DEFAULT_VERSION),
-        help=f"Kafka release the cluster runs (default {DEFAULT_VERSION}, or $KAFKA_CHAOS_VERSION)",
-    )
-    group.addoption(
-        "--topology",
-        default=os.environ.get("KAFKA_CHAOS_TOPOLOGY", "three_az"),
-        help="topology name or TOML path (default three_az)",
-    )
-    group.addoption(
-        "--metadata",
-        default=os.environ.get("KAFKA_CHAOS_METADATA") or None,
-        choices=METADATA_MODES,
-        help="metadata mode: 'kraft' runs the topology's KRaft variant (default: the topology's own, "
-        "or $KAFKA_CHAOS_METADATA)",
-    )
-    group.addoption(
-        "--run-id",
-        default=None,
-        help="name of this run (its report goes to reports/<run id>/); default: time-based",
-    )
+    add_pytest_options(group)
     group.addoption(
         "--tier",
         choices=TIERS,
