@@ -19,6 +19,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster.control import ClusterObservation
+from harness.cluster.node_config import format_value
 from harness.cluster.waiting import CLUSTER_SETTLING, Problems, wait_until_clear
 from topologies.model import SettingValue, Topology
 
@@ -62,9 +63,7 @@ class TopicAdmin:
     ) -> None:
         """Create a topic and wait until the metadata shows a leader and full ISR everywhere."""
         defaults = self.topology.topic_defaults
-        settings = {
-            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
-        }
+        settings = {k: format_value(v) for k, v in (config or {}).items()}
         if assignment is not None:
             # confluent-kafka wants the partition count spelled out beside the assignment.
             new = NewTopic(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from harness.cluster.node_config import format_value
 from harness.history.verdict import Range
 
 NONE = "\u2014"  # an em dash: "not recorded", distinct from 0 or an empty string
@@ -64,12 +65,8 @@ def scalar(value: Any) -> str:
     """A setting as it would be written in a config file (true, not True; null as a dash)."""
     if value is None:
         return NONE
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return str(value)
+    if isinstance(value, bool | str | int | float):
+        return format_value(value)  # the one way a setting is spelled, as the nodes were given it
     return json.dumps(value, sort_keys=True, default=str)
 
 
