@@ -21,7 +21,7 @@ import grimp
 ROOTS = ("harness", "faults", "spark_jobs", "topologies")
 # Top to bottom, as the layers contract lists them.
 NODES = ("harness.compose", "harness.report", "harness.explore", "faults", "spark_jobs", "harness.workload",
-         "harness.cluster", "harness.history", "harness.errors", "harness.files", "topologies")
+         "harness.cluster", "harness.history", "topologies", "harness.errors", "harness.files")
 
 
 def node_of(module: str) -> str | None:

@@ -24,7 +24,7 @@ from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, optional, typed
 from harness.cluster.fabric import Fabric, LinkKind, client_name
 from harness.cluster.state import ClusterState, PartitionState
-from harness.errors import TopologyError
+from topologies.errors import TopologyError
 from topologies.model import Topology
 
 

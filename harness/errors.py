@@ -1,12 +1,12 @@
-"""User-facing errors.
+"""User-facing errors: the one root, and the errors of the running harness.
 
-Every failure a user can cause or fix (no engine, bad topology, unknown version, port in
-use) is raised as a :class:`ChaosError` carrying one clear sentence. The CLI and the
-pytest plugin print that sentence instead of a traceback and exit non-zero.
+Every failure a user can cause or fix (no engine, a bad topology, scenario file, check
+or history, an unknown version, a port in use) is raised as a :class:`ChaosError`
+carrying one clear sentence. The CLI and the pytest plugin print that sentence instead of
+a traceback and exit non-zero. This module is the bottom of the import stairs, so every
+layer (topologies included) can raise under the root; errors that also are a
+``ValueError`` keep it as a second base.
 """
-
-
-from topologies.errors import TopologyError
 
 
 class ChaosError(Exception):
@@ -45,8 +45,8 @@ def describe_error(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
-USER_ERRORS: tuple[type[Exception], ...] = (ChaosError, TopologyError)
-"""Everything printed to the user as one sentence: the harness's errors and a bad topology."""
+USER_ERRORS: tuple[type[Exception], ...] = (ChaosError,)
+"""Everything printed to the user as one sentence: the one root."""
 
 __all__ = ["USER_ERRORS", "ChaosError", "ClusterUnhealthy", "EngineUnavailable", "ImageBuildError",
-           "PortInUse", "TopologyError", "UnsupportedVersion", "describe_error"]
+           "PortInUse", "UnsupportedVersion", "describe_error"]

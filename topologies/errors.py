@@ -1,12 +1,14 @@
 """The one error topologies raise.
 
-Topologies are pure data and import nothing of the project, so their error is not a
-``harness.errors.ChaosError``; the CLI and the pytest plugin catch both (see
-``harness.errors.USER_ERRORS``) and print the sentence instead of a traceback.
+Topologies are pure data and import nothing of the project but its error root, so a bad
+topology is a ``harness.errors.ChaosError`` like every other mistake a user can make: the
+CLI and the pytest plugin print its sentence instead of a traceback.
 """
 
+from harness.errors import ChaosError
 
-class TopologyError(ValueError):
+
+class TopologyError(ChaosError, ValueError):
     """A topology declaration is malformed or inconsistent."""
 
 

@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import history as hist
+from harness.errors import ChaosError
 
 BOUND_KEYS = ("max_failed", "max_in_doubt", "max_unavailable_s", "unavailable_s",
               "controller_changes", "leader_epoch_changes", "isr_full_after_heal_s")
 _RANGE_KEYS = ("min", "max")
 
 
-class BoundsError(ValueError):
+class BoundsError(ChaosError, ValueError):
     """A bound that cannot be checked as written; the message names the key."""
 
 

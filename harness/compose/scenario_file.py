@@ -64,10 +64,11 @@ from harness.compose.expectations import Bounds, BoundsError
 from harness.compose.probes import Probe
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute
 from harness.compose.spec_check import Problem, ScenarioSpecError, topic_problems, topology_problems
-from harness.errors import ChaosError, TopologyError
+from harness.errors import ChaosError
 from harness.history import Expectations, HistoryError
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import PipelineSpec
+from topologies.errors import TopologyError
 from topologies.model import SettingValue, Topology
 
 TOPIC_PLACEHOLDER = TOPIC

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.cluster.migration.plan import CONTROLLERS_RUN_IN
+from harness.errors import ChaosError
 from topologies.errors import problem_line
 from topologies.model import Topology
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 TOPIC_WORD = "$topic"
 
 
-class ScenarioSpecError(ValueError):
+class ScenarioSpecError(ChaosError, ValueError):
     """A spec that cannot run, with every problem found (one line each)."""
 
     def __init__(self, problems: Sequence[Problem], where: str = "") -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from faults.registry import fault_kinds
+from harness.errors import ChaosError
 from harness.history import ANOMALY_FAMILIES
 from harness.history.verdict import judged_families
 
@@ -34,7 +35,7 @@ CORE_MARKER_HELP = (f"{CORE_MARKER}(strikes=(kinds...), judges=(families...)): i
 TIERS = ("auto", "core", "all")
 
 
-class TierError(ValueError):
+class TierError(ChaosError, ValueError):
     """A core marker whose claim names no such fault kind or family."""
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.errors import ChaosError
+
 SCHEMA_VERSION = 9
 MANIFEST = "manifest.json"
 
@@ -348,5 +350,5 @@ def with_split_ids(data: pa.Table, split: IdSplit = _RECORD_ID) -> pa.Table:
     return data
 
 
-class HistoryError(Exception):
+class HistoryError(ChaosError):
     """A history that cannot be judged. The message is one line, meant for a human."""

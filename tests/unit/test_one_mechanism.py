@@ -50,3 +50,23 @@ def test_the_owner_itself_is_what_the_scan_would_find() -> None:
     """The scan is not blind to the pattern the owner uses."""
     owner = (ROOT / ATOMIC_WRITER).read_text()
     assert hand_rolled_atomic_writes(owner, ATOMIC_WRITER) != []
+
+
+def test_every_user_facing_error_is_under_the_one_root() -> None:
+    """The CLI and the plugin print USER_ERRORS as one sentence; it is one root, and each
+    error a user's input or machine can cause is under it."""
+    from faults.errors import FaultError
+    from harness.compose.checks.evidence import CheckSpecError
+    from harness.compose.expectations import BoundsError
+    from harness.compose.scenario_file import ScenarioFileError
+    from harness.compose.spec_check import ScenarioSpecError
+    from harness.compose.tiers import TierError
+    from harness.errors import USER_ERRORS, ChaosError
+    from harness.history import HistoryError
+    from harness.report.load import ReportError
+    from topologies.errors import TopologyError
+
+    assert list(USER_ERRORS) == [ChaosError]
+    user_facing = (TopologyError, ScenarioSpecError, ScenarioFileError, CheckSpecError, BoundsError,
+                   TierError, HistoryError, ReportError, FaultError)
+    assert [e.__name__ for e in user_facing if not issubclass(e, ChaosError)] == []

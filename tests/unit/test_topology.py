@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import TopologyError
 from topologies import load_topology
+from topologies.errors import TopologyError
 from topologies.loader import build_topology
 
 

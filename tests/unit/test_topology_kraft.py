@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import TopologyError
 from topologies import load_topology
+from topologies.errors import TopologyError
 from topologies.loader import build_topology
 
 KRAFT = {"zones": ["a", "b", "c"], "metadata": "kraft"}

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.cluster.state import ClusterState
+from harness.errors import ChaosError
 
 ACTIONS = ("inject", "heal")
 
 
-class CheckSpecError(ValueError):
+class CheckSpecError(ChaosError, ValueError):
     """A check that cannot be evaluated as written; the message names the check."""
 
 
