@@ -49,7 +49,7 @@ from harness.history import (
     validate_history,
 )
 from harness.history.kinds import Family
-from harness.history.verdict import Bucket, Example, Findings, PartitionFindings
+from harness.history.verdict import VERDICT_FILE, Bucket, Example, Findings, PartitionFindings
 from spark_jobs import fates, groups, pipelines, plan, sweep, transactions
 from spark_jobs.boundary import BlockEnd, cross_block_reorders
 from spark_jobs.session import build_session, parallelism
@@ -643,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark.stop()
     verdict = findings.judge(manifest.expectations)
     out = args.out or (
-        f"{args.history.rstrip('/')}/verdict.json" if "://" not in args.history else "verdict.json"
+        f"{args.history.rstrip('/')}/{VERDICT_FILE}" if "://" not in args.history else VERDICT_FILE
     )
     verdict.write(out)
     status = "PASSED" if verdict.passed else "FAILED"

@@ -11,7 +11,6 @@ user error is one line on stderr and exit status 2; nothing is left running.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import subprocess
 import sys
@@ -322,18 +321,9 @@ def _report_outcome(scenario_id: str, outcome: str, error: str) -> None:
 
 def _failed_checks(scenario_dir: Path) -> str:
     """The failed checks and rules of a scenario, one per line, from what it recorded."""
-    import json
+    from harness.report.load import read_outcome
 
-    lines = []
-    with contextlib.suppress(OSError, ValueError):
-        assertions = json.loads((scenario_dir / "assertions.json").read_text())
-        checks = assertions.get("checks", [])
-        lines += [f"{c['name']}: {c.get('detail', '')}" for c in checks if not c["passed"]]
-    with contextlib.suppress(OSError, ValueError):
-        verdict = json.loads((scenario_dir / "verdict.json").read_text())
-        rules = verdict.get("rules", {})
-        lines += [str(r.get("reason", kind)) for kind, r in rules.items() if not r["passed"]]
-    return "\n".join(lines) or "failed (see the scenario page)"
+    return "\n".join(read_outcome(scenario_dir).failure_lines()) or "failed (see the scenario page)"
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

@@ -40,6 +40,8 @@ from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, Topic
 from harness.compose.spec_check import ScenarioSpecError, topology_problems
 from harness.errors import ChaosError, describe_error
 from harness.files import write_json
+from harness.history.verdict import VERDICT_FILE
+from harness.report.load import ASSERTIONS_FILE
 from harness.workload.driver import Workload, drain_final_log, record_final_offsets
 from harness.workload.pipeline import EXACTLY_ONCE
 
@@ -434,7 +436,7 @@ class ScenarioRun:
         self.verdict = self.judge.verdict(self.dir / "history")
         self.window("end of the final drain to the verdict (history closed, bounds and checks, judgement)",
                     time.monotonic() - drained)
-        self.verdict.write(self.dir / "verdict.json")
+        self.verdict.write(self.dir / VERDICT_FILE)
         self._finished = True
         self._write_assertions()
         return self.verdict
@@ -647,7 +649,7 @@ class ScenarioRun:
         checks = [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]
         if self._error:
             checks.append({"name": "scenario ran to completion", "passed": False, "detail": self._error})
-        write_json(self.dir / "assertions.json", {
+        write_json(self.dir / ASSERTIONS_FILE, {
             "passed": all(c["passed"] for c in checks) and self._error is None,
             "checks": checks, "windows": self.windows,
             "duration_s": round(time.time() - self.started, 1),

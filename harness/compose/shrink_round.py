@@ -11,7 +11,6 @@ it "still fails" when it violates something the round violated.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from harness.compose.scenario_file import ScenarioFileError
 from harness.compose.spec_runner import run_spec
 from harness.explore.shrink import Shrinker, schedule_words
 from harness.files import write_json
+from harness.report.load import read_outcome
 from harness.report.model import SHRINK_FILE
 
 Progress = Callable[[str], None]
@@ -36,15 +36,10 @@ RunRound = Callable[[ScenarioSpec], set[str]]  # runs a candidate; returns what 
 def recorded_violations(round_file: Path) -> set[str]:
     """What the round violated when it ran, from the assertions.json and verdict.json
     beside its scenario.toml (empty when it has no record there)."""
-    found: set[str] = set()
-    folder = round_file.parent
-    try:
-        checks = json.loads((folder / "assertions.json").read_text()).get("checks", [])
-        found |= checks_violated([(str(c["name"]), bool(c.get("passed", True))) for c in checks])
-        rules = json.loads((folder / "verdict.json").read_text()).get("rules", {})
-        found |= {f"rule {kind}" for kind, rule in rules.items() if not rule.get("passed", True)}
-    except (OSError, ValueError, AttributeError):
-        return found
+    outcome = read_outcome(round_file.parent)
+    checks = [] if outcome.assertions is None else outcome.assertions.checks
+    found = checks_violated([(c.name, c.passed is not False) for c in checks])
+    found |= {f"rule {r.kind}" for r in outcome.failed_rules()}
     return {name for name in found if name != "test assertions (pytest)"}
 
 

@@ -34,6 +34,7 @@ from harness.history.rules import ANOMALY_KINDS, Expectations, RuleResult, parse
 from harness.history.schema import HistoryError
 
 VERDICT_SCHEMA_VERSION = 2
+VERDICT_FILE = "verdict.json"  # its name in a scenario's folder
 READABLE_VERDICT_VERSIONS = (1, 2)  # version 1 lacks the fates: buckets' and ranges
 
 

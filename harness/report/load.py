@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,6 +27,7 @@ from harness.history import (
     OUTCOME_ACKED,
     Expectations,
     HistoryError,
+    RuleResult,
     part_files,
     read_manifest,
 )
@@ -43,6 +45,7 @@ from harness.history.fields import (
     as_str,
 )
 from harness.history.gaps import longest_gaps
+from harness.history.verdict import VERDICT_FILE, Verdict
 from harness.report.load_faults import (
     explain_overruns,
     fault_action,
@@ -338,6 +341,43 @@ def _escalations(value: object, problems: list[str]) -> list[Escalation]:
 # ----------------------------------------------------------------------------- scenario
 
 
+ASSERTIONS_FILE = "assertions.json"  # the scenario's checks and measured windows
+
+
+@dataclass
+class Outcome:
+    """A scenario's verdict and checks as its folder recorded them, read and parsed once
+    for the page, the CLI's failure lines and the shrinker alike; what could not be read
+    is in ``problems``."""
+
+    verdict: Verdict | None
+    assertions: Assertions | None
+    problems: list[str] = field(default_factory=list)
+
+    def failed_checks(self) -> list[Check]:
+        return [] if self.assertions is None else [c for c in self.assertions.checks if c.passed is False]
+
+    def failed_rules(self) -> list[RuleResult]:
+        return [] if self.verdict is None else [r for r in self.verdict.rules if not r.passed]
+
+    def failure_lines(self) -> list[str]:
+        """Each failed check and rule in one line: ``name: detail``, then the rules' reasons."""
+        return ([f"{c.name}: {c.detail}" for c in self.failed_checks()]
+                + [r.reason for r in self.failed_rules()])
+
+
+def read_outcome(sdir: Path) -> Outcome:
+    """``sdir``'s verdict.json and assertions.json, parsed; a missing verdict says why."""
+    problems: list[str] = []
+    verdict = _read_json(sdir / VERDICT_FILE, problems, required=False)
+    if verdict is None and not (sdir / VERDICT_FILE).exists():
+        problems.append(f"{VERDICT_FILE} is missing: the run stopped before reconciliation, "
+                        "so it was not judged")
+    parsed = _parse(parse_verdict, verdict, VERDICT_FILE, problems)
+    assertions = _parse(_assertions, _read_json(sdir / ASSERTIONS_FILE, problems), ASSERTIONS_FILE, problems)
+    return Outcome(parsed, assertions, problems)
+
+
 def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> Scenario:
     page = page_name(sid)
     scenario = Scenario(id=sid, page=page)
@@ -352,11 +392,9 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
         return scenario
     p = scenario.problems
     scenario.config = _parse(_config, _read_json(sdir / "config.json", p), "config.json", p)
-    verdict = _read_json(sdir / "verdict.json", p, required=False)
-    if verdict is None and not (sdir / "verdict.json").exists():
-        p.append("verdict.json is missing: the run stopped before reconciliation, so it was not judged")
-    scenario.verdict = _parse(parse_verdict, verdict, "verdict.json", p)
-    scenario.assertions = _parse(_assertions, _read_json(sdir / "assertions.json", p), "assertions.json", p)
+    outcome = read_outcome(sdir)
+    scenario.verdict, scenario.assertions = outcome.verdict, outcome.assertions
+    p.extend(outcome.problems)
     events = _read_json(sdir / "cluster_events.json", p)
     scenario.events = _parse(_events, events, "cluster_events.json", p) or []
     scenario.history = _history(sdir / "history", p)

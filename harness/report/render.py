@@ -21,8 +21,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from harness.files import write_text
+from harness.history.verdict import VERDICT_FILE
 from harness.report import format as fmt
-from harness.report.load import load_run
+from harness.report.load import ASSERTIONS_FILE, load_run
 from harness.report.migration_summary import migration_summary, phase_costs
 from harness.report.model import Outcome, Run, Scenario
 from harness.report.offset_map import offset_map_svg
@@ -75,7 +76,7 @@ def environment() -> Environment:
 def _raw_files(run_dir: Path, scenario: Scenario) -> list[str]:
     """The scenario's JSON files that exist, then its history files, relative to run_dir."""
     sdir = run_dir / scenario.id
-    names = ("config.json", "schedule.json", "verdict.json", "assertions.json", "cluster_events.json",
+    names = ("config.json", "schedule.json", VERDICT_FILE, ASSERTIONS_FILE, "cluster_events.json",
              "metadata.json")
     files = [f"{scenario.id}/{n}" for n in names if (sdir / n).is_file()]
     if scenario.history:

@@ -724,14 +724,17 @@ def test_the_violations_a_round_recorded_are_read_back(tmp_path: Path) -> None:
     folder = tmp_path / "explore-5-r2"
     folder.mkdir()
     (folder / "scenario.toml").write_text("")
-    (folder / "assertions.json").write_text(json.dumps({"checks": [
+    (folder / "assertions.json").write_text(json.dumps({"passed": False, "windows": [], "checks": [
         {"name": "at least 50 sends acknowledged", "passed": False},  # says the round tested nothing
         {"name": LIVENESS, "passed": False},
         {"name": "the metadata keeps the cluster's rules", "passed": True},
         {"name": "test assertions (pytest)", "passed": False}]}))
-    (folder / "verdict.json").write_text(json.dumps({"rules": {"lost": {"passed": False},
-                                                               "duplicate": {"passed": True}}}))
-    assert recorded_violations(folder / "scenario.toml") == {LIVENESS, "rule lost"}
+    # A real verdict: S5's sample loses and truncates acknowledged sends, so those rules (0) fail.
+    from harness.history import Expectations
+    from tests.report.sample_run import _s5_fate, findings, simulate
+
+    findings(simulate(30, _s5_fate)).judge(Expectations()).write(folder / "verdict.json")
+    assert recorded_violations(folder / "scenario.toml") == {LIVENESS, "rule lost", "rule truncated"}
     assert recorded_violations(tmp_path / "elsewhere" / "scenario.toml") == set()
 
 

@@ -70,3 +70,24 @@ def test_every_user_facing_error_is_under_the_one_root() -> None:
     user_facing = (TopologyError, ScenarioSpecError, ScenarioFileError, CheckSpecError, BoundsError,
                    TierError, HistoryError, ReportError, FaultError)
     assert [e.__name__ for e in user_facing if not issubclass(e, ChaosError)] == []
+
+
+RUN_FILE_NAMES = {"verdict.json": "harness/history/verdict.py", "assertions.json": "harness/report/load.py"}
+
+
+def run_file_names(source: str, filename: str) -> list[str]:
+    """``file:line name`` of every string that is exactly a run file's name: a file named
+    anywhere but by its owner's constant is a second place that knows where it lives."""
+    return [f"{filename}:{node.lineno} {node.value}" for node in ast.walk(ast.parse(source, filename))
+            if isinstance(node, ast.Constant) and node.value in RUN_FILE_NAMES]
+
+
+def test_each_run_file_is_named_once_and_read_by_its_one_reader() -> None:
+    found = [hit for path in _sources() if str(path.relative_to(ROOT)) not in RUN_FILE_NAMES.values()
+             for hit in run_file_names(path.read_text(), str(path.relative_to(ROOT)))]
+    assert found == [], f"use VERDICT_FILE / ASSERTIONS_FILE and harness.report.load.read_outcome: {found}"
+
+
+def test_the_scan_finds_a_planted_run_file_read() -> None:
+    planted = "import json\nrules = json.loads((folder / 'verdict.json').read_text())['rules']\n"
+    assert run_file_names(planted, "planted.py") == ["planted.py:2 verdict.json"]
