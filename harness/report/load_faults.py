@@ -152,9 +152,9 @@ def _overrun(w: FaultWindow, planned_s: float, windows: list[FaultWindow]) -> st
                if busy else "")
         reasons.append(f"its heal began {late:.1f} s after its planned end{why}")
     if w.coming_back_s is not None:
-        reasons.append(f"the heal took {w.coming_back_s:.1f} s: what it restarted was back "
-                       "in the cluster only then")
-    return f"planned {planned_s:.0f} s, lasted {lasted:.1f} s: " + "; ".join(reasons)
+        reasons.append(f"the heal took {w.coming_back_s:.1f} s, until what it restarted was back "
+                       "in the cluster")
+    return f"planned {planned_s:.0f} s, lasted {lasted:.1f} s, because " + " and ".join(reasons)
 
 
 def _busy_at(w: FaultWindow, moment: float) -> bool:

@@ -40,9 +40,9 @@ def test_a_window_that_grew_says_why() -> None:
             _row(43.0, "network_partition zone b", "heal", ["b"], 43.1)]
     planned = [_entry("power_loss", 0, 15), _entry("network_partition", 5, 30)]
     power, cut = explain_overruns(fault_windows(rows), planned)
-    assert power.overrun == ("planned 15 s, lasted 43.0 s: the heal took 28.0 s: what it restarted was "
-                             "back in the cluster only then")
-    assert cut.overrun == ("planned 30 s, lasted 38.1 s: its heal began 8.0 s after its planned end "
+    assert power.overrun == ("planned 15 s, lasted 43.0 s, because the heal took 28.0 s, until what it "
+                             "restarted was back in the cluster")
+    assert cut.overrun == ("planned 30 s, lasted 38.1 s, because its heal began 8.0 s after its planned end "
                            "while the schedule, which runs one action at a time, was busy with "
                            "power_loss zone a kafka-0")
 
