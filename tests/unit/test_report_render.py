@@ -690,3 +690,21 @@ def test_only_the_families_judged_are_listed_and_the_others_are_named(rendered: 
     assert "unseen" in rules and "txn_partial" not in rules and "pipeline_orphan" not in rules
     assert ("Not judged, so not listed: the groups kinds (the history holds no consumer-group reads, "
             "commits or rebalances); the transactions kinds") in rules
+
+
+def test_a_slow_heal_is_drawn_to_its_end_and_said_under_its_fault(run_dir: Path) -> None:
+    """S3's kill is healed at its planned end but its broker is back 20 s later: the
+    Faults table counts the fault over only then, and says why it lasted longer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    faults = run_dir / "s3-kill-leader" / "history" / "faults"
+    [part] = list(faults.iterdir())
+    rows = pq.read_table(part).to_pylist()
+    for row in rows:
+        row["done_ts"] = row["ts"] + (20.0 if row["action"] == "heal" else 0.0)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(part)), part)
+    render_run(run_dir)
+    [fault, note] = _rows(run_dir / "s3-kill-leader.html", "faults")
+    assert ">+45.0 s<" in fault and ">35 s<" in fault  # injected +10 s, healed +25 s, back +45 s
+    assert "Planned 15 s, lasted 35.0 s, because the heal took 20.0 s" in note
