@@ -28,6 +28,8 @@ MAX_MAPS = 6  # partitions drawn; the ranges are listed under Anomalies for all 
 PANEL_INCHES = 2.6
 COLOURS = {name: (label, colour) for name, label, colour in FATE_LAYERS}
 
+RASTER_DPI = 150  # the acknowledged dots' embedded image
+
 
 def offset_map_svg(scenario: Scenario, t0: float) -> str | None:
     """One figure with a panel per partition holding a send-side finding (at most
@@ -59,7 +61,7 @@ def offset_map_svg(scenario: Scenario, t0: float) -> str | None:
         fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.09, 1.0), ncol=6, frameon=False,
                    fontsize=8)  # fmt: skip
         buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        fig.savefig(buf, format="svg", dpi=RASTER_DPI, metadata={"Date": None, "Creator": None})
     return inline_svg(buf.getvalue(), "Offset map: " + "; ".join(_told(t, n, r) for t, n, r in places))
 
 
@@ -85,8 +87,10 @@ def _panel(ax: Axes, title: str, ranges: Mapping[str, list[Range]], acked: Acked
         ax.text((span.start + span.end) / 2 - t0, 0.97, plain_text(who + epoch), transform=band, ha="center",
                 va="center", fontsize=6, clip_on=True)  # fmt: skip
     if acked is not None:
+        # Tens of thousands of dots as SVG shapes made a page of megabytes: drawn as one
+        # embedded image instead (the ranges, bands and axes stay vector).
         ax.plot([t - t0 for t in acked.ack_ts], acked.offsets, linestyle="none", marker=".", markersize=1.5,
-                color=ACKED_COLOR, zorder=1)  # fmt: skip
+                color=ACKED_COLOR, zorder=1, rasterized=True)  # fmt: skip
     # The first fate of the layers' order on top, as a send's fate is the first kind that found it.
     order = [name for name, _, _ in FATE_LAYERS]
     for kind in sorted(ranges, key=lambda k: -order.index(k) if k in order else 0):

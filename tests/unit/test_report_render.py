@@ -48,8 +48,9 @@ class _Page(HTMLParser):
             self.hrefs.append(str(a["href"]))
         for name in ("src", "srcset", "data", "xlink:href", "href"):
             value = a.get(name)
-            # matplotlib's SVG refers to its own symbols by fragment (#m...): not a load
-            if value and tag != "a" and not value.startswith("#"):
+            # matplotlib's SVG refers to its own symbols by fragment (#m...), and embeds a
+            # rasterized layer as a data: image: neither is a load from outside the page
+            if value and tag != "a" and not value.startswith(("#", "data:image/png;base64,")):
                 self.sources.append(value)
 
     def handle_endtag(self, tag: str) -> None:
