@@ -6,7 +6,7 @@ heal took 30 s, and the containers are gone by the time the report is read. So a
 end of a scenario, for each fault window (from a little before its inject to a little
 after its heal was done), every node's log lines of that stretch are copied, trimmed to
 their head and tail when a window produced more than :data:`MAX_LINES_PER_WINDOW`, into
-``<scenario>/node-logs/<node>.log``.
+``<scenario>/node-logs/<node>.log``. A scenario that faulted no node keeps its whole span.
 """
 
 from __future__ import annotations

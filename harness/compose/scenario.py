@@ -47,7 +47,7 @@ from harness.workload.pipeline import EXACTLY_ONCE
 
 if TYPE_CHECKING:
     from faults.base import Fault
-    from faults.events import EventLog
+    from faults.events import EventLog, FaultEvent
     from faults.schedule import Schedule, ScheduleRun
     from harness.cluster.lifecycle import Cluster
     from harness.cluster.metadata.migration import MigrationMode
@@ -464,19 +464,7 @@ class ScenarioRun:
 
     def _keep_node_logs(self) -> None:
         """Every node's log around each fault window, for the page (passing or not)."""
-        stretches: list[Stretch] = []
-        open_: dict[tuple[str, tuple[str, ...]], list[float]] = {}
-        for event in self.log:
-            key = (event.fault, event.targets)
-            if event.action == "inject":
-                open_.setdefault(key, []).append(event.ts)
-            elif open_.get(key):
-                label = f"{event.fault} {', '.join(event.targets)}".strip()
-                stretches.append(Stretch(label, open_[key].pop(0), event.done_ts or event.ts))
-        now = time.time()
-        stretches += [Stretch(f"{fault} {', '.join(targets)} (never healed)", start, now)
-                      for (fault, targets), starts in open_.items() for start in starts]
-        write_excerpts(self.cluster, stretches, self.dir)
+        write_excerpts(self.cluster, fault_stretches(list(self.log), self.started, time.time()), self.dir)
 
     # -- broker settings -------------------------------------------------------------------
     def _refuse_missing_broker_settings(self) -> None:
@@ -673,6 +661,25 @@ class ScenarioRun:
                 self._close(hist.STATUS_ABORTED)
             self._error = "".join(traceback.format_exception_only(exc)).strip()
             self._write_assertions()
+
+
+def fault_stretches(events: list[FaultEvent], started: float, now: float) -> list[Stretch]:
+    """The stretches whose node logs a scenario keeps: each fault from its inject to the
+    end of its heal (or to ``now``, never healed). A scenario that faulted no node (a
+    migration walked under load, a group whose members restart) keeps its whole span,
+    from ``started`` to ``now``, so every page has its nodes' side of the story."""
+    stretches: list[Stretch] = []
+    open_: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+    for event in events:
+        key = (event.fault, event.targets)
+        if event.action == "inject":
+            open_.setdefault(key, []).append(event.ts)
+        elif open_.get(key):
+            label = f"{event.fault} {', '.join(event.targets)}".strip()
+            stretches.append(Stretch(label, open_[key].pop(0), event.done_ts or event.ts))
+    stretches += [Stretch(f"{fault} {', '.join(targets)} (never healed)", start, now)
+                  for (fault, targets), starts in open_.items() for start in starts]
+    return stretches or [Stretch("the whole scenario (no fault of a node was recorded)", started, now)]
 
 
 def _wait_unless_abandoned(running: ScheduleRun, timeout_s: float | None,

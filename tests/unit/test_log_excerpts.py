@@ -69,3 +69,16 @@ def test_every_node_gets_an_excerpt_and_a_vanished_one_says_so(tmp_path: Path) -
 def test_no_fault_no_excerpts(tmp_path: Path) -> None:
     assert write_excerpts(_Cluster(), [], tmp_path) is None  # type: ignore[arg-type]
     assert not (tmp_path / NODE_LOGS).exists()
+
+
+def test_each_fault_is_a_stretch_and_a_scenario_without_one_keeps_its_whole_span() -> None:
+    from faults.events import FaultEvent
+    from harness.compose.scenario import fault_stretches
+
+    kill = [FaultEvent(10.0, 0.0, "kill kafka-0", "inject", ("kafka-0",), "ok", 10.5),
+            FaultEvent(25.0, 15.0, "kill kafka-0", "heal", ("kafka-0",), "ok", 40.0),
+            FaultEvent(50.0, 40.0, "pause kafka-1", "inject", ("kafka-1",), "ok", 50.1)]
+    assert fault_stretches(kill, 0.0, 90.0) == [Stretch("kill kafka-0 kafka-0", 10.0, 40.0),
+                                                 Stretch("pause kafka-1 kafka-1 (never healed)", 50.0, 90.0)]
+    [whole] = fault_stretches([], 5.0, 300.0)
+    assert (whole.start, whole.end) == (5.0, 300.0) and "whole scenario" in whole.label
