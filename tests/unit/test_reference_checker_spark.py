@@ -166,7 +166,8 @@ def _judge_cases(spark: SparkSession, root: Path, cases: list[Case]) -> Findings
     for case in cases:
         t = topic_of(case)
         mine = [p for p in found.partitions if p.topic == t]
-        counts = {(p.topic, p.partition): p.counts for p in mine if any(p.counts.values())}
+        # The kinds a case was written for (the reference's); a newer kind has its own tests.
+        counts = {(p.topic, p.partition): checked(p.counts) for p in mine if any(p.counts.values())}
         assert counts == expected_counts(case), case.name
         assert judged_examples(found, t) == expected_examples(case), case.name
     assert_agrees(found, check(root), 5)
