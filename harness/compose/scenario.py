@@ -664,21 +664,15 @@ class ScenarioRun:
 
 
 def fault_stretches(events: list[FaultEvent], started: float, now: float) -> list[Stretch]:
-    """The stretches whose node logs a scenario keeps: each fault from its inject to the
-    end of its heal (or to ``now``, never healed). A scenario that faulted no node (a
-    migration walked under load, a group whose members restart) keeps its whole span,
-    from ``started`` to ``now``, so every page has its nodes' side of the story."""
-    stretches: list[Stretch] = []
-    open_: dict[tuple[str, tuple[str, ...]], list[float]] = {}
-    for event in events:
-        key = (event.fault, event.targets)
-        if event.action == "inject":
-            open_.setdefault(key, []).append(event.ts)
-        elif open_.get(key):
-            label = f"{event.fault} {', '.join(event.targets)}".strip()
-            stretches.append(Stretch(label, open_[key].pop(0), event.done_ts or event.ts))
-    stretches += [Stretch(f"{fault} {', '.join(targets)} (never healed)", start, now)
-                  for (fault, targets), starts in open_.items() for start in starts]
+    """The stretches whose node logs a scenario keeps: each fault window as the page draws
+    it (inject to the end of its heal; to ``now`` when never healed). A scenario that
+    faulted no node (a migration walked under load, a group whose members restart) keeps
+    its whole span, from ``started`` to ``now``, so every page has its nodes' side of the story."""
+    from harness.report.load_faults import fault_windows
+
+    stretches = [Stretch(w.label if w.end is not None else f"{w.label} (never healed)", w.start,
+                         w.end if w.end is not None else now)
+                 for w in fault_windows([e.to_row() for e in events])]
     return stretches or [Stretch("the whole scenario (no fault of a node was recorded)", started, now)]
 
 
