@@ -164,7 +164,7 @@ def test_every_check_form_parses_and_writes_back_what_it_read(form: dict[str, An
 
 
 @pytest.mark.parametrize(("raw", "message"), [
-    ({"within_s": 3}, "needs exactly one of eventually, throughout, sends, unavailable_s"),
+    ({"within_s": 3}, "needs exactly one of: attempts, cluster_rules, commit_gap_s, commits"),
     ({"eventually": "isr_full", "within_s": 3}, "'eventually' needs 'after'"),
     ({"eventually": "isr_full", "after": {"inject": 1}, "within_s": 0}, "within_s must be a positive"),
     ({"eventually": "sunny", "after": {"inject": 1}, "within_s": 3}, "unknown condition 'sunny'"),

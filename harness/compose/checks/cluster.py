@@ -4,15 +4,26 @@ held through a window, and the explorer's cluster rules never broken."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from faults.conditions import Condition
 from harness.compose.checks.base import Check, seconds_text
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
+from harness.compose.checks.tables import (
+    CHECKS,
+    WINDOW_KEYS,
+    anchor,
+    condition,
+    fields,
+    label_of,
+    required_anchor,
+)
 from harness.explore import cluster_rules
 
 
+@CHECKS.kind("eventually")
 @dataclass(frozen=True)
 class Eventually(Check):
     """``condition`` held at some state in force within ``within_s`` of ``start``."""
@@ -22,6 +33,13 @@ class Eventually(Check):
     within_s: float
     label: str | None = None
     kind: ClassVar[str] = "eventually"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"after", "within_s", "name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Eventually:
+        table = fields(raw, what)
+        start = required_anchor(table, "after", "eventually", "the inject or heal it follows")
+        return cls(condition(raw["eventually"], what), start, table.seconds("within_s"), label_of(table))
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.within_s) or self.within_s <= 0:
@@ -51,6 +69,7 @@ class Eventually(Check):
                 "within_s": self.within_s}
 
 
+@CHECKS.kind("throughout")
 @dataclass(frozen=True)
 class Throughout(Check):
     """``condition`` held at every state in force from ``start`` (plus ``settle_s``) to
@@ -64,6 +83,14 @@ class Throughout(Check):
     for_s: float | None = None
     label: str | None = None
     kind: ClassVar[str] = "throughout"
+    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Throughout:
+        table = fields(raw, what)
+        start = required_anchor(table, "from", "throughout", "the inject or heal it starts at")
+        return cls(condition(raw["throughout"], what), start, anchor(table, "until"),
+                   table.seconds("settle_s", 0.0), table.optional_seconds("for_s"), label_of(table))
 
     def __post_init__(self) -> None:
         if self.until is not None and self.for_s is not None:
@@ -106,6 +133,7 @@ class Throughout(Check):
         return out
 
 
+@CHECKS.kind("cluster_rules")
 @dataclass(frozen=True)
 class ClusterRules(Check):
     """The metadata's view of the cluster (ZooKeeper's, or the KRaft quorum's and the Admin
@@ -116,6 +144,13 @@ class ClusterRules(Check):
 
     label: str | None = None
     kind: ClassVar[str] = "cluster_rules"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> ClusterRules:
+        table = fields(raw, what)
+        table.only_true("cluster_rules")
+        return cls(label_of(table))
 
     def describe(self) -> str:
         return "The metadata keeps the cluster's rules: " + "; ".join(cluster_rules.RULES)

@@ -21,9 +21,19 @@ from harness.compose.checks.base import (
     with_window,
 )
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
+from harness.compose.checks.tables import (
+    CHECKS,
+    WINDOW_KEYS,
+    anchor,
+    count_range,
+    fields,
+    label_of,
+    seconds_range,
+)
 from harness.compose.expectations import CountRange
 
 
+@CHECKS.kind("polls")
 @dataclass(frozen=True)
 class Polls(Check):
     """Per consumer named, the records it polled in the window (by when they were
@@ -41,6 +51,16 @@ class Polls(Check):
     # next offset: no offset skipped or read twice across leader changes.
     contiguous: bool = False
     kind: ClassVar[str] = "polls"
+    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS - {"for_s"} | {"count", "partitions", "contiguous"}
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Polls:
+        table = fields(raw, what)
+        consumers = table.names("polls")
+        assert consumers is not None
+        return cls(consumers, count_range(raw.get("count"), what), anchor(table, "from"),
+                   anchor(table, "until"), table.seconds("settle_s", 0.0), label_of(table),
+                   table.ints("partitions"), table.flag("contiguous", False))
 
     def describe(self) -> str:
         which = "" if self.partitions is None else f" of {partition_listing(self.partitions)}"
@@ -83,6 +103,7 @@ class Polls(Check):
 COMMIT_OUTCOMES = {"committed": ("committed",), "failed": ("failed",), "any": ("committed", "failed")}
 
 
+@CHECKS.kind("commits")
 @dataclass(frozen=True)
 class Commits(Check):
     """The group members' offset commits (the history's commits table, one row per
@@ -100,6 +121,14 @@ class Commits(Check):
     for_s: float | None = None
     label: str | None = None
     kind: ClassVar[str] = "commits"
+    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS | {"count", "consumers"}
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Commits:
+        table = fields(raw, what)
+        return cls(str(raw["commits"]), count_range(raw.get("count"), what), table.names("consumers"),
+                   anchor(table, "from"), anchor(table, "until"), table.seconds("settle_s", 0.0),
+                   table.optional_seconds("for_s"), label_of(table))
 
     def __post_init__(self) -> None:
         if self.outcome not in COMMIT_OUTCOMES:
@@ -130,6 +159,7 @@ class Commits(Check):
         return with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 
+@CHECKS.kind("commit_gap_s")
 @dataclass(frozen=True)
 class CommitGap(Check):
     """The longest stretch of the window in which no named member (every member when
@@ -143,6 +173,13 @@ class CommitGap(Check):
     until: Anchor | None = None
     label: str | None = None
     kind: ClassVar[str] = "commit_gap_s"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"consumers", "from", "until", "name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> CommitGap:
+        table = fields(raw, what)
+        return cls(seconds_range(table, "commit_gap_s"), table.names("consumers"), anchor(table, "from"),
+                   anchor(table, "until"), label_of(table))
 
     def describe(self) -> str:
         who = "no member" if self.consumers is None else f"none of {', '.join(self.consumers)}"
@@ -162,6 +199,7 @@ class CommitGap(Check):
         return with_window(out, self.start, self.until)
 
 
+@CHECKS.kind("commits_kept")
 @dataclass(frozen=True)
 class CommitsKept(Check):
     """Every offset a group was told it committed survived the faults: after healing, the
@@ -178,6 +216,17 @@ class CommitsKept(Check):
     groups: tuple[str, ...] | None = None
     label: str | None = None
     kind: ClassVar[str] = "commits_kept"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> CommitsKept:
+        table = fields(raw, what)
+        groups = raw["commits_kept"]
+        if groups is True:
+            return cls(None, label_of(table))
+        if groups is False or not isinstance(groups, list) or not groups:
+            raise table.refuse("'commits_kept' is true (every group) or a list of group ids")
+        return cls(table.names("commits_kept"), label_of(table))
 
     def describe(self) -> str:
         who = "every group" if self.groups is None else ", ".join(self.groups)

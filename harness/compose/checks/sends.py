@@ -5,6 +5,7 @@ errors attempts ended with."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +22,17 @@ from harness.compose.checks.base import (
     with_window,
 )
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
+from harness.compose.checks.tables import (
+    CHECKS,
+    WINDOW_KEYS,
+    anchor,
+    condition,
+    count_range,
+    fields,
+    label_of,
+    required_anchor,
+    seconds_range,
+)
 from harness.compose.expectations import CountRange
 from harness.history.gaps import longest_gap
 
@@ -29,6 +41,7 @@ SEND_OUTCOMES = {"acked": (hist.OUTCOME_ACKED,), "failed": (hist.OUTCOME_FAILED,
                  "not_acked": (hist.OUTCOME_FAILED, hist.OUTCOME_UNKNOWN)}
 
 
+@CHECKS.kind("sends")
 @dataclass(frozen=True)
 class Sends(Check):
     """Per partition, the sends of the window that ended ``outcome``: their number lies in
@@ -48,6 +61,17 @@ class Sends(Check):
     # The window ends this long after its start instead of at ``until``.
     for_s: float | None = None
     kind: ClassVar[str] = "sends"
+    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS | {"count", "partitions", "producers", "timed_by"}
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Sends:
+        table = fields(raw, what)
+        timed_by = raw.get("timed_by", "send")
+        if not isinstance(timed_by, str):
+            raise table.refuse(f"'timed_by' is \"send\" or \"ack\", not {timed_by!r}")
+        return cls(str(raw["sends"]), count_range(raw.get("count"), what), table.ints("partitions"),
+                   table.names("producers"), anchor(table, "from"), anchor(table, "until"), timed_by,
+                   table.seconds("settle_s", 0.0), label_of(table), table.optional_seconds("for_s"))
 
     def __post_init__(self) -> None:
         if self.outcome not in SEND_OUTCOMES:
@@ -102,6 +126,7 @@ class Sends(Check):
         return with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 
+@CHECKS.kind("unavailable_s")
 @dataclass(frozen=True)
 class Unavailable(Check):
     """Per partition, the longest stretch of the window without an acknowledgement (all
@@ -113,6 +138,13 @@ class Unavailable(Check):
     until: Anchor | None = None
     label: str | None = None
     kind: ClassVar[str] = "unavailable_s"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"partitions", "from", "until", "name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Unavailable:
+        table = fields(raw, what)
+        return cls(seconds_range(table, "unavailable_s"), table.ints("partitions"), anchor(table, "from"),
+                   anchor(table, "until"), label_of(table))
 
     def describe(self) -> str:
         return (f"{partition_listing(self.partitions)} without an acknowledgement for "
@@ -144,6 +176,7 @@ class Unavailable(Check):
         return with_window(out, self.start, self.until)
 
 
+@CHECKS.kind("probe")
 @dataclass(frozen=True)
 class Seen(Check):
     """What a probe found (:mod:`harness.compose.probes`): the broker's own view holds
@@ -157,6 +190,33 @@ class Seen(Check):
     # A read probe: it read at least every record acknowledged on its partition before it.
     reads_acked: bool = False
     kind: ClassVar[str] = "probe"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"holds", "answers", "resumes", "acked", "reads_acked",
+                                                     "name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Seen:
+        """``probe = NAME`` with one of ``holds = <condition>``, ``answers = false``,
+        ``resumes = true``, ``acked = <count>`` or ``reads_acked = true``."""
+        table = fields(raw, what)
+        probe, name = raw["probe"], label_of(table)
+        if not isinstance(probe, str):
+            raise table.refuse("'probe' names a [[probes]] entry")
+        if sum(key in raw for key in ("holds", "answers", "resumes", "acked", "reads_acked")) != 1:
+            raise table.refuse("a probe check takes 'holds' (a condition), 'answers = false', "
+                               "'resumes = true', 'acked' (a count) or 'reads_acked = true'")
+        if "reads_acked" in raw:
+            table.only_true("reads_acked")
+            return cls(probe, None, name, reads_acked=True)
+        if "acked" in raw:
+            return cls(probe, None, name, acked=count_range(raw["acked"], what))
+        if "resumes" in raw:
+            table.only_true("resumes")
+            return cls(probe, None, name, resumes=True)
+        if "answers" in raw:
+            if raw["answers"] is not False:
+                raise table.refuse("'answers' can only be false (use 'holds' for what it answers)")
+            return cls(probe, None, name)
+        return cls(probe, condition(raw["holds"], what), name)
 
     def describe(self) -> str:
         if self.reads_acked:
@@ -214,6 +274,7 @@ class Seen(Check):
         return {"probe": self.probe, "holds": self.condition.to_spec()}
 
 
+@CHECKS.kind("attempts")
 @dataclass(frozen=True)
 class Attempts(Check):
     """The producers' failed attempts (the history's attempts table: every error a send
@@ -227,6 +288,14 @@ class Attempts(Check):
     errors: tuple[str, ...] | None = None
     label: str | None = None
     kind: ClassVar[str] = "attempts"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"errors", "count", "producers", "from", "for_s", "name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> Attempts:
+        table = fields(raw, what)
+        start = required_anchor(table, "from", "attempts", "the inject or heal it follows")
+        return cls(table.names("attempts") or (), count_range(raw.get("count"), what), start,
+                   table.seconds("for_s"), table.names("errors"), label_of(table))
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.for_s) or self.for_s <= 0:

@@ -20,6 +20,15 @@ from harness.compose.checks.base import (
     with_window,
 )
 from harness.compose.checks.evidence import Anchor, CheckSpecError, Evidence
+from harness.compose.checks.tables import (
+    CHECKS,
+    WINDOW_KEYS,
+    anchor,
+    count_range,
+    fields,
+    label_of,
+    seconds_range,
+)
 from harness.compose.expectations import CountRange
 
 TRANSACTION_OUTCOMES = {"committed": (hist.TXN_COMMITTED,), "aborted": (hist.TXN_ABORTED,),
@@ -36,6 +45,7 @@ def transaction_known_at(row: Mapping[str, Any]) -> float:
     return float(row["begin_ts"])
 
 
+@CHECKS.kind("transactions")
 @dataclass(frozen=True)
 class TransactionOutcomes(Check):
     """The transactional producers' transactions (the history's transactions table) that
@@ -58,6 +68,14 @@ class TransactionOutcomes(Check):
     label: str | None = None
     errors: tuple[str, ...] | None = None
     kind: ClassVar[str] = "transactions"
+    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS | {"count", "producers", "errors"}
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> TransactionOutcomes:
+        table = fields(raw, what)
+        return cls(str(raw["transactions"]), count_range(raw.get("count"), what), table.names("producers"),
+                   anchor(table, "from"), anchor(table, "until"), table.seconds("settle_s", 0.0),
+                   table.optional_seconds("for_s"), label_of(table), table.names("errors"))
 
     def __post_init__(self) -> None:
         if self.outcome not in TRANSACTION_OUTCOMES:
@@ -93,6 +111,7 @@ class TransactionOutcomes(Check):
         return with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 
+@CHECKS.kind("transaction_gap_s")
 @dataclass(frozen=True)
 class TransactionGap(Check):
     """The longest stretch of the window in which none of the named producers (every
@@ -107,6 +126,13 @@ class TransactionGap(Check):
     until: Anchor | None = None
     label: str | None = None
     kind: ClassVar[str] = "transaction_gap_s"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"producers", "from", "until", "name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> TransactionGap:
+        table = fields(raw, what)
+        return cls(seconds_range(table, "transaction_gap_s"), table.names("producers"),
+                   anchor(table, "from"), anchor(table, "until"), label_of(table))
 
     def describe(self) -> str:
         who = "no producer" if self.producers is None else f"none of {', '.join(self.producers)}"
@@ -126,6 +152,7 @@ class TransactionGap(Check):
         return with_window(out, self.start, self.until)
 
 
+@CHECKS.kind("never_visible")
 @dataclass(frozen=True)
 class NeverVisible(Check):
     """No record of the named producers' transactions that ended ``unknown`` became
@@ -141,6 +168,12 @@ class NeverVisible(Check):
     producers: tuple[str, ...]
     label: str | None = None
     kind: ClassVar[str] = "never_visible"
+    spec_keys: ClassVar[frozenset[str]] = frozenset({"name"})
+
+    @classmethod
+    def from_spec(cls, raw: Mapping[str, Any], what: str) -> NeverVisible:
+        table = fields(raw, what)
+        return cls(table.names("never_visible") or (), label_of(table))
 
     def __post_init__(self) -> None:
         if not self.producers:
