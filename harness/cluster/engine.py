@@ -13,24 +13,29 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import docker
 from docker.errors import DockerException
 from testcontainers.core.config import testcontainers_config
 
-from harness.errors import EngineUnavailable
+from harness.cluster.waiting import wait_for_answer
+from harness.errors import EngineUnavailable, describe_error
 
 DOCKERD_LOG = Path("/var/log/kafka-chaos-dockerd.log")
 START_TIMEOUT_S = 60.0
 
 
+def _answering() -> docker.DockerClient:
+    """A client of the engine, once it answered a ping; DockerException while none does."""
+    client = docker.from_env(timeout=120)
+    client.ping()
+    return client
+
+
 def _ping() -> docker.DockerClient | None:
     try:
-        client = docker.from_env(timeout=120)
-        client.ping()
-        return client
+        return _answering()
     except DockerException:
         return None
 
@@ -83,15 +88,14 @@ def ensure_engine(start_if_missing: bool = True) -> docker.DockerClient:
     if shutil.which("dockerd") is None:
         _install_docker_io()
     _start_dockerd()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        client = _ping()
-        if client is not None:
-            return client
-        time.sleep(0.5)
-    raise EngineUnavailable(
-        f"dockerd was started but did not answer within {START_TIMEOUT_S:.0f} s; see {DOCKERD_LOG}"
-    )
+    try:
+        return wait_for_answer(_answering, START_TIMEOUT_S, "the dockerd just started to answer",
+                               transient=(DockerException,), interval_s=0.5)
+    except DockerException as err:
+        raise EngineUnavailable(
+            f"dockerd was started but did not answer within {START_TIMEOUT_S:.0f} s "
+            f"(last: {describe_error(err)}); see {DOCKERD_LOG}"
+        ) from err
 
 
 def engine_available() -> bool:

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.waiting import Problems, WaitTimeout, wait_until_clear
 from harness.errors import describe_error
 
 if TYPE_CHECKING:
@@ -374,11 +375,19 @@ class StateSampler(threading.Thread):
         self, predicate: Callable[[ClusterState], bool], timeout_s: float, after: float = 0.0
     ) -> Sample | None:
         """Block until a state satisfies ``predicate`` (or the timeout); return it as
-        :meth:`first` does."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            found = self.first(predicate, after)
-            if found is not None:
-                return found
-            time.sleep(self.interval_s)
-        return self.first(predicate, after)
+        :meth:`first` does, or None when none did in time."""
+        found: list[Sample] = []
+
+        def not_seen() -> Problems:
+            hit = self.first(predicate, after)
+            if hit is None:
+                return "no sampled state satisfies it yet"
+            found.append(hit)
+            return None
+
+        try:
+            wait_until_clear(not_seen, timeout_s, "a sampled state that satisfies the condition",
+                             interval_s=self.interval_s)
+        except WaitTimeout:
+            return None
+        return found[-1]

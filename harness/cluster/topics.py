@@ -13,15 +13,19 @@ before the topic is given up.
 from __future__ import annotations
 
 import concurrent.futures
-import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster.control import ClusterObservation
 from harness.cluster.node_config import format_value
-from harness.cluster.waiting import CLUSTER_SETTLING, Problems, wait_until_clear
+from harness.cluster.waiting import CLUSTER_SETTLING, Problems, WaitTimeout, wait_until_clear
+from harness.errors import describe_error
 from topologies.model import SettingValue, Topology
+
+NOT_CONTROLLER_RIDE_OUT_S = 10.0
+"""How long a CreateTopics the brokers refuse as NOT_CONTROLLER (the controller moved) is
+asked again, 0.5 s apart, before the refusal is raised."""
 
 
 class TopicNotCreated(RuntimeError):
@@ -78,11 +82,19 @@ class TopicAdmin:
             count = partitions or int(defaults.get("partitions", 6))
             new = NewTopic(name, num_partitions=count, replication_factor=rf, config=settings)
         unanswered = False  # an attempt's CreateTopics got no answer at all
-        for attempt in range(20):
+        refused: list[KafkaException] = []  # NOT_CONTROLLER answers so far
+        stale = False  # the last answer was NOT_CONTROLLER: the client's controller is stale
+
+        def not_created() -> Problems:
+            nonlocal unanswered, stale
+            if stale:
+                # librdkafka keeps the controller id of its last metadata answer until
+                # its periodic refresh; a metadata request brings the new controller.
+                self.admin.list_topics(timeout=10)
+                stale = False
             futures = self.admin.create_topics([new], operation_timeout=timeout_s)
             try:
                 futures[name].result(timeout=timeout_s)
-                break
             except concurrent.futures.TimeoutError:
                 if unanswered:
                     raise TopicNotCreated(
@@ -94,16 +106,27 @@ class TopicAdmin:
                 # logged one) while new clients worked. A fresh one looks the controller up.
                 unanswered = True
                 self.client = None
+                return f"CreateTopics unanswered for {timeout_s:g} s; asking a fresh AdminClient"
             except KafkaException as err:
                 code = err.args[0].code() if err.args else None
                 if code == KafkaError.TOPIC_ALREADY_EXISTS and unanswered:
-                    break  # the unanswered request created it after all: names are the run's own
-                if code != KafkaError.NOT_CONTROLLER or attempt == 19:
+                    return None  # the unanswered request created it after all: names are the run's own
+                if code != KafkaError.NOT_CONTROLLER:
                     raise
-                # librdkafka keeps the controller id of its last metadata answer until
-                # its periodic refresh; a metadata request brings the new controller.
-                time.sleep(0.5)
-                self.admin.list_topics(timeout=10)
+                refused.append(err)
+                stale = True
+                return f"CreateTopics refused: {describe_error(err)}"
+            return None
+
+        # Up to two requests may each go unanswered for timeout_s; NOT_CONTROLLER answers
+        # are asked again for NOT_CONTROLLER_RIDE_OUT_S besides.
+        try:
+            wait_until_clear(not_created, 2 * timeout_s + NOT_CONTROLLER_RIDE_OUT_S,
+                             f"topic {name} to be created", interval_s=0.5)
+        except WaitTimeout as timeout:
+            if not refused:
+                raise
+            raise refused[-1] from timeout  # the controller never settled: its refusal, as before
 
         def short_partitions() -> Problems:
             states = self._observation.topic_state(name)

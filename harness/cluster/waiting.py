@@ -20,6 +20,17 @@ a plain predicate), so that each one
   in a probe (a KeyError, a TypeError) still fails at once instead of being retried
   until the deadline and reported as a timeout.
 
+A retry around one call (a request asked again while the cluster settles) is such a wait
+too: :func:`wait_for_answer` makes the call the probe and, once the time is up, raises the
+call's own last error, so a caller's handler for that error still sees it.
+
+Not every pause is a wait. Keeping a fault in place for its duration, a consumer taking
+its processing time per record, a periodic loop's tick: these let time pass whatever the
+cluster does. Inside a loop they go through :func:`hold`, or, for a loop that must stop
+promptly, through its stop event (``hold(tick, until=stop)``, which is ``stop.wait(tick)``).
+``tests/unit/test_one_mechanism.py`` fails on a ``time.sleep`` inside a loop anywhere
+else: such a loop is a second, hand-rolled poll.
+
 The cluster layer owns this (faults, tests and scenarios sit above it and may import
 it; it imports nothing of theirs). :class:`WaitTimeout` is a
 :class:`~harness.errors.ClusterUnhealthy`, because at this level a wait that times out
@@ -30,8 +41,10 @@ faults' own ``FaultTimeout``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import docker.errors
 from confluent_kafka import KafkaException
@@ -61,6 +74,8 @@ CLUSTER_SETTLING: Transient = (
 """Errors the cluster's own observation raises while nodes churn: "not yet", not a bug."""
 
 SHOWN_PROBLEMS = 5
+
+T = TypeVar("T")
 
 
 class WaitTimeout(ClusterUnhealthy):
@@ -148,6 +163,51 @@ def wait_until(
     )
 
 
+def wait_for_answer(
+    call: Callable[[], T],
+    timeout_s: float,
+    what: str,
+    *,
+    transient: Transient,
+    interval_s: float = 0.2,
+) -> T:
+    """Make ``call`` until it answers, and return its answer: a retry as a wait.
+
+    An exception of a type in ``transient`` means "not yet", and the call is made again
+    after ``interval_s``; any other propagates at once. Once ``timeout_s`` has passed, the
+    last transient error is raised itself (with the :class:`WaitTimeout` that says how
+    long it was tried as its cause), so a caller that handles that error type still does.
+    """
+    answer: list[T] = []
+
+    def unanswered() -> Problems:
+        answer[:] = [call()]
+        return None
+
+    try:
+        wait_until_clear(unanswered, timeout_s, what, interval_s=interval_s, transient=transient)
+    except WaitTimeout as timeout:
+        if timeout.last_error is None:  # not reached: the probe either answers or raises
+            raise
+        raise timeout.last_error from timeout
+    return answer[0]
+
+
+def hold(seconds: float, until: threading.Event | None = None) -> bool:
+    """Let ``seconds`` pass: a pause that waits for nothing (a fault kept in place, a
+    record's processing time, a periodic loop's tick); True when ``until`` was set first.
+
+    With ``until``, the hold ends as soon as that event is set, so a loop that holds
+    between rounds stops promptly (``while not hold(tick, until=stop): ...``). A pause
+    that ends when the cluster reaches a state is a wait: :func:`wait_until_clear`.
+    """
+    seconds = max(0.0, seconds)
+    if until is not None:
+        return until.wait(seconds)
+    time.sleep(seconds)
+    return False
+
+
 def _as_problems(found: Problems) -> tuple[str, ...]:
     if found is None:
         return ()
@@ -156,4 +216,5 @@ def _as_problems(found: Problems) -> tuple[str, ...]:
     return tuple(found)
 
 
-__all__ = ["CLUSTER_SETTLING", "Problems", "Transient", "WaitTimeout", "wait_until", "wait_until_clear"]
+__all__ = ["CLUSTER_SETTLING", "Problems", "Transient", "WaitTimeout", "hold", "wait_for_answer",
+           "wait_until", "wait_until_clear"]

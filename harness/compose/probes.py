@@ -21,6 +21,7 @@ In a scenario file::
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -30,6 +31,7 @@ from typing import Any
 
 from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.state import ClusterState, PartitionState
+from harness.cluster.waiting import Problems, WaitTimeout, wait_until_clear
 from harness.compose.checks import Anchor, CheckSpecError, Lookup, ProbeResult, Produced
 from harness.errors import describe_error
 
@@ -201,12 +203,16 @@ class ProbeTaker:
         """Once the schedule has ended: take what is still due (waiting up to
         ``timeout_s`` for probes set after the last action), then stop. A probe whose
         moment never came stays untaken, and a check on it fails."""
-        deadline = time.monotonic() + timeout_s
         moments = dict(self._moments())
         pending = [p for p in self.probes if (p.at.entry, p.at.action) in moments]
-        while self._thread.is_alive() and time.monotonic() < deadline and \
-                any(p.name not in self.results for p in pending):
-            time.sleep(TICK_S)
+
+        def untaken() -> list[str]:
+            if not self._thread.is_alive():
+                return []
+            return [f"probe {p.name} not taken yet" for p in pending if p.name not in self.results]
+
+        with contextlib.suppress(WaitTimeout):  # what is still untaken fails its checks
+            wait_until_clear(untaken, timeout_s, "the probes due after the schedule", interval_s=TICK_S)
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
@@ -261,16 +267,22 @@ class Looker:
         consumer = make_consumer(self._cluster, probe.zone, {"enable.partition.eof": True})
         try:
             consumer.assign([TopicPartition(self._topic, probe.partition, 0)])
-            read, deadline = 0, time.monotonic() + probe.timeout_s
-            while time.monotonic() < deadline:
+            read = 0
+
+            def short_of_the_end() -> Problems:
+                nonlocal read
                 msg = consumer.poll(0.5)
-                if msg is None:
-                    continue
-                error = msg.error()
-                if error is None:
+                error = None if msg is None else msg.error()
+                if msg is not None and error is None:
                     read += 1
-                elif error.code() == KafkaError._PARTITION_EOF:
-                    break
+                elif error is not None and error.code() == KafkaError._PARTITION_EOF:
+                    return None
+                return f"{read} record(s) read, the end of the partition not reached"
+
+            with contextlib.suppress(WaitTimeout):  # the records read by then are the finding
+                wait_until_clear(short_of_the_end, probe.timeout_s,
+                                 f"probe {probe.name} to read partition {probe.partition} to its end",
+                                 interval_s=0)
             return read
         finally:
             consumer.close()
@@ -285,11 +297,20 @@ class Looker:
             wanted = TopicPartition(self._topic, probe.partition, int(since * 1000))
             (found,) = consumer.offsets_for_times([wanted], timeout=LOOKUP_READ_S)
             consumer.assign([TopicPartition(self._topic, probe.partition, found.offset)])
-            deadline = time.monotonic() + LOOKUP_READ_S
-            while time.monotonic() < deadline:
+            first: list[Any] = []
+
+            def nothing_read() -> Problems:
                 msg = consumer.poll(0.5)
                 if msg is not None and not msg.error():
-                    return Lookup(since, found.offset, msg.offset(), msg.timestamp()[1])
-            return Lookup(since, found.offset, None, None)
+                    first.append(msg)
+                    return None
+                return f"no record read from offset {found.offset} yet"
+
+            try:
+                wait_until_clear(nothing_read, LOOKUP_READ_S, f"probe {probe.name}'s first record",
+                                 interval_s=0)
+            except WaitTimeout:  # nothing to read there: the look-up finds no record
+                return Lookup(since, found.offset, None, None)
+            return Lookup(since, found.offset, first[0].offset(), first[0].timestamp()[1])
         finally:
             consumer.close()

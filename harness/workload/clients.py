@@ -8,6 +8,7 @@ seconds rather than in Kafka's default two minutes.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Mapping
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+
+from harness.cluster.waiting import Problems, WaitTimeout, wait_until_clear
 
 
 class ZonePlacement(Protocol):
@@ -122,10 +125,18 @@ def send_batch(
             except BufferError:
                 producer.poll(0.05)
         producer.poll(0)
-    deadline = time.monotonic() + timeout_s
-    while tally.total < count and time.monotonic() < deadline:
-        producer.poll(0.1)
-    producer.flush(max(0.0, deadline - time.monotonic()))
+    started = time.monotonic()
+
+    def unreported() -> Problems:
+        if tally.total < count:
+            producer.poll(0.1)  # serves the delivery reports
+        left = count - tally.total
+        return f"{left} of {count} delivery reports outstanding" if left > 0 else None
+
+    with contextlib.suppress(WaitTimeout):  # the tally says what was acknowledged by then
+        wait_until_clear(unreported, timeout_s, f"the delivery reports of {count} records to {topic}",
+                         interval_s=0)
+    producer.flush(max(0.0, timeout_s - (time.monotonic() - started)))
     return tally
 
 
@@ -139,17 +150,18 @@ def read_values(
     """Read from the beginning of ``partitions`` until ``expected`` records or the timeout."""
     consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     values: list[bytes] = []
-    deadline = time.monotonic() + timeout_s
-    while len(values) < expected and time.monotonic() < deadline:
-        msg = consumer.poll(0.5)
-        if msg is None:
-            continue
-        error = msg.error()
-        if error is not None:
-            if error.retriable() or error.code() == KafkaError._PARTITION_EOF:
-                continue
+
+    def unread() -> Problems:
+        msg = consumer.poll(0.5) if len(values) < expected else None
+        error = None if msg is None else msg.error()
+        if error is not None and not (error.retriable() or error.code() == KafkaError._PARTITION_EOF):
             raise KafkaException(error)
-        values.append(msg.value() or b"")
+        if msg is not None and error is None:
+            values.append(msg.value() or b"")
+        return f"{len(values)} of {expected} records read" if len(values) < expected else None
+
+    with contextlib.suppress(WaitTimeout):  # the records read by then are the answer
+        wait_until_clear(unread, timeout_s, f"{expected} records of {topic}", interval_s=0)
     return values
 
 

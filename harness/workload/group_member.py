@@ -52,6 +52,7 @@ from typing import Any, Protocol
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from harness import history as hist
+from harness.cluster.waiting import hold, wait_for_answer
 from harness.errors import describe_error
 from harness.workload.clients import ZonePlacement, decode_value, isolation_level, make_consumer
 
@@ -305,7 +306,7 @@ class GroupMember(threading.Thread):
             if msg.error():
                 continue
             if self.process_s:
-                time.sleep(self.process_s)
+                hold(self.process_s)  # processing takes its time, whatever the cluster does
             partition, offset = self._record_read(msg)
             self.progress.read(partition, offset)
             processed[partition] = offset + 1
@@ -385,15 +386,10 @@ class GroupMember(threading.Thread):
         than record a guess the judge would hold its reads against."""
         if not partitions:
             return {}
-        deadline = time.monotonic() + RESUME_LOOKUP_TIMEOUT_S
-        while True:
-            try:
-                answered = consumer.committed(partitions, timeout=10)
-                break
-            except KafkaException:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.5)
+        answered = wait_for_answer(lambda: consumer.committed(partitions, timeout=10),
+                                   RESUME_LOOKUP_TIMEOUT_S,
+                                   f"group {self.group}'s committed offsets for member {self.member}",
+                                   transient=(KafkaException,), interval_s=0.5)
         return {tp.partition: (tp.offset if tp.offset >= 0 else None) for tp in answered}
 
     def _record_rebalance(self, event: str, partitions: list[TopicPartition],

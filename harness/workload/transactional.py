@@ -39,6 +39,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from harness import history as hist
+from harness.cluster.waiting import Problems, WaitTimeout, hold, wait_until_clear
 from harness.errors import describe_error
 
 # How long one commit_transaction()/abort_transaction() call may block, and how long a
@@ -115,14 +116,15 @@ class Transactions:
     offset per partition of each committed transaction. Called from the producer's own
     thread only (delivery reports run there too, inside ``poll``).
 
-    With a ``hold``, ``wait(seconds)`` is how the held transaction waits: the producer
-    loop passes its stop event's ``wait``, so stopping the workload ends a hold early.
-    ``clock`` (monotonic seconds) places the hold; tests pass their own."""
+    With a ``hold``, ``wait(seconds)`` is how the held transaction lets its time pass (a
+    hold, not a wait for a condition: :func:`harness.cluster.waiting.hold` by default); the
+    producer loop passes its stop event's ``wait``, so stopping the workload ends a hold
+    early. ``clock`` (monotonic seconds) places the hold; tests pass their own."""
 
     def __init__(self, producer: Producer, producer_id: str, transactional_id: str, size: int,
                  abort_ratio: float, record: Callable[[str, Mapping[str, Any]], None],
                  on_committed: Callable[[Mapping[int, int]], None], hold: Hold | None = None,
-                 wait: Callable[[float], object] = time.sleep,
+                 wait: Callable[[float], object] = hold,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.producer = producer
         self.producer_id = producer_id
@@ -291,16 +293,26 @@ class Transactions:
         """Call ``end_call`` (commit or abort) again after each retriable error, as
         librdkafka asks, for up to END_DEADLINE_S; None once it succeeded, else the error
         that ended the tries (one that demands an abort is never retried)."""
-        deadline = time.monotonic() + END_DEADLINE_S
-        while True:
+        retried: list[KafkaException] = []
+
+        def not_ended() -> Problems:
             try:
                 end_call(END_CALL_TIMEOUT_S)
-                return None
             except KafkaException as exc:
                 error = kafka_error(exc)
-                retriable = error is not None and error.retriable() and not error.txn_requires_abort()
-                if not (retriable and time.monotonic() < deadline):
-                    return exc
+                if error is None or not error.retriable() or error.txn_requires_abort():
+                    raise
+                retried.append(exc)
+                return error_text(exc)
+            return None
+
+        try:  # asked again at once, as librdkafka asks
+            wait_until_clear(not_ended, END_DEADLINE_S, "the transaction to end", interval_s=0)
+        except KafkaException as exc:
+            return exc
+        except WaitTimeout:
+            return retried[-1]
+        return None
 
     def send_failed(self, exc: KafkaException) -> None:
         """A produce() call raised: end the transaction as the error demands (abort when

@@ -145,3 +145,26 @@ def test_faults_wait_treats_a_role_without_holder_as_not_yet(clock: FakeClock) -
     assert fault_wait_until(probe, 5, "a new leader") == pytest.approx(0.1)
     with pytest.raises(ValueError):
         fault_wait_until(answers(ValueError("a bug")), 5, "anything")
+
+
+def test_a_retry_returns_the_first_answer_and_raises_the_calls_own_error_at_the_deadline(
+        clock: FakeClock) -> None:
+    assert waiting.wait_for_answer(answers(OSError("refused"), OSError("refused"), "leader 2"), 5,
+                                   "the quorum", transient=(OSError,), interval_s=1) == "leader 2"
+    assert clock.sleeps == [1, 1]
+    with pytest.raises(OSError, match="still refused") as caught:
+        waiting.wait_for_answer(answers(OSError("still refused")), 3, "the quorum", transient=(OSError,))
+    assert isinstance(caught.value.__cause__, WaitTimeout), "the wait that gave up is kept as the cause"
+    with pytest.raises(KeyError):
+        waiting.wait_for_answer(answers(KeyError("a bug")), 3, "anything", transient=(OSError,))
+
+
+def test_a_hold_lets_time_pass_or_ends_when_its_event_is_set(clock: FakeClock) -> None:
+    import threading
+
+    assert waiting.hold(2.5) is False and clock.sleeps == [2.5]
+    assert waiting.hold(-1) is False and clock.sleeps == [2.5, 0.0]
+    stop = threading.Event()
+    stop.set()
+    assert waiting.hold(60, until=stop) is True, "a set event ends the hold at once"
+    assert clock.sleeps == [2.5, 0.0], "an event's hold does not sleep"

@@ -40,7 +40,7 @@ from harness.cluster.describe_quorum import describe_quorum
 from harness.cluster.metadata.base import QuorumHost, StateReader
 from harness.cluster.node_config import MetadataSettings, kraft_broker_settings
 from harness.cluster.state import EPOCHS_OF_THE_QUORUM, ClusterState, PartitionState
-from harness.cluster.waiting import wait_until_clear
+from harness.cluster.waiting import wait_for_answer, wait_until_clear
 from harness.errors import ChaosError, describe_error
 from topologies.model import BrokerNode
 
@@ -224,8 +224,7 @@ class KRaftReader:
         answer, the most current asked first (:func:`current_first`, :func:`furthest_on`);
         while none answers, every broker is asked again until ``ride_out_s`` has passed,
         then the last broker's error is raised."""
-        deadline = time.monotonic() + self._ride_out_s
-        while True:
+        def one_round() -> BrokerView:
             failure: OSError | None = None
             views: list[BrokerView] = []
             for broker in current_first(quorum, self._addresses, time.time() * 1000):
@@ -237,10 +236,11 @@ class KRaftReader:
                     break
             if views:
                 return furthest_on(views)
-            if time.monotonic() >= deadline:
-                assert failure is not None
-                raise failure
-            time.sleep(RETRY_PAUSE_S)
+            assert failure is not None
+            raise failure
+
+        return wait_for_answer(one_round, self._ride_out_s, "a broker's metadata", transient=(OSError,),
+                               interval_s=RETRY_PAUSE_S)
 
     def _quorum_client(self) -> Any:
         from kafka.admin import KafkaAdminClient  # a dependency of KRaft mode alone
@@ -267,19 +267,19 @@ class KRaftReader:
         (IncompatibleBrokerVersion: see :meth:`quorum`)."""
         from kafka.errors import IncompatibleBrokerVersion, RetriableError, UnknownBrokerIdError
 
-        deadline = time.monotonic() + self._ride_out_s
-        while True:
+        def ask() -> Any:
             try:
                 with self._lock:
                     return request(self._admin)
-            except (RetriableError, UnknownBrokerIdError, IncompatibleBrokerVersion) as err:
-                if time.monotonic() >= deadline:
-                    raise
-                if isinstance(err, (UnknownBrokerIdError, IncompatibleBrokerVersion)):
-                    with self._lock:
-                        self._admin.close()
-                        self._admin = self._brokers_client()
-                time.sleep(RETRY_PAUSE_S)
+            except (UnknownBrokerIdError, IncompatibleBrokerVersion):
+                with self._lock:  # the next try, if any, on a fresh client
+                    self._admin.close()
+                    self._admin = self._brokers_client()
+                raise
+
+        return wait_for_answer(ask, self._ride_out_s, "an answer from the brokers",
+                               transient=(RetriableError, UnknownBrokerIdError, IncompatibleBrokerVersion),
+                               interval_s=RETRY_PAUSE_S)
 
     def reassign(self, topic: str, partition: int, replicas: list[int]) -> None:
         """AlterPartitionReassignments for one partition; ChaosError with the partition's error."""
