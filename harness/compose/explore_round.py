@@ -20,8 +20,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.compose.checks import ClusterRules, Sends, heal
-from harness.compose.expectations import Bounds, CountRange
+from harness.compose.checks import ClusterRules, CountRange, IsrFullAfterHeal, Sends, heal
 from harness.compose.scenario import ScenarioRun, ScenarioSpec
 from harness.explore.invariants import Invariant, implied
 from harness.history import ANOMALY_KINDS, Rule
@@ -136,8 +135,7 @@ def round_spec(base: ScenarioSpec, schedule: Sequence[Mapping[str, Any]], seed: 
                                 if inv.rule == 0 and inv.kind not in base.expectations), *claimed]),
         expectations={kind: rules[kind] for kind in ANOMALY_KINDS},
         schedule=tuple(dict(entry) for entry in schedule),
-        checks=(ClusterRules(label=CLUSTER_RULES), liveness(schedule)),
+        checks=(ClusterRules(label=CLUSTER_RULES), liveness(schedule), IsrFullAfterHeal(ISR_FULL_S)),
         probes=(),
-        bounds=Bounds(isr_full_after_heal_s=ISR_FULL_S),
         must_fail=(),
     )

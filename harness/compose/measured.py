@@ -1,11 +1,10 @@
-"""The figures a scenario's bounds are judged on, gathered when the run has finished.
+"""The ISR after the last heal, watched when the run has finished.
 
-Send outcomes and the longest stretches without an acknowledgement come from the closed
-history; controller and leader-epoch changes from the ZooKeeper sampler's rows; ISR
-recovery from a poll of ZooKeeper after the last heal, since the sampler has stopped by
-the time the bound may run out. What cannot be read becomes a reason in
-``Measured.problems``, and the bounds that needed it fail with that reason
-(:func:`harness.compose.expectations.evaluate`).
+An ``isr_full_after_heal_s`` check needs to know when every ISR was full again after
+the last heal, and the sampler has stopped by the time its bound may run out. So the
+runner polls the metadata after the heal for as long as the longest such bound allows;
+the check then reads the sampled states where they show it, else the poll
+(:class:`~harness.compose.checks.IsrFullAfterHeal`).
 """
 
 from __future__ import annotations
@@ -13,28 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from harness import history as hist
-from harness.compose.expectations import (
-    IsrAfterHeal,
-    Measured,
-    controller_changes,
-    isr_full_after,
-    isr_full_since,
-    isr_shortfalls,
-    leader_epoch_changes,
-    send_outcomes,
-)
-from harness.history.gaps import longest_gaps
+from harness.cluster.waiting import WaitTimeout, wait_until_clear
+from harness.compose.checks import IsrAfterHeal
+from harness.compose.checks.metadata import isr_full_after, isr_full_since, isr_shortfalls
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
-    from harness.cluster.sampler import StateSampler
 
 
 @dataclass(frozen=True)
@@ -53,65 +38,28 @@ def poll_isr_after_heal(cluster: Cluster, topic: str, healed_at: float, bound_s:
 
     The bound runs from the heal, which may be long past by now, not from this call."""
     replicas: dict[int, tuple[int, ...]] = {}
-    while True:
+    full_at: list[float] = []
+
+    def short_isrs() -> list[str]:
+        nonlocal replicas
         try:
             parts = cluster.state([topic]).topic(topic)
-            replicas = {p.partition: p.replicas for p in parts}
-            waiting = isr_shortfalls({p.partition: (p.isr, p.replicas) for p in parts})
-            if parts and not waiting:
-                return IsrPoll(healed_at, replicas, time.time(), [])
-        except Exception as err:  # ZooKeeper unreadable for a moment: try until the bound
-            waiting = [f"ZooKeeper could not be read: {err}"]
-        if time.time() >= healed_at + bound_s:
-            return IsrPoll(healed_at, replicas, None, waiting or ["the topic has no partition state"])
-        time.sleep(0.25)
+        except Exception as err:  # unreadable for a moment, or till the bound: its reason, never a crash
+            return [f"ZooKeeper could not be read: {err}"]
+        replicas = {p.partition: p.replicas for p in parts}
+        waiting = isr_shortfalls({p.partition: (p.isr, p.replicas) for p in parts})
+        if not parts:
+            return waiting or ["the topic has no partition state"]
+        if not waiting:
+            full_at.append(time.time())
+        return waiting
 
-
-def measured(history: Path, topic: str, injects: Sequence[float],
-             workload: tuple[float | None, float | None], sampler: StateSampler | None,
-             isr: IsrPoll | None) -> Measured:
-    """Every figure a bound reads. ``injects`` are the fault injections' times; the
-    acknowledgement gaps are measured from the first of them (from the workload's start
-    without one) to the workload's stop, ``workload`` = (started, stopped)."""
-    problems: dict[str, str] = {}
-    rows: list[dict[str, Any]] | None = None
     try:
-        rows = [row for part in hist.part_files(history, "sends")
-                for row in pq.read_table(part, columns=["partition", "outcome", "ack_ts"]).to_pylist()]
-    except (OSError, pa.ArrowException) as err:
-        problems["sends"] = problems["gaps"] = f"the sends table cannot be read: {err}"
-    start = min(injects) if injects else workload[0]
-    window_from = "the first fault inject" if injects else "the start of the workload"
-    end = workload[1]
-    window = None
-    if start is None or end is None:
-        problems.setdefault("gaps", "no workload ran, so no acknowledgement could be timed")
-    elif end <= start:
-        problems.setdefault("gaps", "the first fault was injected after the workload stopped")
-    else:
-        window = (start, end)
-    states = sampler.rows() if sampler is not None else []
-    figures: dict[str, Any] = {}
-    for key, measure in (("controller_changes", lambda: controller_changes(states)),
-                         ("leader_epoch_changes", lambda: leader_epoch_changes(states, topic)),
-                         ("isr_full_after_heal_s", lambda: isr_after_heal(states, topic, isr))):
-        try:
-            figures[key] = measure()
-        except ValueError as err:  # a sampled row that cannot be read
-            problems[key] = str(err)
-    if sampler is None:
-        for key in ("controller_changes", "leader_epoch_changes"):
-            problems[key] = "ZooKeeper was not sampled"
-            figures.pop(key, None)
-    return Measured(
-        sends=None if rows is None else send_outcomes(rows),
-        window=window, window_from=window_from,
-        gaps=None if rows is None or window is None else longest_gaps(rows, *window),
-        controller=figures.get("controller_changes"),
-        leader_epochs=figures.get("leader_epoch_changes"),
-        isr=figures.get("isr_full_after_heal_s"),
-        problems=problems,
-    )
+        wait_until_clear(short_isrs, healed_at + bound_s - time.time(), f"every ISR of {topic} full",
+                         interval_s=0.25)
+    except WaitTimeout as timeout:
+        return IsrPoll(healed_at, replicas, None, list(timeout.last_problems))
+    return IsrPoll(healed_at, replicas, full_at[-1], [])
 
 
 def isr_after_heal(states: Sequence[Any], topic: str, isr: IsrPoll | None) -> IsrAfterHeal | None:

@@ -52,7 +52,6 @@ def write_run_config(directory: Path, cluster: Cluster, spec: ScenarioSpec, scen
         "consumer": [c.to_dict() for c in spec.consumers],
         "schedule": substitute(list(spec.schedule), topics.topic),
         "expectations": dict(spec.expectations),
-        "bounds": {} if spec.bounds is None else spec.bounds.to_dict(),
         "effective_config": effective_config(cluster, spec, topics),
         "test_timeouts": {k: settings[k] for k in (
             "zookeeper.session.timeout.ms", "replica.lag.time.max.ms") if k in settings},
@@ -164,3 +163,21 @@ def shown(value: Any) -> Any:
         return {str(k): shown(v) for k, v in value.items()}
     name = getattr(value, "name", None) or getattr(value, "__qualname__", None)
     return f"{type(value).__name__} {name}" if isinstance(name, str) else type(value).__name__
+
+
+def broker_setting_differences(declared: Mapping[str, str],
+                               reported: Mapping[int, Mapping[str, str | None]]) -> list[str]:
+    """Where a broker's own configuration differs from the settings a scenario declared.
+
+    Kafka ignores a setting it does not know, so a misspelt name would otherwise run the
+    scenario on a cluster without it; ``reported`` is broker id -> name -> value as the
+    broker describes it (values as config files spell them, see ``format_value``).
+    """
+    differences = []
+    for broker, config in sorted(reported.items()):
+        for key, value in declared.items():
+            if key not in config:
+                differences.append(f"broker {broker} does not know {key}")
+            elif config[key] != value:
+                differences.append(f"broker {broker} has {key}={config[key]}, not {value}")
+    return differences

@@ -29,12 +29,19 @@ from harness.cluster.migration.snapshot import MetadataSnapshot, differences, wi
 from harness.cluster.node_config import format_value
 from harness.cluster.sampler import StateSampler
 from harness.cluster.waiting import wait_until
-from harness.compose.checks import Anchor, Evidence, Moment, Observed, ProbeResult, evaluate_checks
-from harness.compose.expectations import Measured, broker_setting_differences, evaluate
+from harness.compose.checks import (
+    Anchor,
+    Evidence,
+    Moment,
+    Observed,
+    ProbeResult,
+    evaluate_checks,
+    isr_bound_s,
+)
 from harness.compose.judge import Judge
-from harness.compose.measured import IsrPoll, measured, poll_isr_after_heal
+from harness.compose.measured import IsrPoll, isr_after_heal, poll_isr_after_heal
 from harness.compose.probes import PROBE_TOPIC_SUFFIX, Looker, ProbeTaker
-from harness.compose.run_config import RunTopics, write_run_config
+from harness.compose.run_config import RunTopics, broker_setting_differences, write_run_config
 from harness.compose.rundir import RunDirectory
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
 from harness.compose.spec_check import ScenarioSpecError, topology_problems
@@ -431,10 +438,9 @@ class ScenarioRun:
                              [(group, *topics[name]) for group, name in self.spec.groups()], self.writer)
         drained = time.monotonic()
         self._close(hist.STATUS_COMPLETE)
-        self._check_bounds(isr)
-        self._evaluate_checks()
+        self._evaluate_checks(isr)
         self.verdict = self.judge.verdict(self.dir / "history")
-        self.window("end of the final drain to the verdict (history closed, bounds and checks, judgement)",
+        self.window("end of the final drain to the verdict (history closed, checks, judgement)",
                     time.monotonic() - drained)
         self.verdict.write(self.dir / VERDICT_FILE)
         self._finished = True
@@ -534,41 +540,18 @@ class ScenarioRun:
                    transient=(KafkaException, FutureTimeout))
         return config
 
-    # -- bounds ----------------------------------------------------------------------------
+    # -- checks ----------------------------------------------------------------------------
     def _poll_isr_after_heal(self, heal_started: float) -> IsrPoll | None:
-        """Poll until every ISR is full or the ISR bound has passed since the last heal:
-        the last heal event recorded (a schedule's or heal_all's), else the moment finish
-        began healing. None when the spec has no ISR bound."""
-        bound = None if self.spec.bounds is None else self.spec.bounds.isr_full_after_heal_s
+        """Poll until every ISR is full or the longest ISR check's bound has passed since
+        the last heal: the last heal event recorded (a schedule's or heal_all's), else the
+        moment finish began healing. None when no check bounds the ISR after the heal."""
+        bound = isr_bound_s(self.spec.checks)
         if bound is None:
             return None
         healed_at = max((e.ts for e in self.log if e.action == "heal"), default=heal_started)
         return poll_isr_after_heal(self.cluster, self.topic, healed_at, bound)
 
-    def _check_bounds(self, isr: IsrPoll | None) -> None:
-        """One check per bound of the spec, each with the measured figure beside the bound;
-        per-partition gaps are also recorded as measured windows."""
-        bounds = self.spec.bounds
-        if bounds is None or bounds.empty:
-            return
-        try:
-            measured = self._measure(isr)
-            checks = evaluate(bounds, measured)
-        except Exception as err:  # a bug here must fail the bounds, not lose the verdict
-            self.check("bounds judged", False, f"the bounds could not be judged: {err!r}")
-            return
-        for check in checks:
-            self.check(check.name, check.passed, check.detail)
-        for partition, gap in sorted((measured.gaps or {}).items()):
-            self.window(f"longest stretch without an acknowledgement on {self.topic}-{partition}, "
-                        f"from {measured.window_from} to the end of the workload", gap)
-
-    def _measure(self, isr: IsrPoll | None) -> Measured:
-        """The figures the spec's bounds are judged on (:func:`measured`)."""
-        return measured(self.dir / "history", self.topic, [e.ts for e in self.log if e.action == "inject"],
-                        (self._workload_started, self._workload_stopped), self.sampler, isr)
-
-    def _evaluate_checks(self) -> None:
+    def _evaluate_checks(self, isr: IsrPoll | None) -> None:
         """Judge the spec's checks on what the run recorded; each becomes one check line."""
         if not self.spec.checks:
             return
@@ -589,8 +572,10 @@ class ScenarioRun:
             timeline = [Observed(r.mono, r.held_until(), state) for r in records
                         if (state := r.with_modes()) is not None]
             stopped = (self._workload_stopped or time.time(), self._workload_stopped_mono or time.monotonic())
+            rows = None if self.sampler is None else self.sampler.rows()
             evidence = Evidence(timeline, dict(self.moments), sends, Moment(*stopped), polls, attempts,
-                                dict(self.probe_results), commits, transactions, final_log, final_offsets)
+                                dict(self.probe_results), commits, transactions, final_log, final_offsets,
+                                self.topic, rows, isr_after_heal(rows or [], self.topic, isr))
         except Exception as err:  # evidence that cannot be read fails every check, with the reason
             for check in self.spec.checks:
                 self.check(check.name, False, f"the run's evidence could not be read: {err!r}")

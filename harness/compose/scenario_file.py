@@ -31,10 +31,10 @@ name is only known when the run creates it.
     lost = 0
     duplicate = "any"
 
-    [bounds]
-    max_in_doubt = 50
-    max_unavailable_s = 30
-    leader_epoch_changes = { "0" = { min = 1 } }
+    [[checks]]
+    unavailable_s = { max = 30 }
+
+    [[checks]]
     isr_full_after_heal_s = 60
 
     [brokers]
@@ -60,7 +60,7 @@ from typing import Any
 from harness.cluster.migration.plan import MigrationSpec
 from harness.cluster.node_config import format_value
 from harness.compose.checks import Check, CheckSpecError, Seen, check_anchors, parse_check
-from harness.compose.expectations import Bounds, BoundsError
+from harness.compose.checks.bounds import bounds_as_checks
 from harness.compose.probes import Probe
 from harness.compose.scenario_spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute
 from harness.compose.spec_check import Problem, ScenarioSpecError, topic_problems, topology_problems
@@ -158,10 +158,10 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
             PipelineSpec.from_dict(c) for c in _clients(data.get("pipelines", []), "pipelines", where))
         expectations = dict(data.get("expectations", {}))
         Expectations.from_dict(expectations)
-        bounds = _bounds(data.get("bounds"), topic)
+        bound_checks = [] if "bounds" not in data else bounds_as_checks(data["bounds"], topic.partition_count)
     except ScenarioSpecError as err:
         raise _file_error(err, where) from err
-    except (TypeError, ValueError, HistoryError) as err:  # BoundsError is a ValueError
+    except (TypeError, ValueError, HistoryError) as err:  # CheckSpecError is a ValueError
         raise ScenarioFileError(f"{where}: {err}") from err
     broker_settings = _broker_settings(data.get("brokers"), where)
     schedule = data.get("schedule", [])
@@ -170,13 +170,14 @@ def parse_scenario(text: str, where: str, default_id: str = "scenario") -> Scena
     _check_schedule(schedule, where)
     probes = _probes(data.get("probes", []), len(schedule), where)
     checks = _checks(data.get("checks", []), len(schedule), {p.name for p in probes}, where)
+    checks += tuple(bound_checks)
     try:  # the names a spec's parts give each other must meet
         return ScenarioSpec(id=scenario_id, title=str(data.get("title", scenario_id)),
                             description=str(data.get("description", "")),
                             expected=str(data.get("expected", "")), topic=topic, topics=topics,
                             pipelines=pipelines,
                             producers=producers, consumers=consumers, expectations=expectations,
-                            bounds=bounds, broker_settings=broker_settings, schedule=tuple(schedule),
+                            broker_settings=broker_settings, schedule=tuple(schedule),
                             checks=checks, probes=probes,
                             sample_interval_s=_number(data, "sample_interval_s", 0.25, where),
                             warmup_s=_number(data, "warmup_s", 3, where),
@@ -293,19 +294,6 @@ def _probes(raw: Any, entries: int, where: str) -> tuple[Probe, ...]:
             raise ScenarioFileError(f"{where}: probe {index} ({probe.name}): {probe.at.describe()} - the "
                                     f"schedule has {entries} entr{'y' if entries == 1 else 'ies'}")
     return probes
-
-
-def _bounds(raw: Any, topic: TopicSpec) -> Bounds | None:
-    """``[bounds]``, with every partition it names checked against the topic."""
-    if raw is None:
-        return None
-    bounds = Bounds.from_dict(raw)
-    count = topic.partition_count
-    outside = sorted(p for p in bounds.partitions() if p >= count)
-    if outside:
-        raise BoundsError(f"[bounds] names partition(s) {', '.join(map(str, outside))}; the topic has "
-                          f"partitions 0 to {count - 1}")
-    return bounds
 
 
 def _broker_settings(raw: Any, where: str) -> dict[str, SettingValue]:

@@ -1,4 +1,4 @@
-"""What a scenario is, as data: its topics, clients, faults, checks and bounds.
+"""What a scenario is, as data: its topics, clients, faults and checks.
 
 A spec is declared in Python by a test or read from a scenario file
 (:mod:`harness.compose.scenario_file`), and written back as one by ``to_dict``; running
@@ -17,7 +17,6 @@ from harness import history as hist
 from harness.cluster.migration.plan import MigrationSpec
 from harness.compose.checks import Check as DeclaredCheck
 from harness.compose.checks import parse_check
-from harness.compose.expectations import Bounds
 from harness.compose.probes import Probe
 from harness.compose.spec_check import ScenarioSpecError, spec_problems
 from harness.workload.driver import ConsumerSpec, ProducerSpec
@@ -116,9 +115,6 @@ class ScenarioSpec:
     # Looks at what one broker believes, at moments of the schedule, for probe checks
     # (harness/compose/probes.py).
     probes: tuple[Probe, ...] = ()
-    # Bounds on failed and in-doubt sends, unavailability, elections and ISR recovery,
-    # each judged as one check when the scenario finishes (harness/compose/expectations.py).
-    bounds: Bounds | None = None
     # Broker settings the scenario needs. The cluster must already run them: `kafka-chaos
     # run FILE` starts one per distinct set; a shared cluster without them is refused.
     broker_settings: Mapping[str, SettingValue] = field(default_factory=dict)
@@ -180,8 +176,6 @@ class ScenarioSpec:
             out["topics"] = [{"name": t.name, **_topic_table(t.spec)} for t in self.topics]
         if self.pipelines:
             out["pipelines"] = [p.to_dict() for p in self.pipelines]
-        if self.bounds is not None and not self.bounds.empty:
-            out["bounds"] = self.bounds.to_dict()
         if self.broker_settings:
             out["brokers"] = {"settings": dict(self.broker_settings)}
         if self.must_fail:

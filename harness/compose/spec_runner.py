@@ -1,7 +1,7 @@
 """Run a declared scenario: the one runner behind every Python spec and scenario file.
 
 A :class:`~harness.compose.scenario.ScenarioSpec` says everything a scenario is - topic,
-clients, schedule, expectations, bounds, checks - so running one is always the same
+clients, schedule, expectations, checks - so running one is always the same
 steps: warm up, run the schedule beside the workload, cool down, stop, heal, drain,
 judge, and check the cluster's health. Python scenarios and scenario files differ only
 in how they spell the spec.

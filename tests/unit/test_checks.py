@@ -39,7 +39,7 @@ from harness.compose.checks import (
     parse_check,
     transaction_known_at,
 )
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 
 
 def _state(leader: int, isr: tuple[int, ...], epoch: int, controller_epoch: int = 1) -> ClusterState:

@@ -31,7 +31,7 @@ from harness.compose.checks import (
     Observed,
     parse_check,
 )
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.explore import ROUND_HOLD_S, ExploreOptions, explore, summary_lines
 from harness.compose.explore_live import LiveProgress, faults_in_force
 from harness.compose.explore_round import (
@@ -496,8 +496,8 @@ def test_a_round_is_judged_by_what_its_configuration_promises() -> None:
     assert {k: v for k, v in spec.expectations.items() if v == 0} == dict.fromkeys(
         ("lost", "duplicate", "truncated", "unexpected", "aborted_read", "reordered"), 0)
     assert [c.name for c in spec.checks] == [
-        "the metadata keeps the cluster's rules", "acknowledgements resume within 60 s of the last heal"]
-    assert spec.bounds is not None and spec.bounds.isr_full_after_heal_s == ISR_FULL_S
+        "the metadata keeps the cluster's rules", "acknowledgements resume within 60 s of the last heal",
+        f"every ISR full within {ISR_FULL_S:g} s of the last heal"]
     assert "lost = 0 (acks=all, min.insync.replicas=2" in spec.expected
 
 

@@ -439,8 +439,7 @@ def test_the_effective_configuration_is_read_with_who_set_each_value(sample: Pat
     assert (pa["retries"].value, pa["retries"].by_scenario) == (2147483647, True)
     assert (pa["acks"].replaced, pa["acks"].replaced_source) == ("all", "default")
     assert pa["client.id"].value is None and pa["client.id"].source == "harness"
-    assert s5.config.sections["bounds"] == {"max_unavailable_s": 20,
-                                            "leader_epoch_changes": {"0": {"min": 1}}}
+    assert s5.config.sections["topic"]["config"]["min.insync.replicas"] == 1
 
 
 def test_a_config_without_effective_settings_still_reads(run_dir: Path) -> None:

@@ -10,7 +10,13 @@ import pytest
 
 from harness.cluster.recovery import ClusterKeeper
 from harness.compose.chaos_run import ChaosRun
-from harness.compose.expectations import BOUND_KEYS, CountRange
+from harness.compose.checks import (
+    BOUND_KEYS,
+    ControllerChanges,
+    CountRange,
+    IsrFullAfterHeal,
+    LeaderEpochChanges,
+)
 from harness.compose.scenario_file import (
     HARNESS_BROKER_SETTINGS,
     ScenarioFile,
@@ -91,20 +97,20 @@ def _load(tmp_path: Path, content: str) -> ScenarioFile:
 
 def test_bounds_and_broker_settings_load_into_the_spec(tmp_path: Path) -> None:
     scenario = _load(tmp_path, BOUNDED)
-    bounds = scenario.spec.bounds
-    assert bounds is not None
-    assert (bounds.max_failed, bounds.max_in_doubt, bounds.max_unavailable_s) == (200, 20, 40)
-    assert bounds.unavailable_s == {1: 5}
-    assert bounds.controller_changes == CountRange(1, 2)
-    assert bounds.leader_epoch_changes_by_partition == {0: CountRange(1, None)}
-    assert bounds.isr_full_after_heal_s == 60
+    checks = scenario.spec.checks
+    assert [c.name for c in checks[:4]] == [
+        "at most 200 sends failed", "at most 20 sends in doubt",
+        "no partition without an acknowledgement for more than 40 s",
+        "partition 1 without an acknowledgement for at most 5 s"]
+    assert checks[4:] == (ControllerChanges(CountRange(1, 2)), LeaderEpochChanges(CountRange(1, None), (0,)),
+                          IsrFullAfterHeal(60))
     assert scenario.spec.broker_settings == {"log.flush.interval.messages": 1,
                                              "unclean.leader.election.enable": True}
 
 
 def test_a_file_without_bounds_or_brokers_has_none(tmp_path: Path) -> None:
     scenario = _load(tmp_path, 'title = "no bounds"\n')
-    assert scenario.spec.bounds is None and scenario.spec.broker_settings == {}
+    assert scenario.spec.checks == () and scenario.spec.broker_settings == {}
 
 
 @pytest.mark.parametrize(
@@ -238,7 +244,7 @@ def test_the_pages_bounds_and_brokers_examples_load(tmp_path: Path) -> None:
     assert len(examples) == 2, examples
     scenario = _load(tmp_path, "[topic]\npartitions = 2\n" + "".join(
         "\n".join(line[4:] for line in block.splitlines()) + "\n" for block in examples))
-    assert scenario.spec.bounds is not None and scenario.spec.bounds.unavailable_s == {1: 5}
+    assert "partition 1 without an acknowledgement for at most 5 s" in [c.name for c in scenario.spec.checks]
     assert scenario.spec.broker_settings["log.flush.interval.messages"] == 1
 
 

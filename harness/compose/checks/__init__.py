@@ -47,7 +47,15 @@ kind of evidence (``cluster``, ``sends``, ``consumers``, ``transactions``), and
 
 from __future__ import annotations
 
-from harness.compose.checks.base import Check, SecondsRange, error_names, evaluate_checks, tally_outcomes
+from harness.compose.checks.base import (
+    Check,
+    CountRange,
+    SecondsRange,
+    error_names,
+    evaluate_checks,
+    tally_outcomes,
+)
+from harness.compose.checks.bounds import BOUND_KEYS, bounds_as_checks
 from harness.compose.checks.cluster import ClusterRules, Eventually, Throughout
 from harness.compose.checks.consumers import COMMIT_OUTCOMES, CommitGap, Commits, CommitsKept, Polls
 from harness.compose.checks.evidence import (
@@ -56,6 +64,7 @@ from harness.compose.checks.evidence import (
     CheckResult,
     CheckSpecError,
     Evidence,
+    IsrAfterHeal,
     Lookup,
     Moment,
     Observed,
@@ -63,6 +72,12 @@ from harness.compose.checks.evidence import (
     Produced,
     heal,
     inject,
+)
+from harness.compose.checks.metadata import (
+    ControllerChanges,
+    IsrFullAfterHeal,
+    LeaderEpochChanges,
+    isr_bound_s,
 )
 from harness.compose.checks.parse import check_anchors, parse_check
 from harness.compose.checks.sends import SEND_OUTCOMES, Attempts, Seen, Sends, Unavailable
@@ -76,6 +91,7 @@ from harness.compose.checks.transactions import (
 
 __all__ = [
     "ACTIONS",
+    "BOUND_KEYS",
     "COMMIT_OUTCOMES",
     "SEND_OUTCOMES",
     "TRANSACTION_OUTCOMES",
@@ -88,8 +104,13 @@ __all__ = [
     "CommitGap",
     "Commits",
     "CommitsKept",
+    "ControllerChanges",
+    "CountRange",
     "Eventually",
     "Evidence",
+    "IsrAfterHeal",
+    "IsrFullAfterHeal",
+    "LeaderEpochChanges",
     "Lookup",
     "Moment",
     "NeverVisible",
@@ -104,11 +125,13 @@ __all__ = [
     "TransactionGap",
     "TransactionOutcomes",
     "Unavailable",
+    "bounds_as_checks",
     "check_anchors",
     "error_names",
     "evaluate_checks",
     "heal",
     "inject",
+    "isr_bound_s",
     "parse_check",
     "tally_outcomes",
     "transaction_known_at",

@@ -73,6 +73,42 @@ def window_words(start: Anchor | None, until: Anchor | None) -> str:
 
 
 @dataclass(frozen=True)
+class CountRange:
+    """An allowed count: at least ``at_least`` and at most ``at_most`` (either may be open)."""
+
+    at_least: int | None = None
+    at_most: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("at_least", "at_most"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise CheckSpecError(f"a count bound must be a non-negative integer, not {value!r}")
+        if self.at_least is None and self.at_most is None:
+            raise CheckSpecError("a count range needs 'min', 'max' or both")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise CheckSpecError(f"min {self.at_least} is above max {self.at_most}")
+
+    def holds(self, count: int) -> bool:
+        return ((self.at_least is None or count >= self.at_least)
+                and (self.at_most is None or count <= self.at_most))
+
+    def describe(self) -> str:
+        if self.at_least == self.at_most:
+            return f"exactly {self.at_least}"
+        if self.at_least is None:
+            return f"at most {self.at_most}"
+        if self.at_most is None:
+            return f"at least {self.at_least}"
+        return f"between {self.at_least} and {self.at_most}"
+
+    def to_dict(self) -> dict[str, int]:
+        """The TOML shape: ``{ min = 1, max = 2 }`` with open ends left out."""
+        out = {"min": self.at_least, "max": self.at_most}
+        return {k: v for k, v in out.items() if v is not None}
+
+
+@dataclass(frozen=True)
 class SecondsRange:
     """Seconds between ``at_least`` and ``at_most`` (either may be open)."""
 

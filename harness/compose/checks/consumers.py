@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from harness import history as hist
 from harness.compose.checks.base import (
     Check,
+    CountRange,
     SecondsRange,
     check_for_s,
     longest_quiet,
@@ -30,7 +31,6 @@ from harness.compose.checks.tables import (
     label_of,
     seconds_range,
 )
-from harness.compose.expectations import CountRange
 
 
 @CHECKS.kind("polls")

@@ -124,6 +124,16 @@ class ProbeResult:
 
 
 @dataclass(frozen=True)
+class IsrAfterHeal:
+    """How long after the last heal every ISR was full; ``seconds`` None: not within the
+    observation (``waiting`` says which partitions were still short, and of what)."""
+
+    seconds: float | None
+    last: int | None  # the partition that became full last
+    waiting: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a finished run recorded, as the checks read it."""
 
@@ -138,6 +148,10 @@ class Evidence:
     transactions: Sequence[Mapping[str, Any]] = ()  # rows of the history's transactions table
     final_log: Sequence[Mapping[str, Any]] = ()  # rows of the history's final_log table
     final_offsets: Sequence[Mapping[str, Any]] = ()  # rows of the history's final_offsets table
+    topic: str = ""  # the scenario's topic, whose partitions the metadata checks read
+    # The sampler's cluster_state rows; None when the metadata was not sampled.
+    cluster_rows: Sequence[Mapping[str, Any]] | None = None
+    isr_after_heal: IsrAfterHeal | None = None  # None: no check asked for the ISR after the heal
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)

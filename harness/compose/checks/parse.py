@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 # The kinds register themselves on import: every module defining one is imported here.
-from harness.compose.checks import cluster, consumers, sends, transactions  # noqa: F401
+from harness.compose.checks import cluster, consumers, metadata, sends, transactions  # noqa: F401
 from harness.compose.checks.base import Check
 from harness.compose.checks.evidence import CheckSpecError
 from harness.compose.checks.tables import CHECKS

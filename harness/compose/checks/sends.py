@@ -13,6 +13,7 @@ from faults.conditions import Condition
 from harness import history as hist
 from harness.compose.checks.base import (
     Check,
+    CountRange,
     SecondsRange,
     check_for_s,
     partition_listing,
@@ -33,7 +34,6 @@ from harness.compose.checks.tables import (
     required_anchor,
     seconds_range,
 )
-from harness.compose.expectations import CountRange
 from harness.history.gaps import longest_gap
 
 SEND_OUTCOMES = {"acked": (hist.OUTCOME_ACKED,), "failed": (hist.OUTCOME_FAILED,),
@@ -60,8 +60,11 @@ class Sends(Check):
     label: str | None = None
     # The window ends this long after its start instead of at ``until``.
     for_s: float | None = None
+    # Count the partitions' sends together instead of each partition's on its own.
+    summed: bool = False
     kind: ClassVar[str] = "sends"
-    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS | {"count", "partitions", "producers", "timed_by"}
+    spec_keys: ClassVar[frozenset[str]] = WINDOW_KEYS | {"count", "partitions", "producers", "timed_by",
+                                                         "summed"}
 
     @classmethod
     def from_spec(cls, raw: Mapping[str, Any], what: str) -> Sends:
@@ -71,7 +74,8 @@ class Sends(Check):
             raise table.refuse(f"'timed_by' is \"send\" or \"ack\", not {timed_by!r}")
         return cls(str(raw["sends"]), count_range(raw.get("count"), what), table.ints("partitions"),
                    table.names("producers"), anchor(table, "from"), anchor(table, "until"), timed_by,
-                   table.seconds("settle_s", 0.0), label_of(table), table.optional_seconds("for_s"))
+                   table.seconds("settle_s", 0.0), label_of(table), table.optional_seconds("for_s"),
+                   table.flag("summed", False))
 
     def __post_init__(self) -> None:
         if self.outcome not in SEND_OUTCOMES:
@@ -87,7 +91,8 @@ class Sends(Check):
         words = self.outcome.replace("_", " ")
         where = partition_listing(self.partitions)
         when = "made" if self.timed_by == "send" else "acknowledged"
-        return (f"sends{who} {words}: {self.count.describe()} on each of {where}, {when} "
+        each = f"over {where} together" if self.summed else f"on each of {where}"
+        return (f"sends{who} {words}: {self.count.describe()} {each}, {when} "
                 f"{span_words(self.start, self.settle_s, self.until, self.for_s)}")
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
@@ -112,6 +117,11 @@ class Sends(Check):
             counted[partition] = counted.get(partition, 0) + (row["outcome"] in wanted and inside)
         if not totals:
             return False, "no partition to count: no send was made in the window"
+        if self.summed:
+            count = sum(counted.values())
+            words = self.outcome.replace("_", " ")
+            return self.count.holds(count), (f"{count} of {sum(totals.values())} sends ended {words}; "
+                                             f"bound {self.count.describe()}")
         of = "of" if self.timed_by == "send" else "in the window, of all"
         listing = "; ".join(f"p{p}: {counted[p]} {of} {totals[p]}" for p in sorted(totals))
         return all(self.count.holds(n) for n in counted.values()), listing
@@ -123,6 +133,8 @@ class Sends(Check):
                 out[key] = list(value)
         if self.timed_by != "send":
             out["timed_by"] = self.timed_by
+        if self.summed:
+            out["summed"] = True
         return with_window(out, self.start, self.until, self.settle_s, self.for_s)
 
 

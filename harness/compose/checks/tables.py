@@ -13,9 +13,8 @@ from typing import Any
 
 from faults.conditions import Condition, parse_condition
 from faults.errors import FaultError
-from harness.compose.checks.base import Check, SecondsRange
+from harness.compose.checks.base import Check, CountRange, SecondsRange
 from harness.compose.checks.evidence import Anchor, CheckSpecError
-from harness.compose.expectations import BoundsError, CountRange
 from harness.fields import Fields
 from harness.tagged import SpecKinds
 
@@ -53,18 +52,19 @@ def condition(raw: Any, what: str) -> Condition:
         raise CheckSpecError(str(err)) from err
 
 
-def count_range(raw: Any, what: str) -> CountRange:
-    """``count = N`` (exactly) or ``count = { min = .., max = .. }``."""
+def count_range(raw: Any, what: str, key: str = "count") -> CountRange:
+    """``key = N`` (exactly N) or ``key = { min = .., max = .. }`` with either end open."""
     if raw is None:
         raise CheckSpecError(f"{what}: 'sends' needs 'count' ({{ min = .., max = .. }} or an integer)")
     try:
         if isinstance(raw, int) and not isinstance(raw, bool):
             return CountRange(raw, raw)
         if not isinstance(raw, Mapping) or not set(raw) <= {"min", "max"}:
-            raise CheckSpecError(f"'count' must be an integer or {{ min = .., max = .. }}, not {raw!r}")
+            raise CheckSpecError(f"'{key}' must be an integer or {{ min = .., max = .. }}, not {raw!r}")
         return CountRange(raw.get("min"), raw.get("max"))
-    except BoundsError as err:
-        raise CheckSpecError(f"'count': {err}") from err
+    except CheckSpecError as err:
+        text = str(err)
+        raise CheckSpecError(text if text.startswith(f"'{key}'") else f"'{key}': {text}") from err
 
 
 def seconds_range(table: Fields, kind: str) -> SecondsRange:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from harness import history as hist
 from harness.compose.checks.base import (
     Check,
+    CountRange,
     SecondsRange,
     check_for_s,
     longest_quiet,
@@ -29,7 +30,6 @@ from harness.compose.checks.tables import (
     label_of,
     seconds_range,
 )
-from harness.compose.expectations import CountRange
 
 TRANSACTION_OUTCOMES = {"committed": (hist.TXN_COMMITTED,), "aborted": (hist.TXN_ABORTED,),
                         "unknown": (hist.TXN_UNKNOWN,), "any": hist.TXN_OUTCOMES}

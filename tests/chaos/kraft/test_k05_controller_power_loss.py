@@ -23,7 +23,7 @@ import pytest
 from faults.conditions import AllOf, ControllerChanged, IsrIs
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Eventually, Sends, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec
 from harness.compose.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec

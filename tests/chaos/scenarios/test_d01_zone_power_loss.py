@@ -27,7 +27,7 @@ from faults.conditions import IsrIs, LeaderIs, Offline
 from harness.cluster.lifecycle import Cluster
 from harness.compose.chaos_run import ChaosRun, escalation_text
 from harness.compose.checks import Check, Eventually, Sends, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

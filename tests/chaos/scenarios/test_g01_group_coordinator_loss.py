@@ -26,7 +26,7 @@ import pytest
 
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import CommitGap, Commits, CommitsKept, Polls, SecondsRange, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.compose.checks import Commits, CommitsKept, Polls, TransactionOutcomes
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

@@ -21,7 +21,7 @@ import pytest
 
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import CommitsKept, TransactionOutcomes, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pytest
 
 from harness.compose.checks import TransactionOutcomes
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import READ_COMMITTED, READ_UNCOMMITTED, Rule

@@ -11,7 +11,7 @@ import pytest
 from faults.conditions import AllOf, IsrIs, LeaderChanged, NewLeaderFromIsr
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Attempts, Eventually, Seen, Sends, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.probes import Probe
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec

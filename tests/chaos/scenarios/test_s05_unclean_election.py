@@ -21,7 +21,7 @@ import pytest
 from faults.conditions import AllOf, BrokerRegistered, IsrIs, LeaderChanged, LeaderIs, Offline
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Check, Eventually, Sends, Throughout, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

@@ -31,7 +31,7 @@ from faults.conditions import (
 )
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Eventually, Sends, Throughout, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

@@ -46,7 +46,7 @@ from faults.conditions import (
 )
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Check, Eventually, Seen, Sends, Throughout, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.probes import Probe
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec

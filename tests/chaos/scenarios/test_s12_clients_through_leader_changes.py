@@ -32,7 +32,7 @@ import pytest
 from faults.conditions import AllOf, LeaderChanged, LeaderIs, NewLeaderFromIsr
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Attempts, Eventually, Polls, Seen, Sends, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.probes import Probe
 from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec

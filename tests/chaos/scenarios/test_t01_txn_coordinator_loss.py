@@ -30,7 +30,7 @@ import pytest
 import harness.history as hist
 from harness.cluster.lifecycle import Cluster
 from harness.compose.checks import Polls, SecondsRange, TransactionGap, TransactionOutcomes, heal, inject
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

@@ -41,7 +41,7 @@ import pytest
 
 import harness.history as hist
 from harness.compose.checks import NeverVisible, Polls, TransactionOutcomes
-from harness.compose.expectations import CountRange
+from harness.compose.checks import CountRange
 from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.compose.spec_runner import run_spec
 from harness.history import Rule

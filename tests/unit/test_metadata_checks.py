@@ -1,5 +1,6 @@
-"""Bounds beyond anomaly kinds (harness/compose/expectations.py): parsing, measuring and judging,
-each bound shown passing at its limit and failing just past it, and their wiring into
+"""How a run behaved beyond anomaly kinds: the metadata checks (controller and leader-epoch
+changes, the ISR after the heal), the ``[bounds]`` keys read as the checks they stand for,
+each shown passing at its limit and failing just past it, and their wiring into
 ScenarioRun with stand-in clusters (no Docker)."""
 
 from __future__ import annotations
@@ -17,25 +18,34 @@ import pytest
 from harness import history as hist
 from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState, PartitionState
-from harness.compose.checks import NeverVisible, TransactionOutcomes
-from harness.compose.expectations import (
-    Bounds,
-    BoundsError,
+from harness.compose.checks import (
+    Anchor,
+    Check,
+    CheckSpecError,
     ControllerChanges,
     CountRange,
+    Evidence,
     IsrAfterHeal,
-    Measured,
-    broker_setting_differences,
-    controller_changes,
-    evaluate,
+    IsrFullAfterHeal,
+    LeaderEpochChanges,
+    Moment,
+    NeverVisible,
+    SecondsRange,
+    TransactionOutcomes,
+    Unavailable,
+    bounds_as_checks,
+    parse_check,
+)
+from harness.compose.checks.metadata import (
+    ControllerElections,
+    controller_elections,
     isr_full_after,
     isr_full_since,
     leader_epoch_changes,
-    send_outcomes,
 )
 from harness.compose.judge import Judge
 from harness.compose.measured import IsrPoll
-from harness.compose.run_config import effective_config, layered_settings, shown
+from harness.compose.run_config import broker_setting_differences, effective_config, layered_settings, shown
 from harness.compose.rundir import RunDirectory
 from harness.compose.scenario import (
     NamedTopic,
@@ -64,23 +74,40 @@ FULL = {
 }
 
 
-def test_every_bound_parses_and_writes_back_in_the_file_shape() -> None:
-    bounds = Bounds.from_dict(FULL)
-    assert bounds.unavailable_s == {1: 5}
-    assert bounds.controller_changes == CountRange(1, 2)
-    assert bounds.leader_epoch_changes == CountRange(1, None)
-    assert Bounds.from_dict(bounds.to_dict()) == bounds
-    assert bounds.to_dict() == FULL
-    assert Bounds.from_dict({}).empty and not bounds.empty
+def _specs(checks: Sequence[Check]) -> list[dict[str, Any]]:
+    return [c.to_spec() for c in checks]
+
+
+def test_every_bound_is_read_as_the_check_it_stands_for() -> None:
+    checks = bounds_as_checks(FULL, partitions=3)
+    assert _specs(checks) == [
+        {"sends": "failed", "count": {"max": 200}, "summed": True, "name": "at most 200 sends failed"},
+        {"sends": "in_doubt", "count": {"max": 20}, "summed": True, "name": "at most 20 sends in doubt"},
+        {"unavailable_s": {"max": 40}, "partitions": [0, 2],
+         "name": "no partition without an acknowledgement for more than 40 s"},
+        {"unavailable_s": {"max": 5}, "partitions": [1],
+         "name": "partition 1 without an acknowledgement for at most 5 s"},
+        {"controller_changes": {"min": 1, "max": 2}},
+        {"leader_epoch_changes": {"min": 1}},
+        {"isr_full_after_heal_s": 60},
+    ]
+    assert [parse_check(spec) for spec in _specs(checks)] == checks  # checks, written as checks
+    assert bounds_as_checks({}, partitions=3) == []
 
 
 def test_leader_epoch_changes_per_partition_and_exact_counts() -> None:
-    bounds = Bounds.from_dict({"leader_epoch_changes": {"0": {"min": 1}, "2": 0}, "controller_changes": 0})
-    assert bounds.leader_epoch_changes is None
-    assert bounds.leader_epoch_changes_by_partition == {0: CountRange(1, None), 2: CountRange(0, 0)}
-    assert bounds.controller_changes == CountRange(0, 0)
-    assert bounds.partitions() == {0, 2}
-    assert Bounds.from_dict(bounds.to_dict()) == bounds
+    checks = bounds_as_checks({"leader_epoch_changes": {"0": {"min": 1}, "2": 0}, "controller_changes": 0}, 3)
+    assert checks == [ControllerChanges(CountRange(0, 0)), LeaderEpochChanges(CountRange(1, None), (0,)),
+                      LeaderEpochChanges(CountRange(0, 0), (2,))]
+    assert [c.name for c in checks] == ["controller changes exactly 0",
+                                        "leader-epoch changes on partition 0 at least 1",
+                                        "leader-epoch changes on partition 2 exactly 0"]
+
+
+def test_a_common_unavailability_bound_leaves_out_the_partitions_with_their_own() -> None:
+    [common] = bounds_as_checks({"max_unavailable_s": 4}, 3)
+    assert common == Unavailable(SecondsRange(None, 4), None,
+                                 label="no partition without an acknowledgement for more than 4 s")
 
 
 @pytest.mark.parametrize(
@@ -98,25 +125,23 @@ def test_leader_epoch_changes_per_partition_and_exact_counts() -> None:
         ({"unavailable_s": {"one": 5}}, "key 'one' is not a partition number"),
         ({"unavailable_s": {"1": -5}}, "unavailable_s partition 1 must be a non-negative number"),
         ({"controller_changes": {"min": 3, "max": 1}}, "min 3 is above max 1"),
-        ({"controller_changes": {"minimum": 1}}, "unknown key(s) minimum; use min and max"),
+        ({"controller_changes": {"minimum": 1}}, "'controller_changes' must be an integer or { min"),
         ({"controller_changes": {}}, "needs 'min', 'max' or both"),
-        ({"controller_changes": "one"}, "must be an integer or a table"),
-        ({"controller_changes": {"max": -1}}, "controller_changes max must be a non-negative integer"),
+        ({"controller_changes": "one"}, "must be an integer or { min = .., max = .. }"),
+        ({"controller_changes": {"max": -1}}, "a count bound must be a non-negative integer, not -1"),
         ({"leader_epoch_changes": {"min": 1, "0": {"max": 1}}}, "not both"),
         ({"leader_epoch_changes": {"0": {"min": 2, "max": 1}}}, "min 2 is above max 1"),
         ({"leader_epoch_changes": {"x": 1}}, "key 'x' is not a partition number"),
+        ({"unavailable_s": {"3": 1}}, "names partition(s) 3; the topic has partitions 0 to 2"),
+        ({"max_unavailable_s": 1, "unavailable_s": {"0": 1, "1": 1, "2": 1}},
+         "every partition has its own unavailable_s"),
     ],
 )
 def test_malformed_bounds_are_one_clear_error(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(BoundsError) as err:
-        Bounds.from_dict(data)
-    assert str(err.value).startswith("[bounds] ")
+    with pytest.raises(CheckSpecError) as err:
+        bounds_as_checks(data, 3)
+    assert str(err.value).startswith("[bounds]")
     assert message in str(err.value)
-
-
-def test_python_bounds_cannot_bound_the_leader_epoch_both_ways() -> None:
-    with pytest.raises(BoundsError, match="not both"):
-        Bounds(leader_epoch_changes=CountRange(1), leader_epoch_changes_by_partition={0: CountRange(1)})
 
 
 @pytest.mark.parametrize(
@@ -133,12 +158,6 @@ def test_ranges_read_as_words(bound: CountRange, text: str) -> None:
 
 def _send(partition: int, outcome: str, ack_ts: float | None = None) -> dict[str, Any]:
     return {"partition": partition, "outcome": outcome, "ack_ts": ack_ts}
-
-
-def test_send_outcomes_count_every_outcome() -> None:
-    rows = [_send(0, "acked", 1.0), _send(0, "failed"), _send(1, "unknown"), _send(1, "unknown")]
-    assert send_outcomes(rows) == {"acked": 1, "failed": 1, "unknown": 2}
-    assert send_outcomes([]) == {"acked": 0, "failed": 0, "unknown": 0}
 
 
 def test_gaps_count_the_window_ends_like_the_suites_client_log() -> None:
@@ -200,9 +219,9 @@ def test_controller_changes_are_epoch_increases_after_the_first_observation() ->
         (2.0, _cluster_state(0, 6)),
         (3.0, _cluster_state(1, 8)),  # two elections between two reads: both count
     )
-    found = controller_changes(rows)
-    assert found == ControllerChanges(3, 5, 8, ("2", "0", "1"))
-    assert controller_changes(_rows((0.0, _cluster_state(2, 5)))).count == 0
+    found = controller_elections(rows)
+    assert found == ControllerElections(3, 5, 8, ("2", "0", "1"))
+    assert controller_elections(_rows((0.0, _cluster_state(2, 5)))).count == 0
 
 
 def test_leader_epoch_changes_per_partition_of_the_topic() -> None:
@@ -225,7 +244,7 @@ def test_bounds_read_the_samples_in_time_order_and_skip_unreadable_rows() -> Non
     )
     assert [r["readable"] for r in rows] == [True, False, True]
     for order in (rows, rows[::-1]):
-        assert controller_changes(order) == ControllerChanges(1, 4, 5, ("0", "1"))
+        assert controller_elections(order) == ControllerElections(1, 4, 5, ("0", "1"))
         assert leader_epoch_changes(order, TOPIC) == {0: 1}
         assert isr_full_since(order, TOPIC, {0: (0, 1, 2)}) == {0: 0.0}
 
@@ -253,75 +272,108 @@ def test_isr_after_heal_uses_the_poll_where_the_events_do_not_show_full() -> Non
 
 # ------------------------------------------------------------------------------ judging
 
+INJECT = {Anchor(1, "inject"): Moment(100.0, 0.0)}
 
-def _judge(bounds: Bounds, measured: Measured) -> list[tuple[str, bool, str]]:
-    return [(c.name, c.passed, c.detail) for c in evaluate(bounds, measured)]
+
+def _evidence(sends: Sequence[Mapping[str, Any]] = (), rows: Sequence[Mapping[str, Any]] | None = None,
+              isr: IsrAfterHeal | None = None, end: float = 160.0) -> Evidence:
+    return Evidence((), INJECT, sends, Moment(end, end - 100.0), topic=TOPIC, cluster_rows=rows,
+                    isr_after_heal=isr)
+
+
+def _judge(checks: Sequence[Check], evidence: Evidence) -> list[tuple[str, bool, str]]:
+    return [(c.name, r.passed, r.detail) for c in checks for r in [c.evaluate(evidence)]]
+
+
+def _outcomes(**counts: int) -> list[dict[str, Any]]:
+    return [{"producer_id": "pa", "partition": n % 3, "send_ts": 101.0, "outcome": outcome,
+             "ack_ts": 101.5 if outcome == "acked" else None}
+            for outcome, count in counts.items() for n in range(count)]
 
 
 @pytest.mark.parametrize(("failed", "passes"), [(20, True), (21, False)])
 def test_max_failed_passes_at_the_bound_and_fails_past_it(failed: int, passes: bool) -> None:
-    [(name, passed, detail)] = _judge(Bounds(max_failed=20),
-                                      Measured(sends={"acked": 100, "failed": failed, "unknown": 3}))
+    [(name, passed, detail)] = _judge(bounds_as_checks({"max_failed": 20}, 3),
+                                      _evidence(_outcomes(acked=100, failed=failed, unknown=3)))
     assert name == "at most 20 sends failed"
     assert passed is passes
-    assert detail == f"{failed} of {103 + failed} sends ended failed; bound 20"
+    assert detail == f"{failed} of {103 + failed} sends ended failed; bound at most 20"
 
 
 @pytest.mark.parametrize(("unknown", "passes"), [(0, True), (1, False)])
 def test_max_in_doubt_passes_at_the_bound_and_fails_past_it(unknown: int, passes: bool) -> None:
-    [(name, passed, detail)] = _judge(Bounds(max_in_doubt=0),
-                                      Measured(sends={"acked": 10, "failed": 5, "unknown": unknown}))
+    [(name, passed, detail)] = _judge(bounds_as_checks({"max_in_doubt": 0}, 3),
+                                      _evidence(_outcomes(acked=10, failed=5, unknown=unknown)))
     assert name == "at most 0 sends in doubt"
     assert passed is passes
     assert detail.startswith(f"{unknown} of ")
 
 
+def _acks(partition: int, times: Sequence[float]) -> list[dict[str, Any]]:
+    return [{"producer_id": "pa", "partition": partition, "send_ts": t - 0.01, "outcome": "acked",
+             "ack_ts": t} for t in times]
+
+
 @pytest.mark.parametrize(("gap", "passes"), [(40.0, True), (40.01, False)])
 def test_max_unavailable_passes_at_the_bound_and_fails_past_it(gap: float, passes: bool) -> None:
-    measured = Measured(window=(100.0, 160.0), gaps={0: 3.0, 1: gap, 2: 1.5})
-    [(name, passed, detail)] = _judge(Bounds(max_unavailable_s=40), measured)
+    sends = _acks(0, [100 + 3.0 * n for n in range(21)]) + _acks(1, [110.0, 110.0 + gap])
+    sends += _acks(2, [100.0 + 2 * n for n in range(31)])
+    [(name, passed, detail)] = _judge(bounds_as_checks({"max_unavailable_s": 40}, 3), _evidence(sends))
     assert name == "no partition without an acknowledgement for more than 40 s"
     assert passed is passes
-    assert f"longest {gap:.2f} s on partition 1 from the first fault inject" in detail
-    assert "per partition 0: 3.00 s, 1:" in detail and detail.endswith("bound 40 s")
+    assert f"p1: {gap:.2f} s" in detail and detail.endswith("(window 60.0 s)")
 
 
 @pytest.mark.parametrize(("gap", "passes"), [(5.0, True), (5.001, False)])
 def test_a_partitions_own_bound_replaces_the_common_one(gap: float, passes: bool) -> None:
-    measured = Measured(window=(0.0, 60.0), gaps={0: 1.0, 1: gap})
-    checks = _judge(Bounds(max_unavailable_s=2, unavailable_s={1: 5}), measured)
+    sends = _acks(0, [100.0 + n for n in range(61)])
+    sends += _acks(1, [100.0 + gap * n for n in range(int(60 / gap) + 1)])
+    bounds = bounds_as_checks({"max_unavailable_s": 2, "unavailable_s": {"1": 5}}, 2)
+    checks = _judge(bounds, _evidence(sends))
     assert checks[0][:2] == ("no partition without an acknowledgement for more than 2 s", True)
-    assert "partition 1" not in checks[0][2]  # judged by its own bound only
+    assert "p1" not in checks[0][2]  # judged by its own bound only
     assert checks[1][:2] == ("partition 1 without an acknowledgement for at most 5 s", passes)
-    assert checks[1][2].startswith(f"longest {gap:.2f} s")
 
 
 def test_a_partition_bound_without_sends_fails() -> None:
-    [(_, passed, detail)] = _judge(Bounds(unavailable_s={4: 5}), Measured(window=(0.0, 1.0), gaps={0: 0.5}))
-    assert not passed and "no send went to partition 4" in detail
+    bounds = bounds_as_checks({"unavailable_s": {"4": 5}}, 5)
+    [(_, passed, detail)] = _judge(bounds, _evidence(_acks(0, [101.0])))
+    assert not passed and "p4: 60.00 s" in detail
+
+
+def _controllers(*epochs: tuple[int, int]) -> list[dict[str, Any]]:
+    return _rows(*((float(n), _cluster_state(controller, epoch))
+                   for n, (controller, epoch) in enumerate(epochs)))
 
 
 @pytest.mark.parametrize(("count", "passes"), [(0, False), (1, True), (2, True), (3, False)])
 def test_controller_changes_fail_on_both_sides_of_the_range(count: int, passes: bool) -> None:
-    found = ControllerChanges(count, 4, 4 + count, ("2", "0"))
-    [(name, passed, detail)] = _judge(Bounds(controller_changes=CountRange(1, 2)), Measured(controller=found))
+    rows = _controllers((2, 4), (0, 4 + count))
+    [(name, passed, detail)] = _judge([ControllerChanges(CountRange(1, 2))], _evidence(rows=rows))
     assert name == "controller changes between 1 and 2"
     assert passed is passes
     assert detail.startswith(f"{count} (controller epoch 4 -> {4 + count}; controllers seen 2 -> 0)")
 
 
-def test_controller_changes_never_read_fail() -> None:
-    [(_, passed, detail)] = _judge(Bounds(controller_changes=CountRange(0, 0)),
-                                   Measured(controller=ControllerChanges(0, None, None, ())))
+def test_controller_changes_never_read_or_never_sampled_fail() -> None:
+    [(_, passed, detail)] = _judge([ControllerChanges(CountRange(0, 0))], _evidence(rows=[]))
     assert not passed and "never read a controller epoch" in detail
+    [(_, passed, detail)] = _judge([ControllerChanges(CountRange(0, 0))], _evidence(rows=None))
+    assert not passed and detail == "the cluster's metadata was not sampled"
+
+
+def _leader_epochs(changes: Mapping[int, int]) -> list[dict[str, Any]]:
+    first = _cluster_state(0, 1, *(_partition(p, 0, 1, (0, 1, 2)) for p in changes))
+    last = _cluster_state(0, 1, *(_partition(p, 0, 1 + n, (0, 1, 2)) for p, n in changes.items()))
+    return _rows((0.0, first), (1.0, last))
 
 
 @pytest.mark.parametrize(("changes", "passes"), [({0: 1, 1: 0}, True), ({0: 0, 1: 0}, False),
                                                  ({0: 2, 1: 1}, True), ({0: 2, 1: 2}, False)])
 def test_leader_epoch_changes_over_the_topic_fail_on_both_sides(changes: dict[int, int],
                                                                 passes: bool) -> None:
-    [(name, passed, detail)] = _judge(Bounds(leader_epoch_changes=CountRange(1, 3)),
-                                      Measured(leader_epochs=changes))
+    [(name, passed, detail)] = _judge([LeaderEpochChanges(CountRange(1, 3))],
+                                      _evidence(rows=_leader_epochs(changes)))
     assert name == "leader-epoch changes on the topic between 1 and 3"
     assert passed is passes
     assert detail.startswith(f"{sum(changes.values())} (0: +{changes[0]}, 1: +{changes[1]})")
@@ -329,37 +381,37 @@ def test_leader_epoch_changes_over_the_topic_fail_on_both_sides(changes: dict[in
 
 @pytest.mark.parametrize(("changes", "passes"), [(1, True), (0, False)])
 def test_leader_epoch_changes_per_partition(changes: int, passes: bool) -> None:
-    bounds = Bounds(leader_epoch_changes_by_partition={0: CountRange(1), 1: CountRange(None, 0)})
-    checks = _judge(bounds, Measured(leader_epochs={0: changes, 1: 0}))
-    assert checks[0] == ("leader-epoch changes on partition 0 at least 1", passes,
-                         f"{changes}; bound at least 1")
-    assert checks[1][:2] == ("leader-epoch changes on partition 1 at most 0", True)
-    [(_, seen, detail)] = _judge(Bounds(leader_epoch_changes_by_partition={3: CountRange(0)}),
-                                 Measured(leader_epochs={0: 1}))
+    checks = bounds_as_checks({"leader_epoch_changes": {"0": {"min": 1}, "1": {"max": 0}}}, 2)
+    found = _judge(checks, _evidence(rows=_leader_epochs({0: changes, 1: 0})))
+    assert found[0] == ("leader-epoch changes on partition 0 at least 1", passes,
+                        f"{changes}; bound at least 1")
+    assert found[1][:2] == ("leader-epoch changes on partition 1 at most 0", True)
+    [(_, seen, detail)] = _judge([LeaderEpochChanges(CountRange(0), (3,))],
+                                 _evidence(rows=_leader_epochs({0: 1})))
     assert not seen and "never saw partition 3" in detail
 
 
 @pytest.mark.parametrize(("seconds", "passes"), [(60.0, True), (60.01, False)])
 def test_isr_full_after_heal_passes_at_the_bound_and_fails_past_it(seconds: float, passes: bool) -> None:
-    measured = Measured(isr=IsrAfterHeal(seconds, 2))
-    [(name, passed, detail)] = _judge(Bounds(isr_full_after_heal_s=60), measured)
+    [(name, passed, detail)] = _judge([IsrFullAfterHeal(60)], _evidence(isr=IsrAfterHeal(seconds, 2)))
     assert name == "every ISR full within 60 s of the last heal"
     assert passed is passes
     assert detail == f"full {seconds:.2f} s after the last heal (partition 2 last); bound 60 s"
 
 
-def test_an_isr_never_full_fails_with_what_was_short() -> None:
+def test_an_isr_never_full_or_never_watched_fails_with_what_was_short() -> None:
     isr = IsrAfterHeal(None, None, ("partition 1 isr [0, 2] of replicas [0, 1, 2]",))
-    [(_, passed, detail)] = _judge(Bounds(isr_full_after_heal_s=60), Measured(isr=isr))
+    [(_, passed, detail)] = _judge([IsrFullAfterHeal(60)], _evidence(isr=isr))
     assert not passed and "partition 1 isr [0, 2] of replicas [0, 1, 2]" in detail
+    [(_, passed, detail)] = _judge([IsrFullAfterHeal(60)], _evidence())
+    assert not passed and detail == "the ISR after the heal was not measured"
 
 
-def test_every_unmeasured_bound_fails_with_the_reason() -> None:
-    bounds = Bounds.from_dict({**FULL, "leader_epoch_changes": {"0": 1}})
-    checks = _judge(bounds, Measured(problems={"sends": "the sends table cannot be read: gone"}))
-    assert len(checks) == 7
-    assert not any(passed for _, passed, _ in checks)
-    assert checks[0][2] == "the sends table cannot be read: gone"
+def test_every_bound_fails_when_nothing_was_recorded() -> None:
+    checks = bounds_as_checks({**FULL, "leader_epoch_changes": {"0": 1}}, 3)
+    found = _judge(checks, Evidence((), {}, (), Moment(0.0, 0.0)))
+    assert len(found) == 7
+    assert not any(passed for _, passed, _ in found), found
 
 
 def test_broker_setting_differences_name_the_broker_and_the_setting() -> None:
@@ -427,13 +479,13 @@ def _history_row(partition: int, seq: int, outcome: str, ack_ts: float | None) -
 
 
 def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Path) -> None:
-    bounds = Bounds(max_failed=1, max_in_doubt=0, max_unavailable_s=4, unavailable_s={1: 10},
-                    controller_changes=CountRange(1, 1), leader_epoch_changes=CountRange(1),
-                    isr_full_after_heal_s=5)
-    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", bounds=bounds))
+    checks = bounds_as_checks({"max_failed": 1, "max_in_doubt": 0, "max_unavailable_s": 4,
+                               "unavailable_s": {"1": 10}, "controller_changes": 1,
+                               "leader_epoch_changes": {"min": 1}, "isr_full_after_heal_s": 5}, 2)
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", checks=tuple(checks)))
     run._workload_started, run._workload_stopped = 100.0, 130.0
-    run.log.record("kill", "inject", ("kafka-0",), "ok", started=(110.0, 0.0))
-    run.log.record("kill", "heal", ("kafka-0",), "ok", started=(120.0, 0.0))
+    run._workload_stopped_mono = 30.0
+    run.moments = {Anchor(1, "inject"): Moment(110.0, 10.0), Anchor(1, "heal"): Moment(120.0, 20.0)}
     seq = 0
     for t in range(100, 131):  # partition 0 every second; partition 1 dark from 111 to 119
         for partition in (0, 1):
@@ -454,27 +506,26 @@ def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Pa
         run.sampler.sample(_snapshot_of(renamed), now=_clock_at(ts))
     isr = IsrPoll(120.0, {0: (0, 1, 2), 1: (0, 1, 2)}, 125.0, [])
     run.writer.close(hist.STATUS_COMPLETE)
-    run._check_bounds(isr)
+    run._evaluate_checks(isr)
     checks = {c.name: (c.passed, c.detail) for c in run.checks}
-    assert checks["at most 1 sends failed"] == (True, "1 of 56 sends ended failed; bound 1")
-    assert checks["at most 0 sends in doubt"] == (False, "1 of 56 sends ended in doubt; bound 0")
-    passed, detail = checks["no partition without an acknowledgement for more than 4 s"]
-    assert passed and detail.startswith("longest 1.00 s on partition 0 from the first fault inject")
+    assert checks["at most 1 sends failed"] == (True, "1 of 56 sends ended failed; bound at most 1")
+    assert checks["at most 0 sends in doubt"] == (False, "1 of 56 sends ended in doubt; bound at most 0")
+    assert checks["no partition without an acknowledgement for more than 4 s"] == (
+        True, "p0: 1.00 s (window 20.0 s)")
     assert checks["partition 1 without an acknowledgement for at most 10 s"] == (
-        True, "longest 9.00 s from the first fault inject to the end of the workload (20.0 s); bound 10 s")
+        True, "p1: 9.00 s (window 20.0 s)")
     passed, detail = checks["controller changes exactly 1"]
     assert passed and detail.startswith("1 (controller epoch 4 -> 5; controllers seen 0 -> 1)")
     assert checks["leader-epoch changes on the topic at least 1"] == (
         True, "2 (0: +1, 1: +1); bound at least 1")
     assert checks["every ISR full within 5 s of the last heal"] == (
         True, "full 3.50 s after the last heal (partition 0 last); bound 5 s")
-    assert [w["seconds"] for w in run.windows] == [1.0, 9.0]
 
 
-def test_scenario_run_without_bounds_adds_no_checks(tmp_path: Path) -> None:
+def test_scenario_run_without_checks_adds_none(tmp_path: Path) -> None:
     run = _run(tmp_path, ScenarioSpec("bounded", "Bounded"))
     run.writer.close(hist.STATUS_COMPLETE)
-    run._check_bounds(None)
+    run._evaluate_checks(None)
     assert run.checks == [] and run.windows == []
 
 
@@ -504,12 +555,12 @@ def test_checks_are_given_the_history_columns_a_fenced_zombie_is_judged_by(tmp_p
     spec = ScenarioSpec("bounded", "Bounded", checks=checks)
     hidden = _run(tmp_path / "hidden", spec)
     _zombie_history(hidden, hist.READ_UNCOMMITTED, drained=False)
-    hidden._evaluate_checks()
+    hidden._evaluate_checks(None)
     assert {c.name: c.passed for c in hidden.checks} == {"fenced": True, "never visible": True}, hidden.checks
     # The same run read at read_committed, then drained there: what those columns say decides.
     seen = _run(tmp_path / "seen", spec)
     _zombie_history(seen, hist.READ_COMMITTED, drained=True)
-    seen._evaluate_checks()
+    seen._evaluate_checks(None)
     [_, never] = seen.checks
     assert not never.passed and "1 polled at read_committed" in never.detail
     assert "2 of them given to the read_committed drain" in never.detail
@@ -518,7 +569,7 @@ def test_checks_are_given_the_history_columns_a_fenced_zombie_is_judged_by(tmp_p
 def test_the_isr_poll_waits_from_the_last_heal_until_every_isr_is_full(tmp_path: Path) -> None:
     short = _cluster_state(0, 1, _partition(0, 0, 1, (0, 1)))
     full = _cluster_state(0, 1, _partition(0, 0, 1, (0, 1, 2)))
-    spec = ScenarioSpec("bounded", "Bounded", bounds=Bounds(isr_full_after_heal_s=30))
+    spec = ScenarioSpec("bounded", "Bounded", checks=(IsrFullAfterHeal(30),))
     run = _run(tmp_path, spec, FakeCluster(states=[_rename(short, "bounded"), _rename(full, "bounded")]))
     run.topic = "bounded"
     poll = run._poll_isr_after_heal(heal_started=time.time())  # no heal event: from finish's heal
@@ -598,19 +649,20 @@ def test_objects_in_settings_are_shown_by_name() -> None:
     assert shown({"a": (1, logger)}) == {"a": [1, "Logger kafka-chaos.attempts.pa"]}
 
 
-def test_a_failure_while_judging_bounds_is_a_failed_check_not_a_lost_verdict(
+def test_a_failure_while_reading_the_evidence_is_a_failed_check_not_a_lost_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", bounds=Bounds(max_failed=0)))
+    checks = tuple(bounds_as_checks({"max_failed": 0}, 1))
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", checks=checks))
     run.writer.close(hist.STATUS_COMPLETE)
 
-    def broken(*args: Any) -> Measured:
+    def broken(*args: Any) -> list[dict[str, Any]]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(run, "_measure", broken)
-    run._check_bounds(None)
+    monkeypatch.setattr(run, "_rows", broken)
+    run._evaluate_checks(None)
     [check] = run.checks
-    assert (check.name, check.passed) == ("bounds judged", False) and "boom" in check.detail
+    assert (check.name, check.passed) == ("at most 0 sends failed", False) and "boom" in check.detail
 
 
 def test_the_scenario_records_the_samples_as_the_cluster_state_table(tmp_path: Path) -> None:
@@ -627,7 +679,7 @@ def test_the_scenario_records_the_samples_as_the_cluster_state_table(tmp_path: P
     run._stop_sampler()  # finish stops it before the drain, _close again: rows go in once
     table = dict(hist.iter_tables(run.dir / "history"))["cluster_state"].to_pylist()
     assert table == run.sampler.rows() and len(table) == 2
-    assert controller_changes(table) == ControllerChanges(1, 4, 5, ("0", "1"))
+    assert controller_elections(table) == ControllerElections(1, 4, 5, ("0", "1"))
     assert leader_epoch_changes(table, run.topic) == {0: 1}
     events = json.loads((run.dir / "cluster_events.json").read_text())
     assert events == [e.to_dict() for e in run.sampler.events()]
