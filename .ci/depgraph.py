@@ -20,8 +20,9 @@ import grimp
 
 ROOTS = ("harness", "faults", "spark_jobs", "topologies")
 # Top to bottom, as the layers contract lists them.
-NODES = ("harness.compose", "harness.report", "harness.explore", "faults", "spark_jobs", "harness.workload",
-         "harness.cluster", "harness.history", "topologies", "harness.errors", "harness.files")
+NODES = ("harness.entry", "harness.rounds", "harness.scenario", "harness.report", "harness.explore", "faults",
+         "spark_jobs", "harness.workload", "harness.cluster", "harness.history", "topologies",
+         "harness.tagged", "harness.fields", "harness.files", "harness.errors")
 
 
 def node_of(module: str) -> str | None:

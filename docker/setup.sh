@@ -11,7 +11,7 @@ python=${PYTHON:-python3}
 cache="${KAFKA_CHAOS_CACHE:-$HOME/.cache/kafka-chaos}"
 mkdir -p "$cache"
 stamp="$cache/pip-$(cat pyproject.toml | sha256sum | cut -c1-16)-$(echo "$root" | sha256sum | cut -c1-8)"
-if [ ! -f "$stamp" ] || ! "$python" -c "import harness.compose.cli, confluent_kafka, pyspark, kazoo" 2>/dev/null; then
+if [ ! -f "$stamp" ] || ! "$python" -c "import harness.entry.cli, confluent_kafka, pyspark, kazoo" 2>/dev/null; then
   echo "[kafka-chaos] installing Python dependencies" >&2
   "$python" -m pip install -q --disable-pip-version-check -e ".[dev]"
   touch "$stamp"
@@ -34,4 +34,4 @@ if ! command -v gcc >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_ve
   echo "[kafka-chaos] installing a C compiler for the sync-journal library" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
 fi
-exec "$python" -m harness.compose.cli setup "$@"
+exec "$python" -m harness.entry.cli setup "$@"

@@ -28,7 +28,7 @@ with exactly one key, as targets are (:mod:`faults.targets`)::
     when = { not = "controller_changed" }
     when = { all = [ { offline = { ... } }, { isr_is = { ... } } ] }
 
-The same conditions are a scenario's checks (:mod:`harness.compose.checks`): "within
+The same conditions are a scenario's checks (:mod:`harness.scenario.checks`): "within
 30 s of entry 1's inject, partition 0 is offline", "from entry 1's inject to its heal,
 the controller never changed".
 

@@ -2,7 +2,7 @@
 
 A session's first judgement pays for starting the JVM and planning every query once; a
 run's judge therefore judges these in the background while the first scenario runs (see
-:class:`harness.compose.judge.Judge`). They are written as JSON rows, one file per
+:class:`harness.scenario.judge.Judge`). They are written as JSON rows, one file per
 history (``warm_up_histories/*.json``): the plain message kinds with a loss, a duplicate
 and an unexpected record planted, and one with a consumer group, transactions and a
 pipeline, so that every family's queries are planned. JSON rather than Parquet keeps

@@ -1,6 +1,6 @@
 """``kafka-chaos report <run_dir>``: render a run directory's HTML report.
 
-Wiring in ``harness/compose/cli.py``::
+Wiring in ``harness/entry/cli.py``::
 
     from harness.report import cli as report_cli
     report = sub.add_parser("report", help=report_cli.HELP)

@@ -207,7 +207,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> Run:
 
 
 def _shrink(raw: object, problems: list[str]) -> ShrinkResult | None:
-    """shrink.json (harness.compose.shrink_round.write_shrink_result); None, with a
+    """shrink.json (harness.rounds.shrink_round.write_shrink_result); None, with a
     problem noted, when it cannot be read - the run is then judged like any other."""
     try:
         data = as_obj(raw, SHRINK_FILE)
@@ -245,7 +245,7 @@ def _coverage_cell(raw: object) -> CoverageCell:
 
 
 def _exploration(raw: object, problems: list[str], root: Path) -> Exploration | None:
-    """explore.json (harness.compose.explore.Exploration.to_dict); None, with a problem
+    """explore.json (harness.rounds.explore.Exploration.to_dict); None, with a problem
     noted, when it cannot be read."""
     try:
         data = as_obj(raw, "explore.json")
@@ -584,7 +584,7 @@ def _settings(raw: Any, what: str) -> list[Setting]:
 
 
 def _effective(data: Any) -> EffectiveConfig:
-    """config.json's effective_config (harness.compose.run_config.effective_config)."""
+    """config.json's effective_config (harness.scenario.run_config.effective_config)."""
     raw = as_obj(data, "effective_config")
     # "topics" (every topic, the scenario's own first); runs before pipelines wrote "topic".
     listed = raw.get("topics", [] if raw.get("topic") is None else [raw["topic"]])

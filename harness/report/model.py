@@ -22,7 +22,7 @@ from harness.history.verdict import Verdict
 
 class RunStatus(StrEnum):
     """``run.json``'s status: "running" until the run ends, so an interrupted run's report
-    is never passed off as complete. Written by harness.compose, read here."""
+    is never passed off as complete. Written by harness.scenario, read here."""
 
     RUNNING = "running"
     COMPLETE = "complete"

@@ -36,7 +36,7 @@ def _interruptible() -> None:
 
 def _start_up(run_id: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "harness.compose.cli", "up", "--run-id", run_id, *extra],
+        [sys.executable, "-m", "harness.entry.cli", "up", "--run-id", run_id, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_interruptible,
     )
 
@@ -154,7 +154,7 @@ def test_a_port_already_in_use_is_refused_and_nothing_is_left_running(
         port = squatter.getsockname()[1]
         run_id = new_run_id()
         result = subprocess.run(
-            [sys.executable, "-m", "harness.compose.cli", "up", "--run-id", run_id, "--port-base", str(port)],
+            [sys.executable, "-m", "harness.entry.cli", "up", "--run-id", run_id, "--port-base", str(port)],
             capture_output=True, text=True, timeout=120,
         )
     assert result.returncode == 2

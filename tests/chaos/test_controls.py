@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.runner import ScenarioRun, ScenarioSpec
+from harness.scenario.spec_runner import run_spec
 from tests.chaos.scenarios._controller import place_controller
 from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec
 from tests.chaos.scenarios.test_s04_durable_configuration import s4_two_down_spec

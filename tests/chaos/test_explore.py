@@ -21,9 +21,9 @@ import docker
 import pytest
 
 from harness.cluster.resources import new_run_id
-from harness.compose.explore_round import CLUSTER_RULES, LIVENESS, round_seed
 from harness.explore.generator import KindsInTurn, Space, draw_schedule, planned_entries
 from harness.report import load_run
+from harness.rounds.explore_round import CLUSTER_RULES, LIVENESS, round_seed
 from topologies import load_topology
 
 pytestmark = pytest.mark.chaos
@@ -37,7 +37,7 @@ def test_explore_runs_a_drawn_round_judges_it_and_records_it(tmp_path: Path,
                                                                docker_engine: docker.DockerClient) -> None:
     run_id, reports = new_run_id(), tmp_path / "reports"
     result = subprocess.run(
-        [sys.executable, "-m", "harness.compose.cli", "explore", str(SAFE), "--seed", "3", "--rounds", "1",
+        [sys.executable, "-m", "harness.entry.cli", "explore", str(SAFE), "--seed", "3", "--rounds", "1",
          "--faults", ",".join(KINDS), "--run-id", run_id],
         env=dict(os.environ, KAFKA_CHAOS_REPORTS=str(reports)), capture_output=True, text=True, timeout=900,
     )

@@ -18,11 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.cluster.resources import new_run_id
-from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.scenario_file import load_scenario_file
-from harness.compose.spec_runner import run_spec
 from harness.report import load_run
 from harness.report.model import Outcome
+from harness.scenario.file_format import load_scenario_file
+from harness.scenario.runner import ScenarioRun, ScenarioSpec
+from harness.scenario.spec_runner import run_spec
 
 pytestmark = pytest.mark.chaos
 
@@ -35,7 +35,7 @@ def run_file(path: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[st
     run_id = new_run_id()
     reports = tmp_path / "reports"
     result = subprocess.run(
-        [sys.executable, "-m", "harness.compose.cli", "run", str(path), "--run-id", run_id],
+        [sys.executable, "-m", "harness.entry.cli", "run", str(path), "--run-id", run_id],
         env=dict(os.environ, KAFKA_CHAOS_REPORTS=str(reports)), capture_output=True, text=True,
         timeout=900,
     )

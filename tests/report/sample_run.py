@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.compose.run_config import layered_settings
 from harness.history import ANOMALY_KINDS, Expectations, HistoryWriter
 from harness.history.verdict import Bucket, Example, Findings, PartitionFindings
+from harness.scenario.run_config import layered_settings
 from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 from spark_jobs import fates
 

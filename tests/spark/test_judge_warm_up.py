@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compose.judge import Judge
+from harness.scenario.judge import Judge
 from spark_jobs.warm_up import warm_up_histories
 from tests.synthetic.core import SynthSpec, generate
 

@@ -46,10 +46,10 @@ def test_the_code_keeps_every_contract() -> None:
 
 def test_a_back_import_from_faults_into_the_composition_layer_breaks_the_build(tree_copy: Path) -> None:
     spec = tree_copy / "faults" / "spec.py"
-    spec.write_text(spec.read_text() + "\nimport harness.compose.scenario  # deliberate back-import\n")
+    spec.write_text(spec.read_text() + "\nimport harness.scenario.runner  # deliberate back-import\n")
     result = lint_imports(tree_copy)
     assert result.returncode != 0, result.stdout[-3000:]
-    assert "faults.spec -> harness.compose.scenario" in result.stdout, result.stdout[-3000:]
+    assert "faults.spec -> harness.scenario.runner" in result.stdout, result.stdout[-3000:]
     graph = depgraph(tree_copy)
     assert graph.returncode == 1 and "cycle between packages" in graph.stderr, graph
 

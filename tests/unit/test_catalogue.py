@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.compose.catalogue import scenario_folders
+from harness.scenario.catalogue import scenario_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def test_list_shows_the_collected_chaos_tests_and_the_registered_files_from_anot
         'def test_not_chaos():\n    pass\n')
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "mine.toml").write_text('id = "mine"\ntitle = "My scenario file"\n')
-    listed = subprocess.run([sys.executable, "-m", "harness.compose.cli", "list"], cwd=tmp_path,
+    listed = subprocess.run([sys.executable, "-m", "harness.entry.cli", "list"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert "checks/test_mine.py::test_mine" in listed.stdout and "M1 my own scenario." in listed.stdout

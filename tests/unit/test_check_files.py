@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from harness.cluster.versions import DEFAULT_VERSION
-from harness.compose.check_files import check_paths
-from harness.compose.run_topology import RunTopology
-from harness.compose.scenario import ScenarioSpec, TopicSpec
-from harness.compose.spec_check import ScenarioSpecError
+from harness.scenario.check_files import check_paths
+from harness.scenario.run_topology import RunTopology
+from harness.scenario.runner import ScenarioSpec, TopicSpec
+from harness.scenario.spec_check import ScenarioSpecError
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from topologies import load_topology
 
@@ -120,7 +120,7 @@ def test_check_needs_no_engine_and_exits_2_with_one_line_per_problem(tmp_path: P
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}"}
 
     def check(*paths: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "harness.compose.cli", "check", *map(str, paths)],
+        return subprocess.run([sys.executable, "-m", "harness.entry.cli", "check", *map(str, paths)],
                               capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
 
     bad = check(tmp_path)

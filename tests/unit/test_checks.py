@@ -10,13 +10,14 @@ import pytest
 from faults.conditions import ControllerChanged, IsrIs, LeaderChanged, LeaderIs, Not, Offline
 from harness import history as hist
 from harness.cluster.state import ClusterState, PartitionState
-from harness.compose.checks import (
+from harness.scenario.checks import (
     Anchor,
     Attempts,
     CheckSpecError,
     CommitGap,
     Commits,
     CommitsKept,
+    CountRange,
     Eventually,
     Evidence,
     Moment,
@@ -39,7 +40,6 @@ from harness.compose.checks import (
     parse_check,
     transaction_known_at,
 )
-from harness.compose.checks import CountRange
 
 
 def _state(leader: int, isr: tuple[int, ...], epoch: int, controller_epoch: int = 1) -> ClusterState:

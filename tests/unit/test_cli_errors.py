@@ -12,7 +12,7 @@ import pytest
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.compose.cli", *args],
+        [sys.executable, "-m", "harness.entry.cli", *args],
         capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
     )
 
@@ -65,7 +65,7 @@ def test_report_refuses_a_folder_that_is_not_a_run_and_writes_nothing_into_it(tm
 
 
 def test_the_version_and_every_command_and_option_have_words() -> None:
-    from harness.compose.cli import build_parser
+    from harness.entry.cli import build_parser
 
     version = _cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("kafka-chaos "), version

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.compose import cli
+from harness.entry import cli
 
 
 def test_every_failure_is_printed_one_per_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.compose.cli import build_parser
-from harness.compose.cluster_options import CLUSTER_OPTIONS, KAFKA_VERSION, add_pytest_options, cluster_flags
+from harness.entry.cli import build_parser
+from harness.entry.cluster_options import CLUSTER_OPTIONS, KAFKA_VERSION, add_pytest_options, cluster_flags
 
 
 class _Group:

@@ -12,7 +12,7 @@ import pytest
 
 from harness.cluster import waiting
 from harness.cluster.waiting import PROGRESS_LOGGER, WaitTimeout, wait_until_clear
-from harness.compose.console import (
+from harness.entry.console import (
     LiveLines,
     anomaly_phrase,
     ended_line,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from faults.events import FaultEvent
-from harness.compose.scenario import Check, ScenarioRun, ScenarioSpec
-from harness.compose.scenario_file import ScenarioFileError, parse_scenario
+from harness.scenario.file_format import ScenarioFileError, parse_scenario
+from harness.scenario.runner import Check, ScenarioRun, ScenarioSpec
 
 
 class StandInRun:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compose.tiers import Coverage
+from harness.entry.tiers import Coverage
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_MODULE = re.compile(r"tests/chaos/scenarios/test_([a-z])\d\d_")

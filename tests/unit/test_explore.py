@@ -22,36 +22,6 @@ import tomli_w
 from faults.events import EventLog
 from faults.registry import build_fault, fault_kinds
 from harness.cluster.state import EPOCHS_OF_THE_QUORUM, EPOCHS_OF_ZOOKEEPER, ClusterState, PartitionState
-from harness.compose.checks import (
-    CheckSpecError,
-    ClusterRules,
-    Commits,
-    Evidence,
-    Moment,
-    Observed,
-    parse_check,
-)
-from harness.compose.checks import CountRange
-from harness.compose.explore import ROUND_HOLD_S, ExploreOptions, explore, summary_lines
-from harness.compose.explore_live import LiveProgress, faults_in_force
-from harness.compose.explore_round import (
-    ISR_FULL_S,
-    LIVENESS,
-    LIVENESS_S,
-    checks_violated,
-    last_to_heal,
-    round_seed,
-    round_spec,
-)
-from harness.compose.scenario import ScenarioSpec, TopicSpec
-from harness.compose.scenario_file import (
-    ScenarioFile,
-    ScenarioFileError,
-    check_runnable,
-    load_scenario_file,
-    parse_scenario,
-)
-from harness.compose.shrink_round import recorded_violations, shrink_round
 from harness.explore import generator
 from harness.explore.cluster_rules import (
     ISR_IN_REPLICAS,
@@ -72,6 +42,36 @@ from harness.explore.generator import (
 )
 from harness.explore.invariants import expectations, implied
 from harness.explore.shrink import MIN_DURATION_S, Shrinker
+from harness.rounds.explore import ROUND_HOLD_S, ExploreOptions, explore, summary_lines
+from harness.rounds.explore_round import (
+    ISR_FULL_S,
+    LIVENESS,
+    LIVENESS_S,
+    checks_violated,
+    last_to_heal,
+    round_seed,
+    round_spec,
+)
+from harness.rounds.live import LiveProgress, faults_in_force
+from harness.rounds.shrink_round import recorded_violations, shrink_round
+from harness.scenario.checks import (
+    CheckSpecError,
+    ClusterRules,
+    Commits,
+    CountRange,
+    Evidence,
+    Moment,
+    Observed,
+    parse_check,
+)
+from harness.scenario.file_format import (
+    ScenarioFile,
+    ScenarioFileError,
+    check_runnable,
+    load_scenario_file,
+    parse_scenario,
+)
+from harness.scenario.runner import ScenarioSpec, TopicSpec
 from harness.workload.driver import ProducerSpec
 from topologies.loader import load_topology
 from topologies.model import migration_topology
@@ -592,7 +592,7 @@ def stand_in_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
             return "faults injected and healed without error: kill failed" if number == 4 else None
         return run
 
-    monkeypatch.setattr("harness.compose.explore._body", body)
+    monkeypatch.setattr("harness.rounds.explore._body", body)
 
 
 @pytest.mark.usefixtures("stand_in_rounds")
@@ -627,7 +627,7 @@ def test_explore_during_a_migration_walks_one_on_a_cluster_of_its_own_each_round
         walked.append(spec)
         return lambda cluster: None
 
-    monkeypatch.setattr("harness.compose.explore._body", body)
+    monkeypatch.setattr("harness.rounds.explore._body", body)
     chaos = _Chaos()
     explore(chaos, _base(SAFE_PRODUCER), ExploreOptions(seed=3, rounds=2, during="migration"),  # type: ignore[arg-type]
             lambda _: None)
@@ -665,7 +665,7 @@ def test_explore_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path / 'none.sock'}"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "harness.compose.cli", "explore", *args],
+        return subprocess.run([sys.executable, "-m", "harness.entry.cli", "explore", *args],
                               capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
 
     safe = str(ROOT / "tests" / "explore" / "safe.toml")
@@ -756,7 +756,7 @@ def test_shrink_refuses_bad_input_before_any_container(tmp_path: Path) -> None:
     safe = str(ROOT / "tests" / "explore" / "safe.toml")
     for args, words in [((safe, "--runs", "2", "--needed", "3"), "--needed must be between 1 and --runs (2)"),
                         ((str(tmp_path / "missing.toml"),), "cannot read scenario file")]:
-        result = subprocess.run([sys.executable, "-m", "harness.compose.cli", "shrink", *args],
+        result = subprocess.run([sys.executable, "-m", "harness.entry.cli", "shrink", *args],
                                 capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
         assert result.returncode == 2, result
         lines = result.stderr.strip().splitlines()
@@ -869,7 +869,7 @@ def test_replay_refuses_what_is_not_a_recorded_scenario_before_any_container(tmp
     empty.mkdir()
     for target, words in [(empty, "is neither a scenario folder of a report nor a scenario file"),
                           (tmp_path / "nowhere", "is neither a scenario folder")]:
-        result = subprocess.run([sys.executable, "-m", "harness.compose.cli", "replay", str(target)],
+        result = subprocess.run([sys.executable, "-m", "harness.entry.cli", "replay", str(target)],
                                 capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
         assert result.returncode == 2, result
         assert result.stderr.strip().startswith("kafka-chaos: replay: "), result.stderr
@@ -877,7 +877,7 @@ def test_replay_refuses_what_is_not_a_recorded_scenario_before_any_container(tmp
     folder = tmp_path / "explore-1-r1"
     folder.mkdir()
     (folder / "scenario.toml").write_text('id = "explore-1-r1"\n[[producers]]\nname = "pa"\nzone = "q"\n')
-    result = subprocess.run([sys.executable, "-m", "harness.compose.cli", "replay", str(folder)],
+    result = subprocess.run([sys.executable, "-m", "harness.entry.cli", "replay", str(folder)],
                             capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
     assert result.returncode == 2 and 'producers[1].zone = "q"' in result.stderr, result.stderr  # checked too
 

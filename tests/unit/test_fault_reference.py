@@ -29,7 +29,7 @@ from faults.reference import (
 from faults.registry import FAULT_DOCS, FAULTS, FaultDoc, build_fault
 from faults.schedule import Schedule
 from faults.targets import TARGET_KINDS, parse_target
-from harness.compose.scenario_file import KNOWN_KEYS
+from harness.scenario.file_format import KNOWN_KEYS
 from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
 from topologies import load_topology
 

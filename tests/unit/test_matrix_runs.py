@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.compose.matrix import MatrixRun, VersionResult, matrix_runs, write_summary
-from harness.compose.rundir import REPORTS_ENV
+from harness.entry.matrix import MatrixRun, VersionResult, matrix_runs, write_summary
 from harness.errors import UnsupportedVersion
+from harness.scenario.rundir import REPORTS_ENV
 from tests.report.sample_run import RUN_ID, build_sample_run
 
 

@@ -18,7 +18,8 @@ import pytest
 from harness import history as hist
 from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState, PartitionState
-from harness.compose.checks import (
+from harness.history.gaps import longest_gap, longest_gaps
+from harness.scenario.checks import (
     Anchor,
     Check,
     CheckSpecError,
@@ -36,25 +37,24 @@ from harness.compose.checks import (
     bounds_as_checks,
     parse_check,
 )
-from harness.compose.checks.metadata import (
+from harness.scenario.checks.metadata import (
     ControllerElections,
     controller_elections,
     isr_full_after,
     isr_full_since,
     leader_epoch_changes,
 )
-from harness.compose.judge import Judge
-from harness.compose.measured import IsrPoll
-from harness.compose.run_config import broker_setting_differences, effective_config, layered_settings, shown
-from harness.compose.rundir import RunDirectory
-from harness.compose.scenario import (
+from harness.scenario.isr_poll import IsrPoll
+from harness.scenario.judge import Judge
+from harness.scenario.run_config import broker_setting_differences, effective_config, layered_settings, shown
+from harness.scenario.rundir import RunDirectory
+from harness.scenario.runner import (
     NamedTopic,
     ScenarioError,
     ScenarioRun,
     ScenarioSpec,
     TopicSpec,
 )
-from harness.history.gaps import longest_gap, longest_gaps
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 TOPIC = "t"
@@ -479,10 +479,10 @@ def _history_row(partition: int, seq: int, outcome: str, ack_ts: float | None) -
 
 
 def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Path) -> None:
-    checks = bounds_as_checks({"max_failed": 1, "max_in_doubt": 0, "max_unavailable_s": 4,
-                               "unavailable_s": {"1": 10}, "controller_changes": 1,
-                               "leader_epoch_changes": {"min": 1}, "isr_full_after_heal_s": 5}, 2)
-    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", checks=tuple(checks)))
+    declared = bounds_as_checks({"max_failed": 1, "max_in_doubt": 0, "max_unavailable_s": 4,
+                                 "unavailable_s": {"1": 10}, "controller_changes": 1,
+                                 "leader_epoch_changes": {"min": 1}, "isr_full_after_heal_s": 5}, 2)
+    run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", checks=tuple(declared)))
     run._workload_started, run._workload_stopped = 100.0, 130.0
     run._workload_stopped_mono = 30.0
     run.moments = {Anchor(1, "inject"): Moment(110.0, 10.0), Anchor(1, "heal"): Moment(120.0, 20.0)}

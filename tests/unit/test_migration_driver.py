@@ -429,8 +429,8 @@ def test_the_drivers_outcomes_are_the_historys() -> None:
 
 def test_a_migration_on_a_topology_that_is_not_migrating_is_refused_before_it_starts() -> None:
     from harness.cluster.migration.plan import MigrationSpec
-    from harness.compose.scenario_spec import ScenarioSpec
-    from harness.compose.spec_check import topology_problems
+    from harness.scenario.spec import ScenarioSpec
+    from harness.scenario.spec_check import topology_problems
 
     spec = ScenarioSpec(id="m", title="m", migration=MigrationSpec())
     [problem] = topology_problems(spec, load_topology("three_az"))
@@ -549,7 +549,7 @@ def test_the_change_through_kraft_is_made_change_at_s_into_dual_write(
 
 
 def test_every_migration_scenarios_schedule_and_checks_parse_on_the_migrating_topology() -> None:
-    from harness.compose.spec_check import topology_problems
+    from harness.scenario.spec_check import topology_problems
     from tests.chaos.migration._shared import every_m_spec
 
     specs = every_m_spec()
@@ -565,8 +565,8 @@ def test_every_migration_scenarios_schedule_and_checks_parse_on_the_migrating_to
 def test_a_fault_on_the_controllers_not_anchored_where_they_run_is_refused_before_it_starts(
         target: object) -> None:
     from harness.cluster.migration.plan import MigrationSpec
-    from harness.compose.scenario_spec import ScenarioSpec
-    from harness.compose.spec_check import topology_problems
+    from harness.scenario.spec import ScenarioSpec
+    from harness.scenario.spec_check import topology_problems
 
     entry = {"start_s": 0, "duration_s": 5, "fault": "kill", "target": target}
     early = ScenarioSpec(id="m", title="m", migration=MigrationSpec(), schedule=(entry,))
@@ -582,8 +582,8 @@ def test_a_fault_on_the_controllers_not_anchored_where_they_run_is_refused_befor
 
 def test_a_fault_on_a_broker_or_the_active_controller_may_strike_at_any_time() -> None:
     from harness.cluster.migration.plan import MigrationSpec
-    from harness.compose.scenario_spec import ScenarioSpec
-    from harness.compose.spec_check import topology_problems
+    from harness.scenario.spec import ScenarioSpec
+    from harness.scenario.spec_check import topology_problems
 
     for target in ({"broker": 1}, "active_controller", {"zone": "a"}):
         spec = ScenarioSpec(id="m", title="m", migration=MigrationSpec(),

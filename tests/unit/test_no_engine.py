@@ -43,7 +43,7 @@ def test_unit_tests_alone_need_no_engine(tmp_path: Path) -> None:
 
 def test_a_scenario_file_run_without_an_engine_stops_with_one_line(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "harness.compose.cli", "run", "tests/scenarios/kill_leader_acks_all.toml"],
+        [sys.executable, "-m", "harness.entry.cli", "run", "tests/scenarios/kill_leader_acks_all.toml"],
         cwd=ROOT, env=_no_engine_env(tmp_path), capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 2, result.stderr

@@ -56,13 +56,13 @@ def test_every_user_facing_error_is_under_the_one_root() -> None:
     """The CLI and the plugin print USER_ERRORS as one sentence; it is one root, and each
     error a user's input or machine can cause is under it."""
     from faults.errors import FaultError
-    from harness.compose.checks.evidence import CheckSpecError
-    from harness.compose.scenario_file import ScenarioFileError
-    from harness.compose.spec_check import ScenarioSpecError
-    from harness.compose.tiers import TierError
+    from harness.entry.tiers import TierError
     from harness.errors import USER_ERRORS, ChaosError
     from harness.history import HistoryError
     from harness.report.load import ReportError
+    from harness.scenario.checks.evidence import CheckSpecError
+    from harness.scenario.file_format import ScenarioFileError
+    from harness.scenario.spec_check import ScenarioSpecError
     from topologies.errors import TopologyError
 
     assert list(USER_ERRORS) == [ChaosError]
@@ -94,8 +94,8 @@ def test_the_scan_finds_a_planted_run_file_read() -> None:
 
 WAITER = "harness/cluster/waiting.py"
 SLEEPING_LOOPS_ALLOWED = {
-    "harness/compose/scenario.py": "being split; its waits move with it",
-    "harness/compose/cli.py": "owned elsewhere for now: `kafka-chaos up` sleeps in a loop until Ctrl-C, "
+    "harness/scenario/runner.py": "being split; its waits move with it",
+    "harness/entry/cli.py": "owned elsewhere for now: `kafka-chaos up` sleeps in a loop until Ctrl-C, "
                               "a hold that is to become waiting.hold",
 }
 """Files whose sleeping loops are known and not yet moved, each with why. A loop that must

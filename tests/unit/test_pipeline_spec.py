@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.compose.scenario import NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
+from harness.scenario.runner import NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import PipelineSpec
 

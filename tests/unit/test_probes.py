@@ -9,9 +9,9 @@ import pytest
 import tomli_w
 
 from harness.cluster.broker_metadata import BrokerView, PartitionView
-from harness.compose.checks import CheckSpecError, ProbeResult, heal, inject
-from harness.compose.probes import Probe, ProbeTaker, view_as_state
-from harness.compose.scenario_file import ScenarioFileError, parse_scenario
+from harness.scenario.checks import CheckSpecError, ProbeResult, heal, inject
+from harness.scenario.file_format import ScenarioFileError, parse_scenario
+from harness.scenario.probes import Probe, ProbeTaker, view_as_state
 
 PART = PartitionView(partition=0, error_code=0, leader=0, replicas=(0, 1), isr=(0, 1))
 VIEW = BrokerView(brokers=(2, 0, 1), controller=2, topics={"t": (PART,)})

@@ -419,7 +419,7 @@ def test_acknowledgements_are_read_by_arrival_time(sample: Path) -> None:
 def test_the_matrix_column_shows_the_runs_outcome(
     outcome: Outcome, tests: dict[str, int], code: int, expected: str
 ) -> None:
-    from harness.compose.matrix import _column_problem
+    from harness.entry.matrix import _column_problem
 
     assert _column_problem(outcome, tests, code) == expected
 

@@ -11,8 +11,8 @@ import pytest
 
 from harness.cluster.lifecycle import HealthReport
 from harness.cluster.recovery import ClusterKeeper
-from harness.compose import chaos_run as chaos_run_module
-from harness.compose.chaos_run import ChaosRun
+from harness.scenario import chaos_run as chaos_run_module
+from harness.scenario.chaos_run import ChaosRun
 
 
 @dataclass

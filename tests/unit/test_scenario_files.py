@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from harness.cluster.recovery import ClusterKeeper
-from harness.compose.chaos_run import ChaosRun
-from harness.compose.checks import (
+from harness.scenario.chaos_run import ChaosRun
+from harness.scenario.checks import (
     BOUND_KEYS,
     ControllerChanges,
     CountRange,
     IsrFullAfterHeal,
     LeaderEpochChanges,
 )
-from harness.compose.scenario_file import (
+from harness.scenario.file_format import (
     HARNESS_BROKER_SETTINGS,
     ScenarioFile,
     ScenarioFileError,

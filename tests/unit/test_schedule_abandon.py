@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from harness.compose.scenario import _wait_unless_abandoned
+from harness.scenario.runner import _wait_unless_abandoned
 
 
 class NeverFinishing:

@@ -9,8 +9,8 @@ import pytest
 import tomli_w
 
 from harness.cluster.migration.plan import MigrationSpec, Phase
-from harness.compose.scenario import ScenarioSpec
-from harness.compose.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
+from harness.scenario.file_format import ScenarioFileError, load_scenario_file, parse_scenario
+from harness.scenario.runner import ScenarioSpec
 from tests.chaos.scenarios.test_g01_group_coordinator_loss import g1_spec
 from tests.chaos.scenarios.test_g02_rebalance_storm import g2_crash_spec, g2_spec
 from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from faults.registry import fault_kinds
-from harness.compose.tiers import (
+from harness.entry.tiers import (
     CoreClaim,
     Coverage,
     TierError,

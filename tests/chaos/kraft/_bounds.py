@@ -10,8 +10,8 @@ two-core machine.
 
 from __future__ import annotations
 
-from harness.compose.scenario import TopicSpec
 from harness.history import Rule
+from harness.scenario.runner import TopicSpec
 
 QUORUM_FETCH_TIMEOUT_S, QUORUM_ELECTION_TIMEOUT_S = 2.0, 1.0  # Kafka's defaults
 NEW_QUORUM_LEADER_WITHIN_S = 5 * (QUORUM_FETCH_TIMEOUT_S + QUORUM_ELECTION_TIMEOUT_S)

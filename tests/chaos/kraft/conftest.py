@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from harness.cluster.versions import release
-from harness.compose.chaos_run import ChaosRun
+from harness.scenario.chaos_run import ChaosRun
 from topologies import load_topology
 from topologies.model import KRAFT
 

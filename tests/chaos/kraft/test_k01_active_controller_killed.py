@@ -12,10 +12,9 @@ import pytest
 
 from faults.conditions import ControllerChanged
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Eventually, Sends, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.checks import CountRange, Eventually, Sends, heal, inject
+from harness.scenario.runner import ScenarioRun, ScenarioSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.kraft._bounds import (
     DURABLE_PRODUCER,

@@ -18,10 +18,9 @@ import pytest
 
 from faults.conditions import AllOf, IsrIs, LeaderIs, NewLeaderFromIsr
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Eventually, Sends, Throughout, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.checks import CountRange, Eventually, Sends, Throughout, heal, inject
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.kraft._bounds import (
     DURABLE_PRODUCER,

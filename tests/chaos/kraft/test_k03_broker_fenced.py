@@ -19,10 +19,10 @@ import pytest
 
 from faults.conditions import AllOf, BrokerGone, BrokerRegistered, IsrIs, NewLeaderFromIsr
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Eventually, heal, inject
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import Eventually, heal, inject
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.kraft._bounds import DURABLE_TOPIC, NOTHING_LOST, QUORUM_BACK_WITHIN_S, RATE_PER_S
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.runner import ScenarioRun, ScenarioSpec
+from harness.scenario.spec_runner import run_spec
 from tests.chaos.scenarios.test_s05_unclean_election import s5_spec
 
 pytestmark = pytest.mark.chaos

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.compose.chaos_run import ChaosRun
+from harness.scenario.chaos_run import ChaosRun
 from tests.chaos.kraft.test_kraft_cluster import (
     test_a_killed_broker_is_fenced_after_its_session_and_registers_again_at_once,
     test_a_kraft_cluster_is_healthy_and_every_connection_passes_a_proxy,

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.compose.scenario import ScenarioSpec, TopicSpec
 from harness.history import Rule
+from harness.scenario.runner import ScenarioSpec, TopicSpec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 RATE_PER_S = 100

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.compose.chaos_run import ChaosRun
+from harness.scenario.chaos_run import ChaosRun
 
 MIGRATION_RELEASE = "3.9.1"
 

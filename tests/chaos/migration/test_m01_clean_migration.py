@@ -19,8 +19,8 @@ import pytest
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.migration.plan import MigrationSpec, Phase
 from harness.cluster.waiting import wait_until
-from harness.compose.scenario import METADATA_CHECK, ScenarioRun, ScenarioSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.runner import METADATA_CHECK, ScenarioRun, ScenarioSpec
+from harness.scenario.spec_runner import run_spec
 from tests.chaos.migration._shared import (
     DUAL_WRITE_HOLD_S,
     migration_spec,

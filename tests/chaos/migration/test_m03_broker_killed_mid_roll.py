@@ -19,10 +19,10 @@ import pytest
 from faults.conditions import AllOf, LeavesIsr
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.migration.plan import MigrationSpec
-from harness.compose.checks import Eventually, inject
-from harness.compose.scenario import ScenarioRun, ScenarioSpec
-from harness.compose.scenario_spec import TOPIC
-from harness.compose.spec_runner import run_spec
+from harness.scenario.checks import Eventually, inject
+from harness.scenario.runner import ScenarioRun, ScenarioSpec
+from harness.scenario.spec import TOPIC
+from harness.scenario.spec_runner import run_spec
 from tests.chaos.migration._shared import DUAL_WRITE_HOLD_S, DURABLE_TOPIC, migration_spec
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]

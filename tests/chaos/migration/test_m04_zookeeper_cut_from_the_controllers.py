@@ -18,8 +18,8 @@ import pytest
 
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.migration.plan import MigrationSpec
-from harness.compose.scenario import MIRROR_CHECK, ScenarioRun, ScenarioSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.runner import MIRROR_CHECK, ScenarioRun, ScenarioSpec
+from harness.scenario.spec_runner import run_spec
 from tests.chaos.migration._shared import migration_spec
 
 pytestmark = [pytest.mark.chaos, pytest.mark.metadata("zookeeper")]

@@ -30,9 +30,9 @@ from harness.cluster.migration.driver import STEP_TIMEOUT_S
 from harness.cluster.migration.plan import FoundZnode, MigrationSpec, Phase
 from harness.cluster.migration.znodes import MIGRATION_ZNODE
 from harness.cluster.waiting import wait_until
-from harness.compose.chaos_run import ChaosRun
-from harness.compose.scenario import MIRROR_CHECK, ScenarioRun, ScenarioSpec, walk_check
-from harness.compose.spec_runner import run_spec
+from harness.scenario.chaos_run import ChaosRun
+from harness.scenario.runner import MIRROR_CHECK, ScenarioRun, ScenarioSpec, walk_check
+from harness.scenario.spec_runner import run_spec
 from tests.chaos.migration._shared import DUAL_WRITE_HOLD_S, migration_spec
 from tests.chaos.migration.conftest import MIGRATION_RELEASE
 

@@ -25,12 +25,11 @@ import pytest
 
 from faults.conditions import IsrIs, LeaderIs, Offline
 from harness.cluster.lifecycle import Cluster
-from harness.compose.chaos_run import ChaosRun, escalation_text
-from harness.compose.checks import Check, Eventually, Sends, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.chaos_run import ChaosRun, escalation_text
+from harness.scenario.checks import Check, CountRange, Eventually, Sends, inject
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from topologies import load_topology
 

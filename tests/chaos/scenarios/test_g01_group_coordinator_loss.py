@@ -25,11 +25,19 @@ from collections.abc import Callable
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import CommitGap, Commits, CommitsKept, Polls, SecondsRange, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import (
+    CommitGap,
+    Commits,
+    CommitsKept,
+    CountRange,
+    Polls,
+    SecondsRange,
+    heal,
+    inject,
+)
+from harness.scenario.runner import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._groups import group_coordinated_by
 

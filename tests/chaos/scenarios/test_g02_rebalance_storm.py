@@ -26,11 +26,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import harness.history as hist
-from harness.compose.checks import Commits, CommitsKept, Polls
-from harness.compose.checks import CountRange
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import Commits, CommitsKept, CountRange, Polls
+from harness.scenario.runner import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 pytestmark = pytest.mark.chaos

@@ -25,11 +25,10 @@ from collections.abc import Callable
 import pyarrow.parquet as pq
 import pytest
 
-from harness.compose.checks import Commits, CommitsKept, Polls, TransactionOutcomes
-from harness.compose.checks import CountRange
-from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import Commits, CommitsKept, CountRange, Polls, TransactionOutcomes
+from harness.scenario.runner import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import ABANDONED, PipelineSpec
 

@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import CommitsKept, TransactionOutcomes, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.checks import CommitsKept, CountRange, TransactionOutcomes, heal, inject
+from harness.scenario.runner import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import PipelineSpec
 from tests.chaos.scenarios._groups import group_coordinated_by

@@ -16,11 +16,10 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.compose.checks import TransactionOutcomes
-from harness.compose.checks import CountRange
-from harness.compose.scenario import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import READ_COMMITTED, READ_UNCOMMITTED, Rule
+from harness.scenario.checks import CountRange, TransactionOutcomes
+from harness.scenario.runner import NamedTopic, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import PipelineSpec
 

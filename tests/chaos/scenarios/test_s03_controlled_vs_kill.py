@@ -34,10 +34,10 @@ from faults.conditions import (
     Not,
 )
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Eventually, SecondsRange, Throughout, Unavailable, heal, inject
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import Eventually, SecondsRange, Throughout, Unavailable, heal, inject
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 pytestmark = pytest.mark.chaos

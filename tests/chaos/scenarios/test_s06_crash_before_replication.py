@@ -23,11 +23,10 @@ import pytest
 
 from faults.conditions import AllOf, IsrIs, JoinsIsr, LeaderChanged, LeaderIs, Offline
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Eventually, Sends, Throughout, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import CountRange, Eventually, Sends, Throughout, heal, inject
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 pytestmark = pytest.mark.chaos

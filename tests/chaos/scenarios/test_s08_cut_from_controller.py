@@ -44,11 +44,10 @@ from faults.conditions import (
     Not,
 )
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Check, Eventually, Seen, Sends, Throughout, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.probes import Probe
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.checks import Check, CountRange, Eventually, Seen, Sends, Throughout, heal, inject
+from harness.scenario.probes import Probe
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
 from topologies.model import KRAFT, ZOOKEEPER

@@ -36,11 +36,20 @@ from faults.conditions import (
     QuorumServing,
 )
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Check, Eventually, Polls, Seen, Sends, Throughout, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.probes import Probe
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
+from harness.scenario.checks import (
+    Check,
+    CountRange,
+    Eventually,
+    Polls,
+    Seen,
+    Sends,
+    Throughout,
+    heal,
+    inject,
+)
+from harness.scenario.probes import Probe
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import controller_beside, place_controller, quorum_members
 from tests.chaos.scenarios._isolation import ISOLATION_IN_FORCE_S

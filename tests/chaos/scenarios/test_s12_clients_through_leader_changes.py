@@ -31,12 +31,11 @@ import pytest
 
 from faults.conditions import AllOf, LeaderChanged, LeaderIs, NewLeaderFromIsr
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Attempts, Eventually, Polls, Seen, Sends, inject
-from harness.compose.checks import CountRange
-from harness.compose.probes import Probe
-from harness.compose.scenario import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import Attempts, CountRange, Eventually, Polls, Seen, Sends, inject
+from harness.scenario.probes import Probe
+from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
 

@@ -29,11 +29,18 @@ import pytest
 
 import harness.history as hist
 from harness.cluster.lifecycle import Cluster
-from harness.compose.checks import Polls, SecondsRange, TransactionGap, TransactionOutcomes, heal, inject
-from harness.compose.checks import CountRange
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import (
+    CountRange,
+    Polls,
+    SecondsRange,
+    TransactionGap,
+    TransactionOutcomes,
+    heal,
+    inject,
+)
+from harness.scenario.runner import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._transactions import transactional_id_coordinated_by
 

@@ -40,11 +40,10 @@ from collections.abc import Callable
 import pytest
 
 import harness.history as hist
-from harness.compose.checks import NeverVisible, Polls, TransactionOutcomes
-from harness.compose.checks import CountRange
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.checks import CountRange, NeverVisible, Polls, TransactionOutcomes
+from harness.scenario.runner import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 pytestmark = pytest.mark.chaos

@@ -24,9 +24,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import harness.history as hist
-from harness.compose.scenario import ScenarioRun, ScenarioSpec, TopicSpec
-from harness.compose.spec_runner import run_spec
 from harness.history import Rule
+from harness.scenario.runner import ScenarioRun, ScenarioSpec, TopicSpec
+from harness.scenario.spec_runner import run_spec
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 pytestmark = pytest.mark.chaos
