@@ -163,21 +163,3 @@ def shown(value: Any) -> Any:
         return {str(k): shown(v) for k, v in value.items()}
     name = getattr(value, "name", None) or getattr(value, "__qualname__", None)
     return f"{type(value).__name__} {name}" if isinstance(name, str) else type(value).__name__
-
-
-def broker_setting_differences(declared: Mapping[str, str],
-                               reported: Mapping[int, Mapping[str, str | None]]) -> list[str]:
-    """Where a broker's own configuration differs from the settings a scenario declared.
-
-    Kafka ignores a setting it does not know, so a misspelt name would otherwise run the
-    scenario on a cluster without it; ``reported`` is broker id -> name -> value as the
-    broker describes it (values as config files spell them, see ``format_value``).
-    """
-    differences = []
-    for broker, config in sorted(reported.items()):
-        for key, value in declared.items():
-            if key not in config:
-                differences.append(f"broker {broker} does not know {key}")
-            elif config[key] != value:
-                differences.append(f"broker {broker} has {key}={config[key]}, not {value}")
-    return differences

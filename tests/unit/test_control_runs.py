@@ -4,26 +4,23 @@ fails the run, and an inject or heal that raised fails the scenario."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from faults.events import FaultEvent
 from harness.scenario.file_format import ScenarioFileError, parse_scenario
-from harness.scenario.runner import Check, ScenarioRun, ScenarioSpec
+from harness.scenario.record import ScenarioRecord
+from harness.scenario.runner import ScenarioRun
 
 
-class StandInRun:
-    """What ScenarioRun.check and its callers read: the spec, the checks, the fault log."""
+class StandInRun(ScenarioRecord):
+    """A scenario's record with the fault log ScenarioRun reads its fault events from."""
 
     def __init__(self, must_fail: tuple[str, ...] = (), log: list[FaultEvent] | None = None) -> None:
-        self.spec = ScenarioSpec("s", "S", must_fail=must_fail)
-        self.checks: list[Check] = []
-        self._controls_evaluated: set[str] = set()
+        super().__init__(Path("unwritten"), must_fail)
         self.log = log or []
-
-    def check(self, name: str, passed: bool, detail: str = "") -> bool:
-        return ScenarioRun.check(self, name, passed, detail)  # type: ignore[arg-type]
 
     def outcome(self) -> dict[str, bool]:
         return {c.name: c.passed for c in self.checks}
@@ -33,7 +30,7 @@ def test_a_check_a_control_run_must_see_fail_passes_only_when_it_failed() -> Non
     run = StandInRun(must_fail=("writes refused",))
     assert run.check("writes refused", False, "120 acknowledged") is True
     assert run.check("other", True) is True
-    ScenarioRun.check_controls(run)  # type: ignore[arg-type]
+    run.check_controls()
     assert run.outcome() == {"writes refused (must fail in this control run)": True, "other": True,
                              "every check the control run must see fail was evaluated": True}
     assert run.checks[0].detail == "failed, as measured: 120 acknowledged"
@@ -46,11 +43,11 @@ def test_a_check_a_control_run_must_see_fail_passes_only_when_it_failed() -> Non
 def test_a_must_fail_name_that_no_check_carries_fails_the_control_run() -> None:
     run = StandInRun(must_fail=("writes refused", "misspelt check"))
     run.check("writes refused", False)
-    ScenarioRun.check_controls(run)  # type: ignore[arg-type]
+    run.check_controls()
     last = run.checks[-1]
     assert (last.passed, last.detail) == (False, "never evaluated: misspelt check")
     plain = StandInRun()
-    ScenarioRun.check_controls(plain)  # type: ignore[arg-type]
+    plain.check_controls()
     assert plain.checks == []  # not a control run: nothing to add
 
 

@@ -73,7 +73,7 @@ def test_no_fault_no_excerpts(tmp_path: Path) -> None:
 
 def test_each_fault_is_a_stretch_and_a_scenario_without_one_keeps_its_whole_span() -> None:
     from faults.events import FaultEvent
-    from harness.scenario.runner import fault_stretches
+    from harness.scenario.node_logs import fault_stretches
 
     kill = [FaultEvent(10.0, 0.0, "kill kafka-0", "inject", ("kafka-0",), "ok", 10.5),
             FaultEvent(25.0, 15.0, "kill kafka-0", "heal", ("kafka-0",), "ok", 40.0),

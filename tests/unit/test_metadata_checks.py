@@ -19,6 +19,8 @@ from harness import history as hist
 from harness.cluster.sampler import StateSampler
 from harness.cluster.state import ClusterState, PartitionState
 from harness.history.gaps import longest_gap, longest_gaps
+from harness.scenario import evidence_reader
+from harness.scenario.broker_settings import broker_setting_differences, refuse_unrunnable
 from harness.scenario.checks import (
     Anchor,
     Check,
@@ -46,7 +48,7 @@ from harness.scenario.checks.metadata import (
 )
 from harness.scenario.isr_poll import IsrPoll
 from harness.scenario.judge import Judge
-from harness.scenario.run_config import broker_setting_differences, effective_config, layered_settings, shown
+from harness.scenario.run_config import effective_config, layered_settings, shown
 from harness.scenario.rundir import RunDirectory
 from harness.scenario.runner import (
     NamedTopic,
@@ -483,8 +485,8 @@ def test_scenario_run_turns_each_bound_into_a_check_with_its_figure(tmp_path: Pa
                                  "unavailable_s": {"1": 10}, "controller_changes": 1,
                                  "leader_epoch_changes": {"min": 1}, "isr_full_after_heal_s": 5}, 2)
     run = _run(tmp_path, ScenarioSpec("bounded", "Bounded", checks=tuple(declared)))
-    run._workload_started, run._workload_stopped = 100.0, 130.0
-    run._workload_stopped_mono = 30.0
+    run.workload_started, run.workload_stopped = 100.0, 130.0
+    run.workload_stopped_mono = 30.0
     run.moments = {Anchor(1, "inject"): Moment(110.0, 10.0), Anchor(1, "heal"): Moment(120.0, 20.0)}
     seq = 0
     for t in range(100, 131):  # partition 0 every second; partition 1 dark from 111 to 119
@@ -596,7 +598,7 @@ def test_a_scenario_needing_broker_settings_the_cluster_lacks_is_refused(tmp_pat
         run.start()
     assert (run.dir / "assertions.json").read_text().count("kafka-chaos run FILE") == 1
     # the same scenario on a cluster started with the setting gets past the refusal
-    _run(tmp_path, spec, FakeCluster({"log.flush.interval.messages": "1"}))._refuse_missing_broker_settings()
+    refuse_unrunnable(_run(tmp_path, spec, FakeCluster({"log.flush.interval.messages": "1"})))
 
 
 def test_effective_config_marks_defaults_scenario_values_and_harness_values(tmp_path: Path) -> None:
@@ -659,7 +661,7 @@ def test_a_failure_while_reading_the_evidence_is_a_failed_check_not_a_lost_verdi
     def broken(*args: Any) -> list[dict[str, Any]]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(run, "_rows", broken)
+    monkeypatch.setattr(evidence_reader, "history_rows", broken)
     run._evaluate_checks(None)
     [check] = run.checks
     assert (check.name, check.passed) == ("at most 0 sends failed", False) and "boom" in check.detail

@@ -94,7 +94,6 @@ def test_the_scan_finds_a_planted_run_file_read() -> None:
 
 WAITER = "harness/cluster/waiting.py"
 SLEEPING_LOOPS_ALLOWED = {
-    "harness/scenario/runner.py": "being split; its waits move with it",
     "harness/entry/cli.py": "owned elsewhere for now: `kafka-chaos up` sleeps in a loop until Ctrl-C, "
                               "a hold that is to become waiting.hold",
 }

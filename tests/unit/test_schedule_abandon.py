@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from harness.scenario.runner import _wait_unless_abandoned
+from harness.scenario.schedule_run import wait_unless_abandoned
 
 
 class NeverFinishing:
@@ -27,18 +27,18 @@ def test_a_set_abandon_ends_the_wait_within_a_look() -> None:
     abandon = threading.Event()
     threading.Timer(0.3, abandon.set).start()
     started = time.monotonic()
-    assert _wait_unless_abandoned(NeverFinishing(), 60.0, abandon) is False  # type: ignore[arg-type]
+    assert wait_unless_abandoned(NeverFinishing(), 60.0, abandon) is False  # type: ignore[arg-type]
     assert time.monotonic() - started < 2.5
 
 
 def test_an_unset_abandon_waits_out_the_bound() -> None:
     started = time.monotonic()
-    assert _wait_unless_abandoned(NeverFinishing(), 1.5, threading.Event()) is False  # type: ignore[arg-type]
+    assert wait_unless_abandoned(NeverFinishing(), 1.5, threading.Event()) is False  # type: ignore[arg-type]
     assert time.monotonic() - started >= 1.5
 
 
 def test_a_finished_schedule_is_finished_whether_or_not_abandoned() -> None:
     abandon = threading.Event()
     abandon.set()
-    assert _wait_unless_abandoned(Finished(), 60.0, abandon) is True  # type: ignore[arg-type]
-    assert _wait_unless_abandoned(Finished(), None, None) is True  # type: ignore[arg-type]
+    assert wait_unless_abandoned(Finished(), 60.0, abandon) is True  # type: ignore[arg-type]
+    assert wait_unless_abandoned(Finished(), None, None) is True  # type: ignore[arg-type]
