@@ -49,6 +49,19 @@ class Fields:
             raise self.refuse(f"'{key}' must be a number of seconds, not {value!r}")
         return float(value)
 
+    def number(self, key: str, default: float = _ABSENT, *, at_least: float | None = None) -> float:
+        """A finite number (never a bool), not below ``at_least`` when given; ``default``
+        when absent (required without one)."""
+        value = self.table.get(key, default)
+        if value is _ABSENT:
+            raise self.refuse(f"'{key}' is required (a number)")
+        bounded = "a non-negative number" if at_least == 0 else "a number" if at_least is None \
+            else f"a number of at least {at_least:g}"
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                or (at_least is not None and value < at_least):
+            raise self.refuse(f"'{key}' must be {bounded}, not {value!r}")
+        return float(value)
+
     def optional_seconds(self, key: str) -> float | None:
         return None if key not in self.table else self.seconds(key)
 

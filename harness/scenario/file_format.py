@@ -60,6 +60,7 @@ from typing import Any
 from harness.cluster.migration.plan import MigrationSpec
 from harness.cluster.node_config import format_value
 from harness.errors import ChaosError
+from harness.fields import Fields
 from harness.history import Expectations, HistoryError
 from harness.scenario.checks import Check, CheckSpecError, Seen, check_anchors, parse_check
 from harness.scenario.checks.bounds import bounds_as_checks
@@ -104,10 +105,7 @@ class ScenarioFile:
 
 
 def _number(data: dict[str, Any], key: str, default: float, where: str) -> float:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ScenarioFileError(f"{where}: '{key}' must be a non-negative number, not {value!r}")
-    return float(value)
+    return Fields(data, where, ScenarioFileError).number(key, default, at_least=0)
 
 
 def _clients(raw: Any, kind: str, where: str) -> list[dict[str, Any]]:

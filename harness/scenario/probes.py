@@ -33,6 +33,7 @@ from harness.cluster.broker_metadata import BrokerView
 from harness.cluster.state import ClusterState, PartitionState
 from harness.cluster.waiting import Problems, WaitTimeout, wait_until_clear
 from harness.errors import describe_error
+from harness.fields import Fields
 from harness.scenario.checks import Anchor, CheckSpecError, Lookup, ProbeResult, Produced
 
 PROBE_KEYS = {"name", "look", "broker", "zone", "partition", "since_s", "count", "timeout_s", "at", "after_s"}
@@ -143,10 +144,7 @@ class Probe:
 
 
 def _number(raw: Mapping[str, Any], key: str, default: float, what: str) -> float:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CheckSpecError(f"{what}: '{key}' must be a number")
-    return float(value)
+    return Fields(raw, what, CheckSpecError).number(key, default)
 
 
 def view_as_state(view: BrokerView) -> ClusterState:

@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from harness.fields import Fields
 from topologies.errors import TopologyError
 from topologies.model import Topology
 
@@ -284,10 +285,7 @@ class MigrationSpec:
 
 def _seconds(raw: dict[str, object], key: str, default: float) -> float:
     """``raw[key]`` as a non-negative number of seconds, or one line naming the key."""
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise TopologyError(f"migration.{key} must be a non-negative number of seconds, not {value!r}")
-    return float(value)
+    return Fields(raw, "migration", TopologyError).number(key, default, at_least=0)
 
 
 def phases_of(steps: tuple[Step, ...]) -> tuple[Phase, ...]:
