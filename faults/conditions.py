@@ -43,13 +43,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, required, typed
 from faults.targets import BrokerId, ClusterView, partition_state
 from harness.cluster.migration.plan import phase_named
 from harness.cluster.state import ClusterState, PartitionState
+from harness.tagged import SpecKinds
 from topologies.errors import TopologyError
 from topologies.model import Topology
 
@@ -117,8 +118,41 @@ class Condition(ABC):
     def to_spec(self) -> Any:
         """The value of ``when`` that :func:`parse_condition` turns back into this condition."""
 
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        """The condition the one-key table ``{kind = parameters}`` names; a condition that
+        takes no parameters refuses the table (it is written as its bare name)."""
+        raise FaultSpecError(f"{what}: {cls.kind} takes no parameters; write when = \"{cls.kind}\"")
+
     def __str__(self) -> str:
         return self.describe()
+
+
+_SHAPE = "{what} must be a condition name or a table with exactly one key (one of: {known}), got {spec!r}"
+_OLD_SPELLINGS = {"zk_serving": "quorum_serving"}
+"""Older spellings still read (in scenario files and recorded exploration rounds), never written."""
+
+CONDITIONS: SpecKinds[Condition] = SpecKinds(
+    "condition", FaultSpecError, one_key=True, ordered=True, aliases=_OLD_SPELLINGS,
+    words={"unknown": "{what}: unknown condition {name!r}; conditions are: {known}",
+           "not_a_table": _SHAPE, "not_one": _SHAPE,
+           "needs_parameters": "{what}: {name} needs parameters, as in when = {{ {name} = ... }} (see the "
+                               "schedule documentation)"},
+)
+"""Every condition kind, in the order its class is declared here."""
+
+C = TypeVar("C", bound=type[Condition])
+
+
+def condition_kind(*, bare: bool = False) -> Callable[[C], C]:
+    """Class decorator: register the condition class under its ``kind``, as a one-key table
+    read by its ``from_spec`` and, with ``bare``, as its bare name."""
+    def register(cls: C) -> C:
+        CONDITIONS.add(cls.kind, cls.from_spec)
+        if bare:
+            CONDITIONS.add_bare(cls.kind, cls)
+        return cls
+    return register
 
 
 def _partition(state: ClusterState, topic: str, partition: int) -> PartitionState | None:
@@ -132,6 +166,7 @@ def _missing(state: ClusterState, topic: str, partition: int) -> str:
 
 
 # -- conditions on every partition, the controller, a broker -----------------------------
+@condition_kind(bare=True)
 @dataclass(frozen=True)
 class IsrFull(Condition):
     """Every observed partition has a leader and every one of its replicas in its ISR."""
@@ -167,6 +202,7 @@ class IsrFull(Condition):
         return self.kind
 
 
+@condition_kind(bare=True)
 @dataclass(frozen=True)
 class ControllerChanged(Condition):
     """A controller election happened since the wait began (``/controller_epoch`` moved)."""
@@ -191,6 +227,10 @@ class ControllerChanged(Condition):
 class _BrokerCondition(Condition):
     broker: int
 
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        return cls(typed(table[cls.kind], int, f"{what}: {cls.kind}"))
+
     def check(self, topology: Topology) -> None:
         BrokerId(self.broker).check(topology)
 
@@ -198,6 +238,7 @@ class _BrokerCondition(Condition):
         return {self.kind: self.broker}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class BrokerGone(_BrokerCondition):
     """Broker ``broker`` is not registered in ``/brokers/ids`` (its session is over)."""
@@ -213,6 +254,7 @@ class BrokerGone(_BrokerCondition):
         return f"broker {self.broker} no longer registered"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class BrokerRegistered(_BrokerCondition):
     """Broker ``broker`` is registered in ``/brokers/ids``."""
@@ -233,6 +275,13 @@ class BrokerRegistered(_BrokerCondition):
 class _PartitionCondition(Condition):
     topic: str
     partition: int
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        where = f"{what}: {cls.kind}"
+        spec = as_mapping(table[cls.kind], f"{where} (topic, partition)")
+        check_keys(spec, ("topic", "partition"), where)
+        return cls(required(spec, "topic", str, where), required(spec, "partition", int, where))
 
     def topics(self) -> tuple[str, ...]:
         return (self.topic,)
@@ -261,6 +310,15 @@ class _IsrMembership(_PartitionCondition):
     broker: int
     member: ClassVar[bool]
 
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        where = f"{what}: {cls.kind}"
+        spec = as_mapping(table[cls.kind], f"{where} (broker, topic, partition)")
+        check_keys(spec, ("broker", "topic", "partition"), where)
+        return cls(topic=required(spec, "topic", str, where),
+                   partition=required(spec, "partition", int, where),
+                   broker=required(spec, "broker", int, where))
+
     def check(self, topology: Topology) -> None:
         BrokerId(self.broker).check(topology)
 
@@ -278,6 +336,7 @@ class _IsrMembership(_PartitionCondition):
         return {self.kind: {"broker": self.broker, "topic": self.topic, "partition": self.partition}}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class LeavesIsr(_IsrMembership):
     """Broker ``broker`` is out of the ISR of ``topic``-``partition``."""
@@ -289,6 +348,7 @@ class LeavesIsr(_IsrMembership):
         return f"broker {self.broker} out of the isr of {self.topic}-{self.partition}"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class JoinsIsr(_IsrMembership):
     """Broker ``broker`` is in the ISR of ``topic``-``partition``."""
@@ -300,6 +360,7 @@ class JoinsIsr(_IsrMembership):
         return f"broker {self.broker} in the isr of {self.topic}-{self.partition}"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class LeaderChanged(_PartitionCondition):
     """``topic``-``partition`` got a new leader epoch since the wait began.
@@ -324,6 +385,7 @@ class LeaderChanged(_PartitionCondition):
         return f"the leader of {self.topic}-{self.partition} changed"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class NewLeaderFromIsr(_PartitionCondition):
     """``topic``-``partition`` is led by another broker than when the wait began, one
@@ -345,6 +407,7 @@ class NewLeaderFromIsr(_PartitionCondition):
         return f"a new leader of {self.topic}-{self.partition} from its ISR"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class Offline(_PartitionCondition):
     """``topic``-``partition`` has no leader (leader -1 in ZooKeeper)."""
@@ -363,12 +426,21 @@ class Offline(_PartitionCondition):
         return f"{self.topic}-{self.partition} offline (no leader)"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class LeaderIs(_PartitionCondition):
     """Broker ``broker`` leads ``topic``-``partition``."""
 
     kind: ClassVar[str] = "leader_is"
     broker: int = 0
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        where = f"{what}: {cls.kind}"
+        spec = as_mapping(table[cls.kind], f"{where} (broker, topic, partition)")
+        check_keys(spec, ("broker", "topic", "partition"), where)
+        return cls(required(spec, "topic", str, where), required(spec, "partition", int, where),
+                   broker=required(spec, "broker", int, where))
 
     def check(self, topology: Topology) -> None:
         BrokerId(self.broker).check(topology)
@@ -388,12 +460,22 @@ class LeaderIs(_PartitionCondition):
         return {self.kind: {"broker": self.broker, "topic": self.topic, "partition": self.partition}}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class IsrIs(_PartitionCondition):
     """The ISR of ``topic``-``partition`` is exactly ``brokers`` (in any order)."""
 
     kind: ClassVar[str] = "isr_is"
     brokers: tuple[int, ...] = ()
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        where = f"{what}: {cls.kind}"
+        spec = as_mapping(table[cls.kind], f"{where} (brokers, topic, partition)")
+        check_keys(spec, ("brokers", "topic", "partition"), where)
+        brokers = required(spec, "brokers", list, where)
+        return cls(required(spec, "topic", str, where), required(spec, "partition", int, where),
+                   brokers=tuple(typed(b, int, f"{where}: brokers") for b in brokers))
 
     def __post_init__(self) -> None:
         # A set of brokers: [1, 0] and [0, 1] are one condition (and one spelling).
@@ -419,6 +501,7 @@ class IsrIs(_PartitionCondition):
                             "partition": self.partition}}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class ControllerIs(_BrokerCondition):
     """Node ``broker`` is the active controller: the broker holding ``/controller`` in
@@ -442,6 +525,7 @@ class ControllerIs(_BrokerCondition):
         return f"broker {self.broker} is the controller"
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class QuorumServing(Condition):
     """Metadata-quorum member ``node`` serves: a ZooKeeper node whose mode is leader or
@@ -452,6 +536,10 @@ class QuorumServing(Condition):
     node: str
     kind: ClassVar[str] = "quorum_serving"
     OLD_KIND: ClassVar[str] = "zk_serving"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        return cls(typed(table[cls.kind], str, f"{what}: {cls.kind}"))
 
     def check(self, topology: Topology) -> None:
         names = [node.name for node in topology.quorum_members]
@@ -474,6 +562,7 @@ class QuorumServing(Condition):
         return {self.kind: self.node}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class MigrationPhaseIs(Condition):
     """The cluster's migration from ZooKeeper to KRaft is in ``phase`` (one of
@@ -482,6 +571,14 @@ class MigrationPhaseIs(Condition):
 
     phase: str
     kind: ClassVar[str] = "migration_phase"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        name = typed(table[cls.kind], str, f"{what}: {cls.kind}")
+        try:
+            return cls(phase_named(name).value)
+        except TopologyError as err:
+            raise FaultSpecError(f"{what}: {err}") from None
 
     def check(self, topology: Topology) -> None:
         if not topology.migrating:
@@ -505,12 +602,17 @@ class MigrationPhaseIs(Condition):
         return {self.kind: self.phase}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class Not(Condition):
     """``condition`` does not hold (``{ not = "controller_changed" }``)."""
 
     condition: Condition
     kind: ClassVar[str] = "not"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        return cls(parse_condition(table[cls.kind], f"{what}: not"))
 
     def check(self, topology: Topology) -> None:
         self.condition.check(topology)
@@ -546,6 +648,13 @@ class _Combination(Condition):
 
     conditions: tuple[Condition, ...]
 
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Condition:
+        items = typed(table[cls.kind], list, f"{what}: {cls.kind}")
+        if not items:
+            raise FaultSpecError(f"{what}: {cls.kind} needs at least one condition")
+        return cls(tuple(parse_condition(item, f"{what}: {cls.kind}[{i}]") for i, item in enumerate(items)))
+
     def check(self, topology: Topology) -> None:
         for condition in self.conditions:
             condition.check(topology)
@@ -569,6 +678,7 @@ class _Combination(Condition):
         return {self.kind: [c.to_spec() for c in self.conditions]}
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class AllOf(_Combination):
     """Every one of ``conditions`` holds in the same state (``{ all = [ ..., ... ] }``)."""
@@ -586,6 +696,7 @@ class AllOf(_Combination):
         return " and ".join(c.describe() for c in self.conditions)
 
 
+@condition_kind()
 @dataclass(frozen=True)
 class AnyOf(_Combination):
     """At least one of ``conditions`` holds in the state (``{ any = [ ..., ... ] }``)."""
@@ -606,140 +717,13 @@ class AnyOf(_Combination):
 
 
 # -- parsing -------------------------------------------------------------------------------
-def _no_parameters(cls: type[Condition]) -> Callable[[object, str], Condition]:
-    def parse(value: object, what: str) -> Condition:
-        raise FaultSpecError(f"{what}: {cls.kind} takes no parameters; write when = \"{cls.kind}\"")
-
-    return parse
-
-
-def _broker(cls: type[_BrokerCondition]) -> Callable[[object, str], Condition]:
-    def parse(value: object, what: str) -> Condition:
-        return cls(typed(value, int, f"{what}: {cls.kind}"))
-
-    return parse
-
-
-def _isr(cls: type[_IsrMembership]) -> Callable[[object, str], Condition]:
-    def parse(value: object, what: str) -> Condition:
-        where = f"{what}: {cls.kind}"
-        spec = as_mapping(value, f"{where} (broker, topic, partition)")
-        check_keys(spec, ("broker", "topic", "partition"), where)
-        return cls(topic=required(spec, "topic", str, where),
-                   partition=required(spec, "partition", int, where),
-                   broker=required(spec, "broker", int, where))
-
-    return parse
-
-
-def _leader_changed(value: object, what: str) -> Condition:
-    where = f"{what}: {LeaderChanged.kind}"
-    spec = as_mapping(value, f"{where} (topic, partition)")
-    check_keys(spec, ("topic", "partition"), where)
-    return LeaderChanged(required(spec, "topic", str, where), required(spec, "partition", int, where))
-
-
-def _partition_only(cls: type[_PartitionCondition]) -> Callable[[object, str], Condition]:
-    def parse(value: object, what: str) -> Condition:
-        where = f"{what}: {cls.kind}"
-        spec = as_mapping(value, f"{where} (topic, partition)")
-        check_keys(spec, ("topic", "partition"), where)
-        return cls(required(spec, "topic", str, where), required(spec, "partition", int, where))
-
-    return parse
-
-
-def _leader_is(value: object, what: str) -> Condition:
-    where = f"{what}: {LeaderIs.kind}"
-    spec = as_mapping(value, f"{where} (broker, topic, partition)")
-    check_keys(spec, ("broker", "topic", "partition"), where)
-    return LeaderIs(required(spec, "topic", str, where), required(spec, "partition", int, where),
-                    broker=required(spec, "broker", int, where))
-
-
-def _isr_is(value: object, what: str) -> Condition:
-    where = f"{what}: {IsrIs.kind}"
-    spec = as_mapping(value, f"{where} (brokers, topic, partition)")
-    check_keys(spec, ("brokers", "topic", "partition"), where)
-    brokers = required(spec, "brokers", list, where)
-    return IsrIs(required(spec, "topic", str, where), required(spec, "partition", int, where),
-                 brokers=tuple(typed(b, int, f"{where}: brokers") for b in brokers))
-
-
-def _quorum_member(kind: str) -> Callable[[Any, str], Condition]:
-    return lambda value, what: QuorumServing(typed(value, str, f"{what}: {kind}"))
-
-
-def _migration_phase(value: object, what: str) -> Condition:
-    name = typed(value, str, f"{what}: {MigrationPhaseIs.kind}")
-    try:
-        return MigrationPhaseIs(phase_named(name).value)
-    except TopologyError as err:
-        raise FaultSpecError(f"{what}: {err}") from None
-
-
-def _not(value: object, what: str) -> Condition:
-    return Not(parse_condition(value, f"{what}: not"))
-
-
-def _combination(cls: type[_Combination]) -> Callable[[object, str], Condition]:
-    def parse(value: object, what: str) -> Condition:
-        items = typed(value, list, f"{what}: {cls.kind}")
-        if not items:
-            raise FaultSpecError(f"{what}: {cls.kind} needs at least one condition")
-        return cls(tuple(parse_condition(item, f"{what}: {cls.kind}[{i}]") for i, item in enumerate(items)))
-
-    return parse
-
-
-BARE: dict[str, type[Condition]] = {IsrFull.kind: IsrFull, ControllerChanged.kind: ControllerChanged}
-"""Conditions written as a bare word."""
-
-_TABLES: dict[str, Callable[[object, str], Condition]] = {
-    IsrFull.kind: _no_parameters(IsrFull),
-    ControllerChanged.kind: _no_parameters(ControllerChanged),
-    LeavesIsr.kind: _isr(LeavesIsr),
-    JoinsIsr.kind: _isr(JoinsIsr),
-    LeaderChanged.kind: _leader_changed,
-    BrokerGone.kind: _broker(BrokerGone),
-    BrokerRegistered.kind: _broker(BrokerRegistered),
-    ControllerIs.kind: _broker(ControllerIs),
-    Offline.kind: _partition_only(Offline),
-    NewLeaderFromIsr.kind: _partition_only(NewLeaderFromIsr),
-    LeaderIs.kind: _leader_is,
-    IsrIs.kind: _isr_is,
-    QuorumServing.kind: _quorum_member(QuorumServing.kind),
-    MigrationPhaseIs.kind: _migration_phase,
-    Not.kind: _not,
-    AllOf.kind: _combination(AllOf),
-    AnyOf.kind: _combination(AnyOf),
-}
-
-CONDITION_KINDS: tuple[str, ...] = tuple(_TABLES)
-"""Every condition kind, in the order the documentation lists them."""
-
-# Older spellings still read (in scenario files and recorded exploration rounds), never written.
-_OLD_SPELLINGS = {QuorumServing.OLD_KIND: QuorumServing.kind}
+CONDITION_KINDS: tuple[str, ...] = tuple(CONDITIONS.kinds())
+"""Every condition kind, in the order they are declared (and listed in errors)."""
 
 
 def parse_condition(value: object, what: str = "'when'") -> Condition:
     """The condition ``value`` describes; FaultSpecError (one sentence naming ``what``) if none."""
-    known = ", ".join(CONDITION_KINDS)
-    if isinstance(value, str):
-        if value in BARE:
-            return BARE[value]()
-        if value in _TABLES:
-            raise FaultSpecError(f"{what}: {value} needs parameters, as in "
-                                 f"when = {{ {value} = ... }} (see the schedule documentation)")
-        raise FaultSpecError(f"{what}: unknown condition {value!r}; conditions are: {known}")
-    if not isinstance(value, Mapping) or len(value) != 1:
-        raise FaultSpecError(f"{what} must be a condition name or a table with exactly one key "
-                             f"(one of: {known}), got {value!r}")
-    ((kind, params),) = value.items()
-    kind = _OLD_SPELLINGS.get(kind, kind)
-    if kind not in _TABLES:
-        raise FaultSpecError(f"{what}: unknown condition {kind!r}; conditions are: {known}")
-    return _TABLES[kind](params, what)
+    return CONDITIONS.parse(value, what)
 
 
 def topics_to_read(conditions: list[Condition]) -> list[str] | None:

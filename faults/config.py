@@ -25,7 +25,9 @@ from confluent_kafka.admin import (
 )
 
 from faults.base import Fault
+from faults.draw import TOPIC
 from faults.errors import FaultError, FaultSpecError
+from faults.kinds import TIMEOUT_MEANING, FaultDoc, Param, fault_kind
 from faults.spec import as_mapping, check_keys, optional, positive, required
 from faults.targets import partition_state
 from faults.waiting import wait_until_clear
@@ -41,6 +43,26 @@ def _text(value: SettingValue) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+@fault_kind(
+    FaultDoc(
+        "topic_config",
+        "Changes settings of a topic at run time with the admin API (incremental AlterConfigs), as an "
+        "operator would; returns once DescribeConfigs reports the new values.",
+        "Puts every changed key back as it was before the inject: its former topic-level value, or "
+        "deleted where the topic inherited the broker default; returns once DescribeConfigs shows it.",
+        (
+            Param("topic", "string", "The topic whose settings change.", "$topic"),
+            Param("settings", "table of setting = value", "Topic settings and their new values, e.g. "
+                  "min.insync.replicas.", {"min.insync.replicas": 1}),
+            Param("timeout_s", "float", TIMEOUT_MEANING, 20.0, 30.0),
+        ),
+        {"fault": "topic_config", "topic": "$topic", "settings": {"min.insync.replicas": 1}},
+        30.0,
+    ),
+    draw=lambda d: {"topic": TOPIC, "settings": {"retention.ms": d.rng.choice([60_000, 3_600_000])}},
+    not_drawn_by_default="it changes the very settings whose promises a round judges (lowering "
+                         "min.insync.replicas would make loss \"expected\")",
+)
 class TopicConfig(Fault):
     """Set ``settings`` on ``topic``; heal puts every key back as it was."""
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from faults.draw import broker_role
 from faults.errors import TargetError
+from faults.kinds import FaultDoc, fault_kind, target_param
 from faults.process import NodeFault
 from faults.spec import check_keys
 from faults.targets import (
@@ -35,6 +37,24 @@ if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
 
 
+@fault_kind(
+    FaultDoc(
+        "fill_disk",
+        "Fills the disk of every broker the target resolves to (the topology's `broker_disk_mb`: each "
+        "broker's log directory is a disk of that size) with one file, so its next append fails with "
+        "\"No space left on device\"; Kafka then takes the log directory offline and, with no other, "
+        "shuts the broker down.",
+        "Removes the file and starts every node that is down again, as an operator would (Kafka does not "
+        "bring an offline log directory back by itself); waits until each one serves.",
+        (target_param({"leader_of": ["$topic", 0]}),),
+        {"fault": "fill_disk", "target": {"leader_of": ["$topic", 0]}},
+        10.0,
+        notes=("Refused before anything runs on a topology without `broker_disk_mb` or with a ZooKeeper "
+               "target. Not in kafka-chaos explore's default draw; name it in --faults to draw it.",),
+    ),
+    draw=lambda d: {"target": broker_role(d)},
+    not_drawn_by_default="it needs a topology with broker disks",
+)
 class FillDisk(NodeFault):
     """Fill the disk of every broker the target resolves to; heal frees it and restarts."""
 
@@ -66,13 +86,13 @@ class FillDisk(NodeFault):
     def _apply(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         said = []
         for node in resolved:
-            written, free = self.filled[node] = cluster.fill_disk(node)
+            written, free = self.filled[node] = cluster.disks.fill(node)
             said.append(f"{node}: {written // (1 << 20)} MiB written, {free} bytes left")
         return "; ".join(said)
 
     def _restore(self, cluster: ClusterControl, resolved: tuple[str, ...]) -> str:
         for node in resolved:
-            cluster.free_disk(node)
+            cluster.disks.free(node)
         return super()._restore(cluster, resolved)
 
 

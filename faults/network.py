@@ -30,7 +30,10 @@ from typing import TYPE_CHECKING, Any
 from toxiproxy.exceptions import NotFound
 
 from faults.base import Fault
+from faults.draw import cut_mode as draw_cut_mode
+from faults.draw import isolation_target, link_selection
 from faults.errors import FaultSpecError
+from faults.kinds import FaultDoc, FaultKind, Param, enter, fault_kind, links_param, target_param
 from faults.spec import check_keys, optional
 from faults.targets import (
     Controller,
@@ -44,7 +47,7 @@ from faults.targets import (
     parse_links,
     target_from,
 )
-from faults.toxics import Toxic, blackhole, toxic_from_spec, toxic_to_params
+from faults.toxics import DEGRADATIONS, Toxic, blackhole, toxic_from_spec, toxic_to_params
 from harness.cluster.fabric import LinkKind
 from topologies.model import Topology
 
@@ -63,6 +66,14 @@ def cut_mode(value: str) -> CutMode:
     except ValueError:
         modes = ", ".join(m.value for m in CutMode)
         raise FaultSpecError(f"unknown cut mode {value!r}; modes are {modes}") from None
+
+
+MODE_PARAM = Param(
+    "mode", "string",
+    "How the links are cut: `refuse` (connections refused at once) or `blackhole` (open, silent); "
+    "see [Cut modes](#cut-modes).",
+    "blackhole", "refuse",
+)
 
 
 class LinkFault(Fault):
@@ -95,6 +106,44 @@ class LinkFault(Fault):
                 cluster.proxies.remove_toxic(link, f"{self._toxic_prefix}-{toxic.type}-{stream}")
 
 
+# Stacked: the decorator nearest the class registers first, so `cut` comes before `isolate`.
+@fault_kind(
+    FaultDoc(
+        "isolate",
+        "Shorthand for a `cut` of every link with exactly one end in the target: a node, or a zone with "
+        "its clients, cut off from everything else.",
+        "As `cut`.",
+        (
+            target_param({"zone": "c"},
+                         "The node, zone or role to cut off, resolved when the fault strikes."),
+            MODE_PARAM,
+        ),
+        {"fault": "isolate", "target": {"zone": "c"}},
+        15.0,
+        ("Saved and reported as the equivalent `cut` with `links = { isolate = ... }`.",),
+    ),
+    draw=lambda d: {"target": isolation_target(d), "mode": draw_cut_mode(d)},
+    builder="isolate_from_spec",
+)
+@fault_kind(
+    FaultDoc(
+        "cut",
+        "Cuts every selected link: each is a directed Toxiproxy proxy, so one direction can be cut "
+        "without the other.",
+        "Enables the links again; after a blackhole it first removes the toxics and closes the links' "
+        "connections, so peers reconnect instead of resuming a stream with bytes missing.",
+        (
+            links_param({"from": {"follower_of": ["$topic", 0]}, "to": {"leader_of": ["$topic", 0]},
+                         "kind": "replication"}),
+            MODE_PARAM,
+        ),
+        {"fault": "cut", "links": {"from": {"follower_of": ["$topic", 0]}, "to": {"leader_of": ["$topic", 0]},
+                                   "kind": "replication"}, "mode": "blackhole"},
+        10.0,
+        ("A follower's fetch link is the `replication` link from the follower to the leader.",),
+    ),
+    draw=lambda d: {"links": link_selection(d), "mode": draw_cut_mode(d)},
+)
 class Cut(LinkFault):
     """Cut the selected links, refusing connections or blackholing them."""
 
@@ -178,6 +227,11 @@ class Degrade(LinkFault):
         for link in resolved:
             self._remove_toxic(cluster, link, self.toxic)
         return ""
+
+
+# One kind per degradation of faults.toxics, each documented and drawn by its own record there.
+for _degradation in DEGRADATIONS.values():
+    enter(FaultKind(_degradation.doc(), Degrade.from_spec, _degradation.drawn, Degrade.__module__))
 
 
 # -- the partitions the scenarios name -------------------------------------------------

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from faults import nodes
 from faults.base import Fault
+from faults.draw import broker_role, process_target
+from faults.kinds import FaultDoc, Param, fault_kind, target_param
 from faults.spec import check_keys, non_negative, optional, positive
 from faults.targets import FollowerOf, LeaderOf, Target, partition_state, target_from
 from faults.waiting import wait_until_clear
@@ -27,6 +29,16 @@ if TYPE_CHECKING:
     from harness.cluster.control import ClusterControl
 
 EXIT_TIMEOUT_S = 20.0
+
+PROCESS_HEAL = (
+    "Starts every node that is down again and waits until each one serves "
+    "(a broker is registered again: in /brokers/ids, or unfenced by the KRaft controllers)."
+)
+
+
+def clean_param(example: bool) -> Param:
+    meaning = "Stop with SIGTERM (controlled shutdown) instead of SIGKILL."
+    return Param("clean", "bool", meaning, example, False)
 
 
 class NodeFault(Fault):
@@ -91,6 +103,18 @@ class NodeFault(Fault):
         return ", ".join(f"{node} back after {back[node]:.1f} s" for node in started)
 
 
+@fault_kind(
+    FaultDoc(
+        "kill",
+        "SIGKILL to every node the target resolves to; returns once the processes have exited. A killed "
+        "broker tells nobody, so its partitions move only after ZooKeeper expires its session.",
+        PROCESS_HEAL,
+        (target_param({"leader_of": ["$topic", 0]}),),
+        {"fault": "kill", "target": {"leader_of": ["$topic", 0]}},
+        10.0,
+    ),
+    draw=lambda d: {"target": process_target(d)},
+)
 class Kill(NodeFault):
     """SIGKILL: the process dies at once and says nothing to anyone."""
 
@@ -110,6 +134,23 @@ class Kill(NodeFault):
         return ""
 
 
+@fault_kind(
+    FaultDoc(
+        "controlled_shutdown",
+        "SIGTERM, so a broker runs Kafka's controlled shutdown (the controller moves its leaderships to "
+        "other in-sync replicas and drops it from every ISR); returns once the node has left "
+        "/brokers/ids and its process has exited.",
+        PROCESS_HEAL,
+        (
+            target_param({"broker": 1}),
+            Param("timeout_s", "float", "Seconds to wait, per node, for the deregistration and then for the "
+                  "exit.", 45.0, 60.0),
+        ),
+        {"fault": "controlled_shutdown", "target": {"broker": 1}, "timeout_s": 45.0},
+        15.0,
+    ),
+    draw=lambda d: {"target": broker_role(d)},
+)
 class ControlledShutdown(NodeFault):
     """SIGTERM, returning once the broker has left ``/brokers/ids`` and its process exited.
 
@@ -153,6 +194,18 @@ class ControlledShutdown(NodeFault):
         return "; ".join(details)
 
 
+@fault_kind(
+    FaultDoc(
+        "pause",
+        "SIGSTOP: the process stays alive but answers nothing, like a long stop-the-world GC. Held longer "
+        "than the ZooKeeper session timeout, a paused broker loses its session.",
+        "SIGCONT to every paused node.",
+        (target_param({"follower_of": ["$topic", 0]}),),
+        {"fault": "pause", "target": {"follower_of": ["$topic", 0]}},
+        8.0,
+    ),
+    draw=lambda d: {"target": process_target(d)},
+)
 class Pause(NodeFault):
     """SIGSTOP until healed (SIGCONT): alive but silent, like a long stop-the-world GC."""
 
@@ -174,6 +227,23 @@ class Pause(NodeFault):
         return ""
 
 
+@fault_kind(
+    FaultDoc(
+        "restart",
+        "Stops each node (SIGKILL, or SIGTERM with a wait for deregistration and exit when `clean`), keeps "
+        "it down for `downtime_s`, starts it again and waits until it serves; the whole cycle happens "
+        "at inject.",
+        "Starts any node still down (normally none: the inject already restarted them).",
+        (
+            target_param("active_controller"),
+            clean_param(True),
+            Param("downtime_s", "float", "Seconds to stay down before starting again.", 2.0, 0.0),
+        ),
+        {"fault": "restart", "target": "active_controller", "clean": True, "downtime_s": 2.0},
+    ),
+    draw=lambda d: {"target": process_target(d), "clean": d.rng.random() < 0.5,
+                    "downtime_s": round(d.rng.uniform(0.0, 5.0), 1)},
+)
 class Restart(NodeFault):
     """Stop (hard or clean), stay down ``downtime_s``, start again and wait until back."""
 
@@ -207,6 +277,24 @@ class Restart(NodeFault):
         return self._restore(cluster, resolved)
 
 
+@fault_kind(
+    FaultDoc(
+        "bounce",
+        "Restarts whatever node holds the role, `times` times, resolving the role again each round. Each "
+        "round stops the node and waits until the role has moved elsewhere (after a hard stop, also until "
+        "ZooKeeper has seen the death) before starting it again; with a leader_of or follower_of target "
+        "each round also waits until the node is back in the partition's ISR, so no round kills the last "
+        "in-sync replica.",
+        "Starts any node still down (normally none: every round restarts its node).",
+        (
+            target_param("controller"),
+            Param("times", "int", "How many rounds (at least 1).", 2, 3),
+            clean_param(False),
+        ),
+        {"fault": "bounce", "target": "controller", "times": 2},
+    ),
+    draw=lambda d: {"target": broker_role(d), "times": d.rng.randint(1, 3), "clean": d.rng.random() < 0.5},
+)
 class Bounce(NodeFault):
     """Restart whatever node holds a role, ``times`` times, re-resolving the role each round.
 

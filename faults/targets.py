@@ -16,14 +16,15 @@ network faults cut the links touching the endpoints. :class:`LinkTarget` selects
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from faults.errors import FaultSpecError, TargetError
 from faults.spec import as_mapping, check_keys, optional, typed
 from harness.cluster.fabric import Fabric, LinkKind, client_name
 from harness.cluster.state import ClusterState, PartitionState
+from harness.tagged import SpecKinds
 from topologies.errors import TopologyError
 from topologies.model import Topology
 
@@ -70,11 +71,49 @@ class Target(ABC):
     @abstractmethod
     def to_spec(self) -> Any: ...
 
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Target:
+        """The target the one-key table ``{kind = value}`` names. A role that takes no
+        argument ignores the value: ``{ all_zookeepers = true }`` reads as ``"all_zookeepers"``
+        (recorded schedules hold that spelling)."""
+        return cls()
+
     def __str__(self) -> str:
         return self.describe()
 
 
-# -- fixed targets -----------------------------------------------------------------------
+TARGETS: SpecKinds[Target] = SpecKinds(
+    "target", FaultSpecError, one_key=True, ordered=True,
+    words={"unknown": "unknown target {name!r}; targets are {known}",
+           "not_a_table": "{what} must be a table/object, got {spec!r}",
+           "not_one": "{what} has exactly one kind, got {spec!r}",
+           "needs_parameters": "target {name!r} needs parameters, as in {{ {name} = ... }}"},
+)
+"""Every target form, in the order docs/FAULTS.md lists them (the order they register in)."""
+
+T = TypeVar("T", bound=type[Target])
+
+
+def target_kind(*, table: bool = True, bare: bool = False) -> Callable[[T], T]:
+    """Class decorator: register the target class under its ``kind``, read from a one-key
+    table by its ``from_spec`` (``table``), or written as a bare word (``bare``: a role
+    that takes no argument)."""
+    def register(cls: T) -> T:
+        if table:
+            TARGETS.add(cls.kind, cls.from_spec)
+        if bare:
+            TARGETS.add_bare(cls.kind, cls)
+        return cls
+    return register
+
+
+def _argument(table: Mapping[str, Any], kind: str, of_type: type[Any]) -> Any:
+    """The value of the one-key table ``{kind = value}``, as ``of_type``."""
+    return typed(table[kind], of_type, f"target {kind!r}")
+
+
+# -- fixed targets ---------------------------------------------------------------------
+@target_kind()
 @dataclass(frozen=True)
 class BrokerId(Target):
     """Broker ``broker_id``, wherever it runs."""
@@ -82,6 +121,10 @@ class BrokerId(Target):
     broker_id: int
     kind: ClassVar[str] = "broker"
     moves: ClassVar[bool] = False
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> BrokerId:
+        return cls(_argument(table, cls.kind, int))
 
     def check(self, topology: Topology) -> None:
         _checked(lambda: topology.broker(self.broker_id))
@@ -97,6 +140,7 @@ class BrokerId(Target):
         return {self.kind: self.broker_id}
 
 
+@target_kind()
 @dataclass(frozen=True)
 class Node(Target):
     """A node by name (``kafka-1``, ``zk-c``)."""
@@ -104,6 +148,10 @@ class Node(Target):
     name: str
     kind: ClassVar[str] = "node"
     moves: ClassVar[bool] = False
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Node:
+        return cls(_argument(table, cls.kind, str))
 
     def check(self, topology: Topology) -> None:
         if self.name not in topology.node_names:
@@ -123,6 +171,7 @@ class Node(Target):
         return {self.kind: self.name}
 
 
+@target_kind()
 @dataclass(frozen=True)
 class Zone(Target):
     """Every node of a zone and the zone's clients: what a zone outage takes down."""
@@ -130,6 +179,10 @@ class Zone(Target):
     zone: str
     kind: ClassVar[str] = "zone"
     moves: ClassVar[bool] = False
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> Zone:
+        return cls(_argument(table, cls.kind, str))
 
     def check(self, topology: Topology) -> None:
         _checked(lambda: topology.nodes_in_zone(self.zone))
@@ -145,12 +198,17 @@ class Zone(Target):
         return {self.kind: self.zone}
 
 
+@target_kind()
 @dataclass(frozen=True)
 class ZoneClients(Target):
     """The clients placed in a zone (the fabric's ``client-<zone>`` endpoint)."""
 
     zone: str
     kind: ClassVar[str] = "zone_clients"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> ZoneClients:
+        return cls(_argument(table, cls.kind, str))
 
     def check(self, topology: Topology) -> None:
         _checked(lambda: topology.nodes_in_zone(self.zone))
@@ -166,213 +224,20 @@ class ZoneClients(Target):
         return {self.kind: self.zone}
 
 
-@dataclass(frozen=True)
-class AllBrokers(Target):
-    """Every broker of the topology: what a power cut of the whole cluster takes down."""
-
-    kind: ClassVar[str] = "all_brokers"
-    moves: ClassVar[bool] = False
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        return tuple(b.name for b in cluster.topology.brokers)
-
-    def describe(self) -> str:
-        return "all brokers"
-
-    def to_spec(self) -> Any:
-        return self.kind
+# -- roles of a partition, read from the metadata --------------------------------------
+def _partition_role(table: Mapping[str, Any], kind: str, ranked: bool) -> tuple[str, int, int]:
+    """``[topic, partition]`` (or with ``ranked``, ``[topic, partition, rank]``) of ``{kind = [...]}``."""
+    what = f"target {kind!r}"
+    args = typed(table[kind], list, what)
+    if len(args) not in ((2, 3) if ranked else (2,)):
+        rank = " or [topic, partition, rank]" if ranked else ""
+        raise FaultSpecError(f"{what} takes [topic, partition]{rank}, got {args!r}")
+    topic = typed(args[0], str, f"{what} topic")
+    partition = typed(args[1], int, f"{what} partition")
+    return topic, partition, typed(args[2], int, f"{what} rank") if len(args) == 3 else 0
 
 
-def needs_zookeeper(topology: Topology, what: str, on_kraft: str) -> None:
-    """Refuse ``what`` on a topology with no ZooKeeper ensemble (a KRaft cluster), naming
-    ``on_kraft``, its KRaft counterpart."""
-    if not topology.zookeepers:
-        raise TargetError(f"{what} acts on ZooKeeper, and topology {topology.name!r} has none (its metadata "
-                          f"is in a KRaft controller quorum); on KRaft: {on_kraft}")
-
-
-def needs_controllers(topology: Topology, what: str, on_zookeeper: str) -> None:
-    """Refuse ``what`` on a topology with no KRaft controller quorum (a ZooKeeper-mode
-    cluster), naming ``on_zookeeper``, its ZooKeeper-mode counterpart."""
-    if not topology.controllers:
-        raise TargetError(f"{what} names KRaft controllers, and topology {topology.name!r} has none (its "
-                          f"metadata is in ZooKeeper); in ZooKeeper mode: {on_zookeeper}")
-
-
-@dataclass(frozen=True)
-class AllZooKeepers(Target):
-    """Every ZooKeeper node of the topology: the whole ensemble losing power together."""
-
-    kind: ClassVar[str] = "all_zookeepers"
-    moves: ClassVar[bool] = False
-
-    def check(self, topology: Topology) -> None:
-        needs_zookeeper(topology, f"target {self.kind!r}", '"all_controllers"')
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        return tuple(z.name for z in cluster.topology.zookeepers)
-
-    def describe(self) -> str:
-        return "all ZooKeeper nodes"
-
-    def to_spec(self) -> Any:
-        return self.kind
-
-
-@dataclass(frozen=True)
-class AllControllers(Target):
-    """Every voter of the KRaft controller quorum: the controllers losing power together."""
-
-    kind: ClassVar[str] = "all_controllers"
-    moves: ClassVar[bool] = False
-
-    def check(self, topology: Topology) -> None:
-        needs_controllers(topology, f"target {self.kind!r}", '"all_zookeepers"')
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        self.check(cluster.topology)
-        return tuple(dict.fromkeys(c.name for c in cluster.topology.controllers))
-
-    def describe(self) -> str:
-        return "all KRaft controllers"
-
-    def to_spec(self) -> Any:
-        return self.kind
-
-
-@dataclass(frozen=True)
-class KRaftController(Target):
-    """The KRaft controller (quorum voter) with node id ``node_id``, whatever its role."""
-
-    node_id: int
-    kind: ClassVar[str] = "controller"
-    moves: ClassVar[bool] = False
-
-    def check(self, topology: Topology) -> None:
-        needs_controllers(topology, f"target {{controller = {self.node_id}}}",
-                          '"controller" (the broker holding /controller)')
-        _checked(lambda: topology.controller(self.node_id))
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        self.check(cluster.topology)
-        return (cluster.topology.controller(self.node_id).name,)
-
-    def describe(self) -> str:
-        return f"controller {self.node_id}"
-
-    def to_spec(self) -> Any:
-        return {self.kind: self.node_id}
-
-
-# -- roles read from the metadata ----------------------------------------------------------
-@dataclass(frozen=True)
-class ActiveController(Target):
-    """The active controller now: the broker that holds ``/controller`` in ZooKeeper mode,
-    the quorum's leader in KRaft."""
-
-    kind: ClassVar[str] = "active_controller"
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        controller = cluster.state(topics=[]).controller
-        if controller is None:
-            raise TargetError("there is no active controller now (no broker holds /controller, or the KRaft "
-                              "quorum has no leader)")
-        return (cluster.topology.node_of_id(controller),)
-
-    def describe(self) -> str:
-        return "active controller"
-
-    def to_spec(self) -> Any:
-        return self.kind
-
-
-@dataclass(frozen=True)
-class Controller(ActiveController):
-    """``"controller"``: the active controller, by the name ZooKeeper-mode schedules give it."""
-
-    kind: ClassVar[str] = "controller"
-
-    def describe(self) -> str:
-        return "controller"
-
-
-@dataclass(frozen=True)
-class ControllerMajority(Target):
-    """A majority of the KRaft quorum's voters (n // 2 + 1 of n): the active controller
-    first, then the other voters in id order. Down or cut off, the rest cannot elect a
-    leader or commit a metadata change."""
-
-    kind: ClassVar[str] = "controller_majority"
-
-    def check(self, topology: Topology) -> None:
-        needs_controllers(topology, f"target {self.kind!r}",
-                          "a majority of the ZooKeeper nodes (e.g. two {node = ...} targets)")
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        self.check(cluster.topology)
-        voters = sorted(cluster.topology.controllers, key=lambda c: c.node_id)
-        leader = cluster.state(topics=[]).controller
-        ordered = sorted(voters, key=lambda c: c.node_id != leader)
-        return tuple(c.name for c in ordered[:len(voters) // 2 + 1])
-
-    def describe(self) -> str:
-        return "a majority of the KRaft controllers"
-
-    def to_spec(self) -> Any:
-        return self.kind
-
-
-@dataclass(frozen=True)
-class QuorumLeader(Target):
-    """The KRaft controller that leads the quorum now, by the quorum's own account. On a
-    KRaft cluster that is the active controller; on a migrating one it is the controller
-    that leads the migration, also before it has claimed ``/controller`` (until the copy,
-    ``active_controller`` there is the ZooKeeper-mode controller, a broker)."""
-
-    kind: ClassVar[str] = "quorum_leader"
-
-    def check(self, topology: Topology) -> None:
-        needs_controllers(topology, f"target {self.kind!r}",
-                          '"active_controller" (the broker holding /controller)')
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        self.check(cluster.topology)
-        voters = {c.name for c in cluster.topology.controllers}
-        leaders = [name for name, role in cluster.quorum_roles().items()
-                   if role == "leader" and name in voters]
-        if not leaders:
-            raise TargetError("no KRaft controller leads the quorum now")
-        return (leaders[0],)
-
-    def describe(self) -> str:
-        return "KRaft quorum leader"
-
-    def to_spec(self) -> Any:
-        return self.kind
-
-
-@dataclass(frozen=True)
-class ZooKeeperLeader(Target):
-    """The ZooKeeper node that leads the ensemble now (``srvr`` says Mode: leader)."""
-
-    kind: ClassVar[str] = "zookeeper_leader"
-
-    def check(self, topology: Topology) -> None:
-        needs_zookeeper(topology, f"target {self.kind!r}", '"active_controller" (the quorum\'s leader)')
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        leaders = [name for name, mode in cluster.quorum_roles().items() if mode == "leader"]
-        if not leaders:
-            raise TargetError("no ZooKeeper node is leading now (the ensemble has no quorum)")
-        return (leaders[0],)
-
-    def describe(self) -> str:
-        return "ZooKeeper leader"
-
-    def to_spec(self) -> Any:
-        return self.kind
-
-
+@target_kind()
 @dataclass(frozen=True)
 class LeaderOf(Target):
     """The broker leading ``topic``-``partition`` now."""
@@ -380,6 +245,11 @@ class LeaderOf(Target):
     topic: str
     partition: int
     kind: ClassVar[str] = "leader_of"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> LeaderOf:
+        topic, partition, _ = _partition_role(table, cls.kind, ranked=False)
+        return cls(topic, partition)
 
     def check_exists(self, cluster: ClusterView) -> None:
         partition_state(cluster, self.topic, self.partition)
@@ -395,6 +265,85 @@ class LeaderOf(Target):
 
     def to_spec(self) -> Any:
         return {self.kind: [self.topic, self.partition]}
+
+
+@target_kind()
+@dataclass(frozen=True)
+class FollowerOf(Target):
+    """An in-sync follower of ``topic``-``partition`` that is not stopped: the ``rank``-th
+    in replica order.
+
+    Replica order (not ISR order) makes the choice stable while the ISR churns.
+    """
+
+    topic: str
+    partition: int
+    rank: int = 0
+    kind: ClassVar[str] = "follower_of"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> FollowerOf:
+        return cls(*_partition_role(table, cls.kind, ranked=True))
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        partition_state(cluster, self.topic, self.partition)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        state = partition_state(cluster, self.topic, self.partition)
+        # A stopped follower is still in the ISR until its leader or its session gives up
+        # on it, but it is out in all but name: a second fault on it would wait on the
+        # first (a controlled shutdown of a paused broker cannot run until it is resumed).
+        stopped = cluster.stopped_nodes()
+        followers = [r for r in state.replicas if r != state.leader and r in state.isr
+                     and cluster.topology.broker(r).name not in stopped]
+        if self.rank >= len(followers):
+            raise TargetError(
+                f"{self.topic}-{self.partition} has {len(followers)} in-sync follower(s) that run "
+                f"(leader {state.leader}, isr {list(state.isr)}, stopped {sorted(stopped) or 'none'}); "
+                f"no follower #{self.rank}"
+            )
+        return (cluster.topology.broker(followers[self.rank]).name,)
+
+    def describe(self) -> str:
+        suffix = f" #{self.rank}" if self.rank else ""
+        return f"follower{suffix} of {self.topic}-{self.partition}"
+
+    def to_spec(self) -> Any:
+        args: list[Any] = [self.topic, self.partition]
+        if self.rank:
+            args.append(self.rank)
+        return {self.kind: args}
+
+
+@target_kind()
+@dataclass(frozen=True)
+class ZoneOf(Target):
+    """The zone (nodes and clients) of whatever node ``inner`` resolves to now."""
+
+    inner: Target
+    kind: ClassVar[str] = "zone_of"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> ZoneOf:
+        return cls(parse_target(table[cls.kind]))
+
+    def check(self, topology: Topology) -> None:
+        self.inner.check(topology)
+
+    def check_exists(self, cluster: ClusterView) -> None:
+        self.inner.check_exists(cluster)
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        nodes = [n for n in self.inner.resolve(cluster) if n in cluster.topology.node_names]
+        if not nodes:
+            raise TargetError(f"{self.inner.describe()} resolved to no node, so it has no zone")
+        return Zone(cluster.topology.zone_of(nodes[0])).resolve(cluster)
+
+    def describe(self) -> str:
+        return f"zone of {self.inner.describe()}"
+
+    def to_spec(self) -> Any:
+        return {self.kind: self.inner.to_spec()}
 
 
 # The internal topics whose partition leaders are coordinators: a consumer group's
@@ -440,6 +389,7 @@ def _coordinator(cluster: ClusterView, topic: str, key: str, missing: str) -> tu
     return LeaderOf(topic, coordinator_partition(key, len(states))).resolve(cluster)
 
 
+@target_kind()
 @dataclass(frozen=True)
 class CoordinatorOf(Target):
     """The broker coordinating consumer group ``group`` now: the leader of the group's
@@ -448,6 +398,10 @@ class CoordinatorOf(Target):
 
     group: str
     kind: ClassVar[str] = "coordinator_of"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> CoordinatorOf:
+        return cls(_argument(table, cls.kind, str))
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
         return _coordinator(cluster, GROUP_METADATA_TOPIC, self.group, "no consumer group has asked for a "
@@ -460,6 +414,7 @@ class CoordinatorOf(Target):
         return {self.kind: self.group}
 
 
+@target_kind()
 @dataclass(frozen=True)
 class TxnCoordinatorOf(Target):
     """The broker coordinating the transactions of ``transactional_id`` now: the leader
@@ -469,6 +424,10 @@ class TxnCoordinatorOf(Target):
 
     transactional_id: str
     kind: ClassVar[str] = "txn_coordinator_of"
+
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> TxnCoordinatorOf:
+        return cls(_argument(table, cls.kind, str))
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
         return _coordinator(cluster, TRANSACTION_STATE_TOPIC, self.transactional_id,
@@ -482,73 +441,225 @@ class TxnCoordinatorOf(Target):
         return {self.kind: self.transactional_id}
 
 
+def needs_zookeeper(topology: Topology, what: str, on_kraft: str) -> None:
+    """Refuse ``what`` on a topology with no ZooKeeper ensemble (a KRaft cluster), naming
+    ``on_kraft``, its KRaft counterpart."""
+    if not topology.zookeepers:
+        raise TargetError(f"{what} acts on ZooKeeper, and topology {topology.name!r} has none (its metadata "
+                          f"is in a KRaft controller quorum); on KRaft: {on_kraft}")
+
+
+def needs_controllers(topology: Topology, what: str, on_zookeeper: str) -> None:
+    """Refuse ``what`` on a topology with no KRaft controller quorum (a ZooKeeper-mode
+    cluster), naming ``on_zookeeper``, its ZooKeeper-mode counterpart."""
+    if not topology.controllers:
+        raise TargetError(f"{what} names KRaft controllers, and topology {topology.name!r} has none (its "
+                          f"metadata is in ZooKeeper); in ZooKeeper mode: {on_zookeeper}")
+
+
+# -- the controllers and the metadata quorum -------------------------------------------
+@target_kind()
 @dataclass(frozen=True)
-class FollowerOf(Target):
-    """An in-sync follower of ``topic``-``partition`` that is not stopped: the ``rank``-th
-    in replica order.
+class KRaftController(Target):
+    """The KRaft controller (quorum voter) with node id ``node_id``, whatever its role."""
 
-    Replica order (not ISR order) makes the choice stable while the ISR churns.
-    """
+    node_id: int
+    kind: ClassVar[str] = "controller"
+    moves: ClassVar[bool] = False
 
-    topic: str
-    partition: int
-    rank: int = 0
-    kind: ClassVar[str] = "follower_of"
-
-    def check_exists(self, cluster: ClusterView) -> None:
-        partition_state(cluster, self.topic, self.partition)
-
-    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        state = partition_state(cluster, self.topic, self.partition)
-        # A stopped follower is still in the ISR until its leader or its session gives up
-        # on it, but it is out in all but name: a second fault on it would wait on the
-        # first (a controlled shutdown of a paused broker cannot run until it is resumed).
-        stopped = cluster.stopped_nodes()
-        followers = [r for r in state.replicas if r != state.leader and r in state.isr
-                     and cluster.topology.broker(r).name not in stopped]
-        if self.rank >= len(followers):
-            raise TargetError(
-                f"{self.topic}-{self.partition} has {len(followers)} in-sync follower(s) that run "
-                f"(leader {state.leader}, isr {list(state.isr)}, stopped {sorted(stopped) or 'none'}); "
-                f"no follower #{self.rank}"
-            )
-        return (cluster.topology.broker(followers[self.rank]).name,)
-
-    def describe(self) -> str:
-        suffix = f" #{self.rank}" if self.rank else ""
-        return f"follower{suffix} of {self.topic}-{self.partition}"
-
-    def to_spec(self) -> Any:
-        args: list[Any] = [self.topic, self.partition]
-        if self.rank:
-            args.append(self.rank)
-        return {self.kind: args}
-
-
-@dataclass(frozen=True)
-class ZoneOf(Target):
-    """The zone (nodes and clients) of whatever node ``inner`` resolves to now."""
-
-    inner: Target
-    kind: ClassVar[str] = "zone_of"
+    @classmethod
+    def from_spec(cls, table: Mapping[str, Any], what: str) -> KRaftController:
+        return cls(_argument(table, cls.kind, int))
 
     def check(self, topology: Topology) -> None:
-        self.inner.check(topology)
-
-    def check_exists(self, cluster: ClusterView) -> None:
-        self.inner.check_exists(cluster)
+        needs_controllers(topology, f"target {{controller = {self.node_id}}}",
+                          '"controller" (the broker holding /controller)')
+        _checked(lambda: topology.controller(self.node_id))
 
     def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
-        nodes = [n for n in self.inner.resolve(cluster) if n in cluster.topology.node_names]
-        if not nodes:
-            raise TargetError(f"{self.inner.describe()} resolved to no node, so it has no zone")
-        return Zone(cluster.topology.zone_of(nodes[0])).resolve(cluster)
+        self.check(cluster.topology)
+        return (cluster.topology.controller(self.node_id).name,)
 
     def describe(self) -> str:
-        return f"zone of {self.inner.describe()}"
+        return f"controller {self.node_id}"
 
     def to_spec(self) -> Any:
-        return {self.kind: self.inner.to_spec()}
+        return {self.kind: self.node_id}
+
+
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class ActiveController(Target):
+    """The active controller now: the broker that holds ``/controller`` in ZooKeeper mode,
+    the quorum's leader in KRaft."""
+
+    kind: ClassVar[str] = "active_controller"
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        controller = cluster.state(topics=[]).controller
+        if controller is None:
+            raise TargetError("there is no active controller now (no broker holds /controller, or the KRaft "
+                              "quorum has no leader)")
+        return (cluster.topology.node_of_id(controller),)
+
+    def describe(self) -> str:
+        return "active controller"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@target_kind(table=False, bare=True)  # {controller = id} is a KRaftController
+@dataclass(frozen=True)
+class Controller(ActiveController):
+    """``"controller"``: the active controller, by the name ZooKeeper-mode schedules give it."""
+
+    kind: ClassVar[str] = "controller"
+
+    def describe(self) -> str:
+        return "controller"
+
+
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class ControllerMajority(Target):
+    """A majority of the KRaft quorum's voters (n // 2 + 1 of n): the active controller
+    first, then the other voters in id order. Down or cut off, the rest cannot elect a
+    leader or commit a metadata change."""
+
+    kind: ClassVar[str] = "controller_majority"
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {self.kind!r}",
+                          "a majority of the ZooKeeper nodes (e.g. two {node = ...} targets)")
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        voters = sorted(cluster.topology.controllers, key=lambda c: c.node_id)
+        leader = cluster.state(topics=[]).controller
+        ordered = sorted(voters, key=lambda c: c.node_id != leader)
+        return tuple(c.name for c in ordered[:len(voters) // 2 + 1])
+
+    def describe(self) -> str:
+        return "a majority of the KRaft controllers"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class ZooKeeperLeader(Target):
+    """The ZooKeeper node that leads the ensemble now (``srvr`` says Mode: leader)."""
+
+    kind: ClassVar[str] = "zookeeper_leader"
+
+    def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"target {self.kind!r}", '"active_controller" (the quorum\'s leader)')
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        leaders = [name for name, mode in cluster.quorum_roles().items() if mode == "leader"]
+        if not leaders:
+            raise TargetError("no ZooKeeper node is leading now (the ensemble has no quorum)")
+        return (leaders[0],)
+
+    def describe(self) -> str:
+        return "ZooKeeper leader"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class QuorumLeader(Target):
+    """The KRaft controller that leads the quorum now, by the quorum's own account. On a
+    KRaft cluster that is the active controller; on a migrating one it is the controller
+    that leads the migration, also before it has claimed ``/controller`` (until the copy,
+    ``active_controller`` there is the ZooKeeper-mode controller, a broker)."""
+
+    kind: ClassVar[str] = "quorum_leader"
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {self.kind!r}",
+                          '"active_controller" (the broker holding /controller)')
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        voters = {c.name for c in cluster.topology.controllers}
+        leaders = [name for name, role in cluster.quorum_roles().items()
+                   if role == "leader" and name in voters]
+        if not leaders:
+            raise TargetError("no KRaft controller leads the quorum now")
+        return (leaders[0],)
+
+    def describe(self) -> str:
+        return "KRaft quorum leader"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+# -- every node of a kind at once ------------------------------------------------------
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class AllBrokers(Target):
+    """Every broker of the topology: what a power cut of the whole cluster takes down."""
+
+    kind: ClassVar[str] = "all_brokers"
+    moves: ClassVar[bool] = False
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        return tuple(b.name for b in cluster.topology.brokers)
+
+    def describe(self) -> str:
+        return "all brokers"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class AllZooKeepers(Target):
+    """Every ZooKeeper node of the topology: the whole ensemble losing power together."""
+
+    kind: ClassVar[str] = "all_zookeepers"
+    moves: ClassVar[bool] = False
+
+    def check(self, topology: Topology) -> None:
+        needs_zookeeper(topology, f"target {self.kind!r}", '"all_controllers"')
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        return tuple(z.name for z in cluster.topology.zookeepers)
+
+    def describe(self) -> str:
+        return "all ZooKeeper nodes"
+
+    def to_spec(self) -> Any:
+        return self.kind
+
+
+@target_kind(bare=True)
+@dataclass(frozen=True)
+class AllControllers(Target):
+    """Every voter of the KRaft controller quorum: the controllers losing power together."""
+
+    kind: ClassVar[str] = "all_controllers"
+    moves: ClassVar[bool] = False
+
+    def check(self, topology: Topology) -> None:
+        needs_controllers(topology, f"target {self.kind!r}", '"all_zookeepers"')
+
+    def resolve(self, cluster: ClusterView) -> tuple[str, ...]:
+        self.check(cluster.topology)
+        return tuple(dict.fromkeys(c.name for c in cluster.topology.controllers))
+
+    def describe(self) -> str:
+        return "all KRaft controllers"
+
+    def to_spec(self) -> Any:
+        return self.kind
 
 
 def partition_state(cluster: ClusterView, topic: str, partition: int) -> PartitionState:
@@ -676,67 +787,13 @@ class Isolation(LinkTarget):
 
 
 # -- parsing -----------------------------------------------------------------------------
-_NO_ARGUMENT: dict[str, type[Target]] = {
-    "controller": Controller, "active_controller": ActiveController,
-    "controller_majority": ControllerMajority, "zookeeper_leader": ZooKeeperLeader,
-    "quorum_leader": QuorumLeader,
-    "all_brokers": AllBrokers, "all_zookeepers": AllZooKeepers, "all_controllers": AllControllers,
-}
-TARGET_KINDS = (
-    "broker",
-    "node",
-    "zone",
-    "zone_clients",
-    "leader_of",
-    "follower_of",
-    "zone_of",
-    "coordinator_of",
-    "txn_coordinator_of",
-    *_NO_ARGUMENT,
-)
+TARGET_KINDS: tuple[str, ...] = tuple(TARGETS.kinds())
+"""Every target form, in the order the documentation lists them."""
 
 
 def parse_target(spec: object) -> Target:
     """A target from its spec: ``"controller"``, ``{"leader_of": ["t", 0]}``, ``{"zone": "a"}``."""
-    if isinstance(spec, str):
-        if spec in _NO_ARGUMENT:
-            return _NO_ARGUMENT[spec]()
-        raise FaultSpecError(f"unknown target {spec!r}; targets are {', '.join(TARGET_KINDS)}")
-    mapping = as_mapping(spec, "a target")
-    if len(mapping) != 1:
-        raise FaultSpecError(f"a target has exactly one kind, got {dict(mapping)!r}")
-    ((kind, value),) = mapping.items()
-    what = f"target {kind!r}"
-    if kind == "controller":
-        return KRaftController(typed(value, int, what))
-    if kind in _NO_ARGUMENT:
-        return _NO_ARGUMENT[kind]()
-    if kind == "broker":
-        return BrokerId(typed(value, int, what))
-    if kind == "node":
-        return Node(typed(value, str, what))
-    if kind == "zone":
-        return Zone(typed(value, str, what))
-    if kind == "zone_clients":
-        return ZoneClients(typed(value, str, what))
-    if kind == "zone_of":
-        return ZoneOf(parse_target(value))
-    if kind == "coordinator_of":
-        return CoordinatorOf(typed(value, str, what))
-    if kind == "txn_coordinator_of":
-        return TxnCoordinatorOf(typed(value, str, what))
-    if kind in ("leader_of", "follower_of"):
-        args = typed(value, list, what)
-        arities = (2,) if kind == "leader_of" else (2, 3)
-        if len(args) not in arities:
-            rank = " or [topic, partition, rank]" if kind == "follower_of" else ""
-            raise FaultSpecError(f"{what} takes [topic, partition]{rank}, got {args!r}")
-        topic = typed(args[0], str, f"{what} topic")
-        partition = typed(args[1], int, f"{what} partition")
-        if kind == "leader_of":
-            return LeaderOf(topic, partition)
-        return FollowerOf(topic, partition, typed(args[2], int, f"{what} rank") if len(args) == 3 else 0)
-    raise FaultSpecError(f"unknown target {kind!r}; targets are {', '.join(TARGET_KINDS)}")
+    return TARGETS.parse(spec, "a target")
 
 
 def parse_links(spec: object) -> LinkTarget:

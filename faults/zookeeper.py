@@ -22,11 +22,14 @@ from kazoo.exceptions import NoNodeError
 
 from faults import nodes, zksession
 from faults.base import Fault
+from faults.draw import TOPIC, broker_role
 from faults.errors import FaultError, FaultSpecError, TargetError
+from faults.kinds import METADATA_HEAL, TIMEOUT_MEANING, FaultDoc, Param, fault_kind, target_param
 from faults.spec import check_keys, optional, positive, required, typed
 from faults.targets import Controller, Target, needs_zookeeper, partition_state, target_from
 from faults.waiting import wait_until, wait_until_clear
 from harness.cluster.fabric import LinkKind
+from harness.cluster.migration.plan import Phase
 from harness.errors import ChaosError
 from topologies.model import Topology
 
@@ -40,8 +43,33 @@ NEW_CONTROLLER_ON_KRAFT = ('make the quorum elect another leader, {fault = "kill
                            '"active_controller"} or {fault = "isolate", target = "active_controller"}')
 CONTROLLER_PATH = "/controller"
 ELECT_ANSWER_S = 10.0  # one ElectLeaders request's wait; its election completes in well under 1 s
+# Why a migration round never draws the kinds that act through ZooKeeper's admin paths.
+ADMIN_PATHS = ("it acts through ZooKeeper's admin paths, which a KRaft controller leading the cluster does "
+               "not read the way a ZooKeeper one did (a finding about the harness's call, not about the "
+               "migration)")
 
 
+@fault_kind(
+    FaultDoc(
+        "expire_session",
+        "Closes each target broker's ZooKeeper session, as a long pause or a partition from ZooKeeper "
+        "would; returns once the old session's /brokers/ids entry is gone. The controller treats the "
+        "broker as dead until it registers again, which it does by itself.",
+        "Waits until each broker has registered again with a new session.",
+        (
+            target_param({"broker": 2},
+                         "The broker(s) whose session is closed; a target naming no broker fails."),
+            Param("timeout_s", "float", "Seconds to wait for the old registration to vanish; healing waits "
+                  "this plus the session timeout for the new one.", 20.0, 30.0),
+        ),
+        {"fault": "expire_session", "target": {"broker": 2}},
+        5.0,
+    ),
+    draw=lambda d: {"target": broker_role(d)},
+    # An expired ZooKeeper session means something only while brokers still hold one,
+    # before they roll to KRaft.
+    migration_phases=(Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE),
+)
 class ExpireSession(Fault):
     """Close each target broker's ZooKeeper session (see :mod:`faults.zksession`).
 
@@ -120,6 +148,18 @@ def _session_of(cluster: ClusterControl, node: str) -> int | None:
     return cluster.zk.ephemeral_owner(f"/brokers/ids/{nodes.broker_id(cluster, node)}")
 
 
+@fault_kind(
+    FaultDoc(
+        "delete_controller",
+        "Deletes /controller, so every broker races to become controller; returns once a controller holds "
+        "it with a higher /controller_epoch.",
+        METADATA_HEAL,
+        (Param("timeout_s", "float", TIMEOUT_MEANING, 20.0, 30.0),),
+        {"fault": "delete_controller"},
+    ),
+    draw=lambda d: {},
+    not_during_migration=ADMIN_PATHS,
+)
 class DeleteController(Fault):
     """Delete ``/controller``: every broker races to recreate it and the epoch rises."""
 
@@ -222,6 +262,23 @@ class PartitionFault(Fault):
         return "nothing to undo"
 
 
+@fault_kind(
+    FaultDoc(
+        "preferred_election",
+        "Asks the controller (ElectLeaders admin API) to hand leadership back to each partition's "
+        "preferred replica; returns once every chosen partition whose preferred replica is in sync is "
+        "led by it.",
+        METADATA_HEAL,
+        (
+            Param("topic", "string", "The topic whose partitions are elected.", "$topic"),
+            Param("partitions", "list of int", "The partitions to elect; all of the topic's when absent.",
+                  [0], None),
+            Param("timeout_s", "float", TIMEOUT_MEANING, 20.0, 30.0),
+        ),
+        {"fault": "preferred_election", "topic": "$topic", "partitions": [0]},
+    ),
+    draw=lambda d: {"topic": TOPIC},
+)
 class PreferredLeaderElection(PartitionFault):
     """Ask the controller (ElectLeaders admin API) to make preferred replicas lead again.
 
@@ -301,6 +358,27 @@ def _error_code(error: object) -> int | None:
     return error.code() if isinstance(error, KafkaError) else None
 
 
+@fault_kind(
+    FaultDoc(
+        "reassign",
+        "Moves one partition's replicas to the given brokers: in ZooKeeper mode by writing "
+        "/admin/reassign_partitions (which its controllers execute), in KRaft with the "
+        "AlterPartitionReassignments admin API; returns once no move is pending, the assignment is the new "
+        "list and every new replica is in the ISR. Fails if another reassignment is in progress.",
+        METADATA_HEAL,
+        (
+            Param("topic", "string", "The partition's topic.", "$topic"),
+            Param("partition", "int", "The partition to move.", 0),
+            Param("replicas", "list of int", "The new replica list (distinct broker ids; the first is "
+                  "preferred leader).", [2, 1]),
+            Param("timeout_s", "float", TIMEOUT_MEANING, 90.0, 60.0),
+        ),
+        {"fault": "reassign", "topic": "$topic", "partition": 0, "replicas": [2, 1]},
+    ),
+    draw=lambda d: {"topic": TOPIC, "partition": d.partition(),
+                    "replicas": d.rng.sample(list(d.space.brokers), d.space.replication_factor)},
+    not_during_migration=ADMIN_PATHS,
+)
 class Reassign(PartitionFault):
     """Move one partition's replicas to ``replicas`` and wait until the move completes.
 

@@ -13,7 +13,9 @@ implements:
   brokers) whichever mode keeps it, the metadata quorum's roles, the addresses an admin
   client or an observer connects to;
 - :class:`ZooKeeperAccess`: ZooKeeper mode's own ensemble, for the faults that exist only
-  there (a session expired, ``/controller`` deleted, a node started from its logs).
+  there (a session expired, ``/controller`` deleted, a node started from its logs);
+- :class:`DiskAccess`: the nodes' data directories as disks (:class:`Disks`), for the
+  faults on what is stored (a full disk, a power loss cutting unsynced data away).
 
 Faults are typed against :class:`ClusterControl`, so mypy refuses a fault that reaches
 for anything else (a container object, the Docker client, a private field), and the
@@ -23,6 +25,7 @@ module at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from harness.cluster.fabric import Fabric
@@ -59,26 +62,6 @@ class NodeControl(Protocol):
     def broker_id_of(self, node: str) -> int | None: ...
 
     def restore_health(self, timeout_s: float = 90.0) -> float: ...
-
-    def node_journal(self, node: str) -> list[str]:
-        """The node's sync journal (docker/kafka/syncjournal.c), line by line."""
-        ...
-
-    def node_data_files(self, node: str) -> dict[str, int]:
-        """Every file of the node's data directory and its size."""
-        ...
-
-    def fill_disk(self, node: str) -> tuple[int, int]:
-        """Fill a broker's disk (a topology with broker_disk_mb): bytes written, bytes left."""
-        ...
-
-    def free_disk(self, node: str) -> None:
-        """Remove what fill_disk wrote."""
-        ...
-
-    def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
-        """While the node is down: cut each file to its size, or remove it (None)."""
-        ...
 
     def node_log(self, node: str, lines: int = 200) -> str:
         """The last ``lines`` lines of the node's output (its container's log)."""
@@ -133,6 +116,37 @@ class ZooKeeperAccess(Protocol):
     def zk(self) -> ZkObserver: ...
 
 
+class Disks(Protocol):
+    """The nodes' data directories as disks (each node's own volume)."""
+
+    def fill(self, node: str) -> tuple[int, int]:
+        """Fill a broker's disk (a topology with broker_disk_mb): bytes written, bytes left."""
+        ...
+
+    def free(self, node: str) -> None:
+        """Remove what :meth:`fill` wrote."""
+        ...
+
+    def data_files(self, node: str) -> dict[str, int]:
+        """Every file of the node's data directory and its size."""
+        ...
+
+    def cut_files(self, node: str, sizes: Mapping[str, int | None]) -> None:
+        """While the node is down: cut each file to its size, or remove it (None)."""
+        ...
+
+    def journal(self, node: str) -> list[str]:
+        """The node's sync journal (docker/kafka/syncjournal.c), line by line."""
+        ...
+
+
+class DiskAccess(Protocol):
+    """The capability of the faults on what nodes store."""
+
+    @property
+    def disks(self) -> Disks: ...
+
+
 class ClusterControl(NodeControl, NetworkControl, ClusterObservation, MetadataAccess, ZooKeeperAccess,
-                     Protocol):
+                     DiskAccess, Protocol):
     """Everything a fault may use: the cluster as the nemesis sees it."""

@@ -38,13 +38,14 @@ from docker.models.containers import Container
 
 from harness.cluster import resources
 from harness.cluster.broker_metadata import BrokerView, broker_view
+from harness.cluster.disks import ClusterDisks
 from harness.cluster.engine import ensure_engine, use_own_reaper
 from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
 from harness.cluster.health import HealthReport, assess_health
 from harness.cluster.images import ImageSet, ensure_images, ensure_kafka
 from harness.cluster.metadata import MetadataMode, metadata_mode
 from harness.cluster.metadata.zookeeper import ZooKeeperMode
-from harness.cluster.node_config import KAFKA_DATA_DIR, format_value
+from harness.cluster.node_config import format_value
 from harness.cluster.node_disks import NodeDisks
 from harness.cluster.nodes import STOP_GRACE_S, Nodes
 from harness.cluster.proxies import ProxyControl
@@ -87,7 +88,8 @@ class Cluster:
         self.progress = progress
         self._docker = docker_client
         self._nodes = Nodes(topology, self.fabric, self.identity, self.release, host_port_base)
-        self._disks = NodeDisks(self.identity)
+        self._volumes = NodeDisks(self.identity)
+        self._cluster_disks = ClusterDisks(self, self._volumes)
         self._topics = TopicAdmin(topology, self.identity.run_id, self)
         self.metadata: MetadataMode = metadata_mode(self)
         self.started_at: float | None = None
@@ -157,7 +159,7 @@ class Cluster:
     def create_volume(self, node: str, size_mb: int | None = None) -> str:
         """A new data volume for ``node``, labelled with the run (of ``size_mb`` if given)."""
         assert self.images is not None
-        return self._disks.create_volume(self.docker, node, self.images.kafka, size_mb)
+        return self._volumes.create_volume(self.docker, node, self.images.kafka, size_mb)
 
     @property
     def images(self) -> ImageSet | None:
@@ -202,44 +204,12 @@ class Cluster:
         """The last ``lines`` lines of the node's output (its container's log)."""
         return bytes(self.container(node).logs(tail=lines)).decode(errors="replace")
 
-    # -- a node's disk (harness.cluster.node_disks) ---------------------------------------
-    def data_dir_of(self, node: str) -> str:
-        """Where the node keeps its data: a broker's log directory or the quorum node's."""
-        return self.metadata.data_dir(node) or KAFKA_DATA_DIR
-
-    def node_journal(self, node: str) -> list[str]:
-        """The node's sync journal: what its JVM made durable, line by line."""
-        return self._disks.journal(self.container(node))
-
-    def node_data_files(self, node: str) -> dict[str, int]:
-        """Every file of the node's data directory and its size (path -> bytes)."""
-        assert self.images is not None
-        return self._disks.files(self.docker, self.images.kafka, node, self.data_dir_of(node))
-
-    def fill_disk(self, node: str) -> tuple[int, int]:
-        """Fill a broker's disk: (bytes written, bytes left free)."""
-        self._sized_disk(node)
-        assert self.images is not None
-        return self._disks.fill(self.docker, self.images.kafka, node, self.data_dir_of(node))
-
-    def free_disk(self, node: str) -> None:
-        """Remove what :meth:`fill_disk` wrote."""
-        self._sized_disk(node)
-        assert self.images is not None
-        self._disks.free(self.docker, self.images.kafka, node, self.data_dir_of(node))
-
-    def _sized_disk(self, node: str) -> None:
-        if self.broker_id_of(node) is None or self.topology.broker_disk_mb is None:
-            raise ChaosError(f"{node} has no disk of its own to fill: only brokers do, in a topology with "
-                             "broker_disk_mb")
-
-    def cut_node_files(self, node: str, sizes: dict[str, int | None]) -> None:
-        """Cut each of the node's data files to its size, or remove it (None). Only while
-        the node is down: a running JVM would write on past the cut."""
-        if self.node_status(node) == "running":
-            raise ChaosError(f"refusing to cut the files of {node} while it runs")
-        assert self.images is not None
-        self._disks.cut(self.docker, self.images.kafka, node, self.data_dir_of(node), sizes)
+    # -- the nodes' disks (harness.cluster.disks) ------------------------------------------
+    @property
+    def disks(self) -> ClusterDisks:
+        """The nodes' data directories as disks: filled, freed, listed, cut back, and the
+        sync journal of what each node made durable."""
+        return self._cluster_disks
 
     # -- ZooKeeper mode's own operations (harness.cluster.metadata.zookeeper) --------------
     @property

@@ -12,40 +12,39 @@ order, so a seed names a schedule on every machine and Python version that keeps
 ``random``'s documented reproducibility. Each drawn entry is built once through the fault
 registry, so a drawer that writes a spec the library would refuse fails here, not in a
 round against a cluster.
+
+What is drawn for each kind, and whether it is drawn at all by default or during a
+migration, is the kind's own entry (:class:`faults.kinds.FaultKind`, declared on its class
+with the target drawers of :mod:`faults.draw`); the tables here are derived from them.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faults.registry import build_fault, fault_kinds, kinds_for
-from faults.toxics import DEGRADATIONS
+from faults.draw import TOPIC, Drawer
+from faults.registry import KINDS, build_fault, fault_kinds, kinds_for
 from harness.cluster.migration.plan import Phase
 from topologies.model import Topology
 
-TOPIC = "$topic"  # the round's topic, replaced by its real name when the round runs
-
-# Left out of the default draw: topic_config changes the very settings whose promises a
-# round judges (lowering min.insync.replicas would make loss "expected"), and power_loss
-# of two replicas at once loses acknowledged records under Kafka's default flush settings,
-# a trade of the configuration rather than a breach of what it promises; fill_disk needs a
-# topology with broker disks. --faults names them to draw them.
-EXCLUDED_BY_DEFAULT = ("topic_config", "power_loss", "fill_disk")
+# Left out of the default draw (--faults names them to draw them): the kinds whose entry
+# says why (``not_drawn_by_default``: a kind that changes the very settings a round judges,
+# a trade of the configuration rather than a breach of its promises, a kind needing a
+# topology of its own).
+EXCLUDED_BY_DEFAULT = tuple(kind for kind, entry in KINDS.items() if entry.not_drawn_by_default)
 
 # During a migration a fault is anchored to a phase the KRaft controllers run in (the
 # walk's own provision starts them), and strikes as that phase begins. Left out there:
-# reassign and delete_controller act through ZooKeeper's admin paths, which a KRaft
-# controller leading the cluster does not read the way a ZooKeeper one did (a finding
-# about the harness's call, not about the migration); an expired ZooKeeper session means
-# something only while brokers still hold one, before they roll to KRaft.
+# the kinds whose entry says why (``not_during_migration``); a kind whose entry names
+# ``migration_phases`` is anchored to those alone.
 MIGRATION_PHASES: tuple[str, ...] = (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE, Phase.BROKER_ROLL,
                                      Phase.FINALIZE)
-EXCLUDED_DURING_MIGRATION = ("reassign", "delete_controller")
+EXCLUDED_DURING_MIGRATION = tuple(kind for kind, entry in KINDS.items() if entry.not_during_migration)
 PHASES_OF_KIND: dict[str, tuple[str, ...]] = {
-    "expire_session": (Phase.ENTER_MIGRATION, Phase.COPY, Phase.DUAL_WRITE),
+    kind: entry.migration_phases for kind, entry in KINDS.items() if entry.migration_phases
 }
 
 # The share of partition roles (leader_of, follower_of, a replication link) that name the
@@ -177,8 +176,8 @@ class Space:
 
 @dataclass(frozen=True)
 class Draw:
-    """What a drawer draws with: the space, the round's random source, and the round's
-    focus partition (see FOCUS_SHARE)."""
+    """What a drawer draws with (:class:`faults.draw.Draw`): the space, the round's random
+    source, and the round's focus partition (see FOCUS_SHARE)."""
 
     space: Space
     rng: random.Random
@@ -324,125 +323,6 @@ def _free_start(entries: list[Entry], duration: float, space: Space, rng: random
     return None
 
 
-# -- targets ---------------------------------------------------------------------------------
+# -- one drawer per fault kind: the parameters beside "fault", from the kind's entry -----------
 
-def _broker_role(d: Draw) -> Any:
-    """A broker by a role resolved when the fault strikes, or by id; the active
-    controller is one only where it is a broker (not a dedicated KRaft controller)."""
-    partition = d.partition()
-    return d.rng.choice([
-        *(() if d.space.controllers else ("controller",)),
-        {"leader_of": [TOPIC, partition]},
-        {"follower_of": [TOPIC, partition]},
-        {"broker": d.rng.choice(d.space.brokers)},
-    ])
-
-
-def _quorum_node(d: Draw) -> Any:
-    """A node of a dedicated KRaft quorum: its leader, one by id, or a majority."""
-    return d.rng.choice([d.space.quorum_leader, {"controller": d.rng.choice(d.space.controllers)},
-                         "controller_majority"])
-
-
-def _node(d: Draw) -> Any:
-    """A broker role or a metadata quorum node: what a process fault can hit."""
-    if d.space.zookeepers and d.rng.random() < 0.25:
-        return d.rng.choice(["zookeeper_leader", {"node": d.rng.choice(d.space.zookeepers)}])
-    if d.space.controllers and d.rng.random() < 0.25:
-        return _quorum_node(d)
-    return _broker_role(d)
-
-
-def _isolated(d: Draw) -> Any:
-    """What an isolation cuts off: a node or a whole zone."""
-    if d.rng.random() < 0.3:
-        controller = d.space.quorum_leader if d.space.controllers else "controller"
-        return d.rng.choice([{"zone": d.rng.choice(d.space.zones)}, {"zone_of": controller}])
-    return _node(d)
-
-
-def _links(d: Draw) -> dict[str, Any]:
-    """A link selection: an isolation, replication between two brokers, a broker's link
-    to the metadata (its ZooKeeper session, or its heartbeats to a KRaft controller), a
-    zone's clients to a broker, or (KRaft) one controller's Raft link to another."""
-    rng = d.rng
-    shape = rng.choice(["isolate", "replication", "zk-session", "client",
-                        *(("quorum",) if d.space.controllers else ()),
-                        *(("controller-links",) if d.space.phases else ())])
-    if shape == "isolate":
-        return {"isolate": _isolated(d)}
-    if shape == "replication":  # one partition's follower and leader: never the same broker
-        partition = d.partition()
-        return {"from": {"follower_of": [TOPIC, partition]}, "to": {"leader_of": [TOPIC, partition]},
-                "kind": "replication", "both_ways": rng.random() < 0.5}
-    if shape == "zk-session" and d.space.zookeepers:
-        return {"from": _broker_role(d), "to": {"node": rng.choice(d.space.zookeepers)},
-                "kind": "zk-session"}
-    if shape == "zk-session" and d.space.controllers:  # the KRaft counterpart: heartbeats
-        return {"from": _broker_role(d), "to": rng.choice([{"controller": rng.choice(d.space.controllers)},
-                                                          "all_controllers"]), "kind": "kraft-broker"}
-    if shape == "controller-links":  # a controller's own links in a migration: ZooKeeper, or a broker
-        controller = {"controller": rng.choice(d.space.controllers)}
-        if rng.random() < 0.5:
-            return {"from": rng.choice([controller, "all_controllers"]),
-                    "to": rng.choice([{"node": rng.choice(d.space.zookeepers)}, "all_zookeepers"]),
-                    "kind": "zk-session"}
-        return {"from": controller, "to": _broker_role(d), "kind": "controller-rpc"}
-    if shape == "quorum":
-        source, destination = rng.sample(d.space.controllers, 2)
-        return {"from": {"controller": source}, "to": {"controller": destination}, "kind": "kraft-quorum",
-                "both_ways": rng.random() < 0.5}
-    return {"from": {"zone_clients": rng.choice(d.space.zones)}, "to": _broker_role(d),
-            "kind": "client"}
-
-
-# -- one drawer per fault kind: the parameters beside "fault" -----------------------------------
-
-Drawer = Callable[[Draw], dict[str, Any]]
-
-
-def _stream(rng: random.Random) -> str:
-    return rng.choice(["both", "upstream", "downstream"])
-
-
-def _degradation(kind: str) -> Drawer:
-    def draw(d: Draw) -> dict[str, Any]:
-        rng = d.rng
-        links = _links(d)
-        if kind == "latency":
-            latency = rng.randint(50, 500)
-            return {"links": links, "latency_ms": latency, "jitter_ms": rng.randint(0, latency // 2),
-                    "stream": _stream(rng)}
-        if kind == "bandwidth":
-            return {"links": links, "rate_kb_s": rng.choice([16, 64, 256, 1024]), "stream": _stream(rng)}
-        if kind == "slow_close":
-            return {"links": links, "delay_ms": rng.randint(100, 2000), "stream": _stream(rng)}
-        if kind == "slicer":
-            size = rng.randint(64, 1024)
-            return {"links": links, "average_size": size, "size_variation": rng.randint(0, size // 2),
-                    "delay_us": rng.randint(0, 1000), "stream": _stream(rng)}
-        raise ValueError(f"no drawer for the degradation {kind!r}")  # a new toxic needs one
-    return draw
-
-
-_DRAWERS: dict[str, Drawer] = {
-    "kill": lambda d: {"target": _node(d)},
-    "power_loss": lambda d: {"target": _isolated(d)},
-    "fill_disk": lambda d: {"target": _broker_role(d)},
-    "pause": lambda d: {"target": _node(d)},
-    "restart": lambda d: {"target": _node(d), "clean": d.rng.random() < 0.5,
-                          "downtime_s": round(d.rng.uniform(0.0, 5.0), 1)},
-    "bounce": lambda d: {"target": _broker_role(d), "times": d.rng.randint(1, 3),
-                         "clean": d.rng.random() < 0.5},
-    "controlled_shutdown": lambda d: {"target": _broker_role(d)},
-    "cut": lambda d: {"links": _links(d), "mode": d.rng.choice(["refuse", "blackhole"])},
-    "isolate": lambda d: {"target": _isolated(d), "mode": d.rng.choice(["refuse", "blackhole"])},
-    **{kind: _degradation(kind) for kind in DEGRADATIONS},
-    "expire_session": lambda d: {"target": _broker_role(d)},
-    "delete_controller": lambda d: {},
-    "preferred_election": lambda d: {"topic": TOPIC},
-    "reassign": lambda d: {"topic": TOPIC, "partition": d.partition(),
-                           "replicas": d.rng.sample(list(d.space.brokers), d.space.replication_factor)},
-    "topic_config": lambda d: {"topic": TOPIC,
-                               "settings": {"retention.ms": d.rng.choice([60_000, 3_600_000])}},
-}
+_DRAWERS: dict[str, Drawer] = {kind: entry.draw for kind, entry in KINDS.items()}

@@ -163,7 +163,7 @@ def test_zookeeper_keeps_every_acknowledged_write_through_a_power_loss_of_the_wh
     power.inject(cluster, fault_log)
     ensemble = sorted(power.cuts)
     assert ensemble == sorted(z.name for z in cluster.topology.zookeepers)
-    journals = {node: cluster.node_journal(node) for node in ensemble}  # read while dark
+    journals = {node: cluster.disks.journal(node) for node in ensemble}  # read while dark
     assert all(_synced(journals[node], "/log.") for node in ensemble), "each node synced its log"
     with_snapshot = [node for node in ensemble if _synced(journals[node], "/snapshot.")]
     without = [node for node in ensemble if node not in with_snapshot]

@@ -13,12 +13,16 @@ from faults.process import Kill
 from faults.registry import build_fault
 from faults.targets import (
     GROUP_METADATA_TOPIC,
+    TARGET_KINDS,
+    TARGETS,
     TRANSACTION_STATE_TOPIC,
+    AllZooKeepers,
     BrokerId,
     Controller,
     CoordinatorOf,
     FollowerOf,
     Isolation,
+    KRaftController,
     LeaderOf,
     Links,
     Node,
@@ -379,3 +383,19 @@ def test_a_stopped_follower_is_passed_over_while_it_is_still_in_the_isr() -> Non
     with pytest.raises(TargetError, match=r"stopped \['kafka-1'\]\); no follower #1"):
         FollowerOf("t", 0, rank=1).resolve(paused)
     assert LeaderOf("t", 0).resolve(dataclasses.replace(LIVE, stopped=frozenset({"kafka-0"}))) == ("kafka-0",)
+
+
+def test_every_target_form_is_a_registered_kind_listed_in_the_documentations_order() -> None:
+    """Each target class registers itself (faults.targets.TARGETS); the list in every
+    refusal is the registry's, and a role without argument still reads as a table (recorded
+    schedules hold ``{ all_zookeepers = true }``)."""
+    assert tuple(TARGETS.kinds()) == TARGET_KINDS
+    assert TARGET_KINDS[:4] == ("broker", "node", "zone", "zone_clients")
+    assert parse_target({"all_zookeepers": True}) == parse_target("all_zookeepers") == AllZooKeepers()
+    assert parse_target({"controller": 101}) == KRaftController(101)
+    assert parse_target("controller") == Controller()
+    with pytest.raises(FaultSpecError, match=r"^target 'leader_of' needs parameters, as in \{ leader_of = "):
+        parse_target("leader_of")
+    every = ", ".join(TARGET_KINDS)
+    with pytest.raises(FaultSpecError, match=rf"^unknown target 'rack'; targets are {every}$"):
+        parse_target({"rack": "a"})
