@@ -317,7 +317,9 @@ def in_force(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> 
 
 def _free_start(entries: list[Entry], duration: float, space: Space, rng: random.Random) -> float | None:
     for _ in range(50):
-        start = round(rng.uniform(0.0, space.stretch_s), 1)
+        # Rounding may reach the stretch's end, which a start must stay before; only that
+        # edge is moved, so every other seed draws what it always drew.
+        start = min(round(rng.uniform(0.0, space.stretch_s), 1), round(space.stretch_s - 0.1, 1))
         if in_force(entries, start, start + duration) < space.max_concurrent:
             return start
     return None

@@ -107,6 +107,18 @@ def test_every_schedule_keeps_the_space_limits() -> None:
         assert in_force(entries, 0.0, max(ends)) <= SPACE.max_concurrent, (seed, entries)
 
 
+def test_a_start_rounded_up_to_the_stretchs_end_stays_before_it() -> None:
+    """uniform(0, stretch) may return just under the end, which rounds to the end itself."""
+    from harness.explore import generator
+
+    class AtTheEnd(random.Random):
+        def uniform(self, a: float, b: float) -> float:
+            return b - 0.01
+
+    start = generator._free_start([], 5.0, SPACE, AtTheEnd(0))
+    assert start is not None and start < SPACE.stretch_s, (start, SPACE.stretch_s)
+
+
 def test_one_fault_at_a_time_means_no_overlap() -> None:
     space = Space.of(load_topology(), partitions=6, max_concurrent=1, faults=(3, 6))
     for seed in SEEDS:
