@@ -1,7 +1,8 @@
 """Building kafka-chaos's images locally, cached and tagged with what they contain.
 
-No image is pulled: the base root filesystem comes from debootstrap, Kafka's jars from
-Maven Central through ``mvn``, Toxiproxy from its Go module through ``go``. Each image
+No image is pulled: the base root filesystem comes from debootstrap, Kafka's jars (and the
+Java client's) from Maven Central through ``mvn``, Toxiproxy from its Go module through
+``go``. Each image
 carries a label with a digest of its inputs; an image whose label matches is reused, so
 a second build with everything present takes seconds.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +36,9 @@ TOXIPROXY_VERSION = "2.12.0"
 BASE_TAG = "kafka-chaos/base:bookworm-jre17"
 SYNC_JOURNAL_SOURCE = DOCKER_DIR / "kafka" / "syncjournal.c"
 SYNC_JOURNAL_NAME = "libsyncjournal.so"
+JAVA_CLIENT_DIR = DOCKER_DIR / "java-client"
+JAVA_DRIVER_SOURCE = JAVA_CLIENT_DIR / "src" / "main" / "java" / "kafkachaos" / "Driver.java"
+JAVA_DRIVER_JAR = "kafka-chaos-driver.jar"
 INPUTS_LABEL = "kafka-chaos.inputs"
 
 Progress = Callable[[str], None]
@@ -72,7 +77,7 @@ def _run(
         raise ImageBuildError(f"{what} needs '{cmd[0]}' on PATH, and it is not installed")
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if result.returncode != 0:
-        lines = (result.stdout + result.stderr).strip().splitlines()
+        lines = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr).strip().splitlines()
         errors = [line for line in lines if "ERROR" in line or "error" in line] or lines
         raise ImageBuildError(f"{what} failed: {errors[0] if errors else 'no output'}")
 
@@ -130,14 +135,19 @@ def _base_id(client: docker.DockerClient, base: str) -> str:
 
 def _kafka_libs(version: str, progress: Progress) -> Path:
     """Kafka's runtime jars for ``version``, resolved once into the cache."""
-    target = CACHE_DIR / "kafka-libs" / version
+    return _maven_runtime(DOCKER_DIR / "kafka" / "pom.xml.in", version, CACHE_DIR / "kafka-libs" / version,
+                          f"org.apache.kafka:kafka_2.13:{version}", progress)
+
+
+def _maven_runtime(template: Path, version: str, target: Path, artifact: str, progress: Progress) -> Path:
+    """The runtime jars the POM ``template`` names for ``version``, resolved once into
+    ``target``; one ImageBuildError naming ``artifact`` where Maven Central has none."""
     marker = target / ".complete"
     if marker.exists():
         return target
-    progress(f"resolving org.apache.kafka:kafka_2.13:{version} and its dependencies with Maven")
+    progress(f"resolving {artifact} and its dependencies with Maven")
     with tempfile.TemporaryDirectory() as tmp:
-        pom = (DOCKER_DIR / "kafka" / "pom.xml.in").read_text().replace("@KAFKA_VERSION@", version)
-        Path(tmp, "pom.xml").write_text(pom)
+        Path(tmp, "pom.xml").write_text(template.read_text().replace("@KAFKA_VERSION@", version))
         staging = Path(tmp, "libs")
         try:
             _run(
@@ -145,23 +155,53 @@ def _kafka_libs(version: str, progress: Progress) -> Path:
                     "mvn",
                     "-q",
                     "-B",
+                    "-U",  # ask again for what an earlier lookup did not find
+                    "-Dstyle.color=never",
                     "dependency:copy-dependencies",
                     "-DincludeScope=runtime",
                     f"-DoutputDirectory={staging}",
                 ],
-                f"resolving Kafka {version} from Maven Central",
+                f"resolving {artifact} from Maven Central",
                 cwd=Path(tmp),
             )
         except ImageBuildError as err:
-            raise ImageBuildError(
-                f"Maven Central has no usable org.apache.kafka:kafka_2.13:{version} ({err})"
-            ) from err
+            if "Could not find artifact" in str(err) or "was not found in" in str(err):
+                raise ImageBuildError(f"Maven Central does not serve {artifact}") from err
+            raise ImageBuildError(f"Maven Central has no usable {artifact} ({err})") from err
         if target.exists():
             shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(staging, target)
     marker.touch()
     return target
+
+
+def java_client_libs(version: str, progress: Progress = print) -> Path:
+    """kafka-clients ``version`` and its dependencies from Maven Central, with the driver
+    (``docker/java-client``) compiled against them by the host's ``javac`` and cached by
+    the source's digest. Asking for a version Maven Central does not serve fails here,
+    before any container starts."""
+    source = JAVA_DRIVER_SOURCE.read_bytes()
+    libs = _maven_runtime(JAVA_CLIENT_DIR / "pom.xml.in", version, CACHE_DIR / "java-client-libs" / version,
+                          f"org.apache.kafka:kafka-clients:{version}", progress)
+    driver = CACHE_DIR / f"java-driver-{_digest(version, source)}" / JAVA_DRIVER_JAR
+    if driver.exists():
+        return libs
+    progress(f"compiling the Java client driver against kafka-clients {version}")
+    with tempfile.TemporaryDirectory() as tmp:
+        classes = Path(tmp, "classes")
+        _run(["javac", "--release", "17", "-nowarn", "-cp", f"{libs}/*", "-d", str(classes),
+              str(JAVA_DRIVER_SOURCE)], f"compiling the Java client driver against kafka-clients {version}")
+        driver.parent.mkdir(parents=True, exist_ok=True)
+        partial = driver.with_suffix(".partial")
+        _run(["jar", "cf", str(partial), "-C", str(classes), "."], "packaging the Java client driver")
+        partial.replace(driver)
+    return libs
+
+
+def java_driver_jar(version: str) -> Path:
+    """Where :func:`java_client_libs` left the driver compiled against ``version``."""
+    return CACHE_DIR / f"java-driver-{_digest(version, JAVA_DRIVER_SOURCE.read_bytes())}" / JAVA_DRIVER_JAR
 
 
 def sync_journal_library(progress: Progress = print) -> Path:
@@ -243,6 +283,27 @@ def ensure_toxiproxy(client: docker.DockerClient, base: str, progress: Progress 
         context = Path(tmp)
         shutil.copy(binary, context / "toxiproxy-server")
         shutil.copy(recipe, context / "Dockerfile")
+        _docker_build(client, context, tag, base, inputs)
+    return tag
+
+
+def ensure_java_client(client: docker.DockerClient, version: str, base: str,
+                       progress: Progress = print) -> str:
+    """Image ``kafka-chaos/java-client:<version>``: kafka-clients ``version`` and the driver
+    compiled against it, on the base image's Java runtime."""
+    tag = f"kafka-chaos/java-client:{version}"
+    recipe = JAVA_CLIENT_DIR
+    inputs = _digest(version, _base_id(client, base), (recipe / "Dockerfile").read_bytes(),
+                     (recipe / "pom.xml.in").read_bytes(), JAVA_DRIVER_SOURCE.read_bytes())
+    if _current_inputs(client, tag) == inputs:
+        return tag
+    libs = java_client_libs(version, progress)
+    progress(f"building {tag}")
+    with tempfile.TemporaryDirectory() as tmp:
+        context = Path(tmp)
+        shutil.copytree(libs, context / "libs", ignore=shutil.ignore_patterns(".complete"))
+        shutil.copy(java_driver_jar(version), context / "libs" / JAVA_DRIVER_JAR)
+        shutil.copy(recipe / "Dockerfile", context / "Dockerfile")
         _docker_build(client, context, tag, base, inputs)
     return tag
 

@@ -38,6 +38,7 @@ from docker.models.containers import Container
 
 from harness.cluster import resources
 from harness.cluster.broker_metadata import BrokerView, broker_view
+from harness.cluster.client_containers import ClientContainers
 from harness.cluster.disks import ClusterDisks
 from harness.cluster.engine import ensure_engine, use_own_reaper
 from harness.cluster.fabric import Fabric, LinkKind, plan_fabric
@@ -90,6 +91,8 @@ class Cluster:
         self._nodes = Nodes(topology, self.fabric, self.identity, self.release, host_port_base)
         self._volumes = NodeDisks(self.identity)
         self._cluster_disks = ClusterDisks(self, self._volumes)
+        self._client_containers = ClientContainers(lambda: self.docker, self.identity, kafka_version,
+                                                   progress)
         self._topics = TopicAdmin(topology, self.identity.run_id, self)
         self.metadata: MetadataMode = metadata_mode(self)
         self.started_at: float | None = None
@@ -210,6 +213,12 @@ class Cluster:
         """The nodes' data directories as disks: filled, freed, listed, cut back, and the
         sync journal of what each node made durable."""
         return self._cluster_disks
+
+    # -- clients in containers (harness.cluster.client_containers) -------------------------
+    @property
+    def client_containers(self) -> ClientContainers:
+        """Containers for clients that do not run in the harness process (the Java client)."""
+        return self._client_containers
 
     # -- ZooKeeper mode's own operations (harness.cluster.metadata.zookeeper) --------------
     @property

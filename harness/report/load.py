@@ -44,7 +44,7 @@ from harness.history.fields import (
     as_opt_str,
     as_str,
 )
-from harness.history.gaps import longest_gaps
+from harness.history.gaps import first_ack_after, longest_gaps
 from harness.history.verdict import VERDICT_FILE, Verdict
 from harness.report.load_faults import (
     explain_overruns,
@@ -79,6 +79,7 @@ from harness.report.model import (
     Escalation,
     Exploration,
     ExploredRound,
+    FaultWindow,
     HistoryInfo,
     MetadataComparison,
     MetadataDifference,
@@ -401,7 +402,9 @@ def load_scenario(run_dir: Path, sid: str, run_started: float | None = None) -> 
     _load_faults(scenario, sdir, run_started)
     if scenario.history:
         scenario.ack_buckets = ack_buckets(sdir / "history", scenario.bucket_seconds, p)
-        scenario.ack_stalls = ack_stalls(sdir / "history", p)
+        sends = send_times(sdir / "history", p)
+        scenario.ack_stalls = ack_stalls(sends)
+        scenario.first_ack_after_leader_s = first_ack_after_leader(sends, scenario.events, scenario.faults)
         scenario.migration = migration_phases(sdir / "history", p)
         scenario.latency = latency_buckets(sdir / "history", scenario.bucket_seconds, p)
         scenario.partition_health = partition_health(sdir / "history", p)
@@ -502,10 +505,8 @@ def migration_phases(hdir: Path, problems: list[str]) -> list[MigrationPhase]:
                            r["detail"]) for r in rows]
 
 
-def ack_stalls(hdir: Path, problems: list[str]) -> dict[int, float] | None:
-    """Per partition, the longest it went without an acknowledgement while the producers
-    were sending (from the first send to the last): :func:`harness.history.gaps.longest_gaps`
-    over the sends table."""
+def send_times(hdir: Path, problems: list[str]) -> list[dict[str, Any]] | None:
+    """Each send's partition, outcome and both times; None when the table cannot be read."""
     columns = ["partition", "outcome", "ack_ts", "send_ts"]
     try:
         tables = [pq.read_table(f, columns=columns) for f in part_files(hdir, "sends")]
@@ -514,11 +515,33 @@ def ack_stalls(hdir: Path, problems: list[str]) -> dict[int, float] | None:
         return None
     if not tables:
         return None
-    rows = pa.concat_tables(tables).to_pylist()
+    rows: list[dict[str, Any]] = pa.concat_tables(tables).to_pylist()
+    return rows
+
+
+def ack_stalls(rows: list[dict[str, Any]] | None) -> dict[int, float] | None:
+    """Per partition, the longest it went without an acknowledgement while the producers
+    were sending (from the first send to the last): :func:`harness.history.gaps.longest_gaps`
+    over the sends."""
+    if rows is None:
+        return None
     if not rows:
         return {}
     sent = [float(r["send_ts"]) for r in rows]
     return longest_gaps(rows, min(sent), max(sent))
+
+
+def first_ack_after_leader(rows: list[dict[str, Any]] | None, events: list[ClusterEvent],
+                           faults: list[FaultWindow]) -> float | None:
+    """Seconds from the first leader change to a live broker after the first fault to the
+    first acknowledgement on that partition: how soon the clients found the new leader."""
+    if not rows or not faults:
+        return None
+    started = min(f.start for f in faults)
+    for event in events:
+        if event.new_leader is not None and event.ts >= started and event.partition is not None:
+            return first_ack_after(rows, event.partition, event.ts)
+    return None
 
 
 def _parse(parser: Callable[[Any, list[str]], T], data: Any, name: str, problems: list[str]) -> T | None:
@@ -603,7 +626,8 @@ def _effective(data: Any) -> EffectiveConfig:
         role = as_one_of(c.get("role"), ("producer", "consumer"), "client role")
         name = as_str(c.get("name"), "client name")
         settings = _settings(c.get("settings", []), name)
-        clients.append(ClientConfig(role, name, str(c.get("zone", "")), settings))
+        clients.append(ClientConfig(role, name, str(c.get("zone", "")), settings,
+                                    str(c.get("client", "librdkafka"))))
     return EffectiveConfig(_settings(raw.get("brokers", []), "brokers"), topics, clients)
 
 

@@ -12,6 +12,7 @@ shows green for a run nobody judged, or whose other tests failed, is worse than 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -205,6 +206,9 @@ class Assertions:
 # ------------------------------------------------------------------------ cluster, faults
 
 
+_NEW_LEADER = re.compile(r"-> (-?\d+)\b")
+
+
 @dataclass(frozen=True)
 class ClusterEvent:
     """A change sampled from ZooKeeper during the run."""
@@ -220,6 +224,15 @@ class ClusterEvent:
         if self.topic is None:
             return ""
         return self.topic if self.partition is None else f"{self.topic}-{self.partition}"
+
+    @property
+    def new_leader(self) -> int | None:
+        """The live broker a leader event moved leadership to (``2 -> 0``); None for any
+        other event, and for a move to no leader (``-> -1``)."""
+        if self.kind != "leader":
+            return None
+        moved = _NEW_LEADER.search(self.detail)
+        return int(moved.group(1)) if moved and int(moved.group(1)) >= 0 else None
 
 
 # A heal that took at least this long has its start shown beside its end.
@@ -361,12 +374,14 @@ class Setting:
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """A producer's or consumer's effective librdkafka configuration."""
+    """A producer's or consumer's effective configuration, in its client library's own
+    names (``client``: ``librdkafka``, or ``java <release>``)."""
 
     role: str  # producer | consumer
     name: str
     zone: str
     settings: list[Setting]
+    client: str = "librdkafka"
 
 
 @dataclass(frozen=True)
@@ -433,6 +448,9 @@ class Scenario:
     # Per partition, the longest it went without an acknowledgement while sends were
     # made (harness.report.load.ack_stalls); None: the sends were not read.
     ack_stalls: dict[int, float] | None = None
+    # Seconds from the first leader change after the first fault to the first
+    # acknowledgement on that partition (harness.report.load.first_ack_after_leader).
+    first_ack_after_leader_s: float | None = None
     # The timeline's further panels, read from the history (None: not read).
     latency: list[LatencyBucket] | None = None
     partition_health: list[PartitionHealth] | None = None

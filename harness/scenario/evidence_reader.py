@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from harness import history as hist
 from harness.scenario.checks import Evidence, Moment, Observed
 from harness.scenario.isr_poll import IsrPoll, isr_after_heal
+from harness.workload.client_settings import JAVA
 
 if TYPE_CHECKING:
     from harness.scenario.runner import ScenarioRun
@@ -51,4 +52,5 @@ def gather_evidence(run: ScenarioRun, isr: IsrPoll | None) -> Evidence:
     return Evidence(timeline, dict(run.moments), tables["sends"], stopped, tables["polls"],
                     tables["attempts"], dict(run.probe_results), tables["commits"], tables["transactions"],
                     tables["final_log"], tables["final_offsets"], run.topic, rows,
-                    isr_after_heal(rows or [], run.topic, isr))
+                    isr_after_heal(rows or [], run.topic, isr),
+                    frozenset(p.name for p in run.spec.producers if p.client == JAVA))

@@ -19,7 +19,7 @@ import tomli_w
 from harness.cluster.node_config import format_value
 from harness.files import write_json
 from harness.scenario.spec import ScenarioSpec, TopicSpec, substitute
-from harness.workload.driver import ConsumerSpec
+from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import EXACTLY_ONCE, default_transactional_id
 
 if TYPE_CHECKING:
@@ -68,6 +68,14 @@ def effective_config(cluster: Cluster, spec: ScenarioSpec, topics: RunTopics) ->
     """Every setting brokers, topics and clients ran with, each with the layer its value
     came from and the value it replaced."""
     from harness.workload.attempts import attempt_logging_shown
+    from harness.workload.client_settings import (
+        CONSUMER,
+        JAVA,
+        JAVA_DEFAULTS,
+        LIBRDKAFKA,
+        PRODUCER,
+        own_settings,
+    )
     from harness.workload.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS
     from harness.workload.group_member import member_settings
 
@@ -84,11 +92,32 @@ def effective_config(cluster: Cluster, spec: ScenarioSpec, topics: RunTopics) ->
     def member(c: ConsumerSpec) -> dict[str, Any]:
         return {} if c.group is None else member_settings(c.group, c.commit, c.settings)
 
-    clients = [{"role": "producer", "name": p.name, "zone": p.zone, "settings": layered_settings(
+    def client(spec: ProducerSpec | ConsumerSpec) -> str:
+        if spec.client == LIBRDKAFKA:
+            return LIBRDKAFKA
+        return f"{spec.client} {spec.client_version or cluster.kafka_version}"
+
+    def java(role: str, spec: ProducerSpec | ConsumerSpec, imposed: Mapping[str, Any]) -> dict[str, Any]:
+        """A Java client's layers, in its own names: the harness's defaults, the scenario's
+        settings (mapped), and what the driver sets itself."""
+        who = f"{role} {spec.name}"
+        return {"role": role, "name": spec.name, "zone": spec.zone, "client": client(spec),
+                "settings": layered_settings([
+                    ("default", JAVA_DEFAULTS[role]),
+                    ("scenario", own_settings(JAVA, role, spec.settings, who)),
+                    ("harness", {"bootstrap.servers": cluster.bootstrap_servers(spec.zone),
+                                 "client.id": f"kafka-chaos-{role}-{spec.name}", **imposed})])}
+
+    clients = [java(PRODUCER, p, {}) if p.client == JAVA else
+               {"role": "producer", "name": p.name, "zone": p.zone, "client": LIBRDKAFKA,
+                "settings": layered_settings(
                     [("default", PRODUCER_DEFAULTS), ("scenario", p.settings),
                      ("harness", {**harness(p.zone), **attempt_logging_shown(p.settings)})])}
                for p in spec.producers]
-    clients += [{"role": "consumer", "name": c.name, "zone": c.zone, "settings": layered_settings(
+    clients += [java(CONSUMER, c, {} if c.group is None else {"group.id": c.group})
+                if c.client == JAVA else
+                {"role": "consumer", "name": c.name, "zone": c.zone, "client": LIBRDKAFKA,
+                 "settings": layered_settings(
                      [("default", CONSUMER_DEFAULTS), ("harness", {"group.id": None}),
                       ("scenario", c.settings), ("harness", {**harness(c.zone), **member(c)})])}
                 for c in spec.consumers]

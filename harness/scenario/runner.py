@@ -37,6 +37,7 @@ from harness.scenario.rundir import RunDirectory
 from harness.scenario.schedule_run import PROBE_GRACE_S, run_schedule
 from harness.scenario.spec import TOPIC, NamedTopic, ScenarioSpec, TopicSpec, substitute, topic_named
 from harness.workload.driver import Workload, drain_final_log, record_final_offsets
+from harness.workload.java_client import JAVA_CLIENTS_FILE
 from harness.workload.pipeline import EXACTLY_ONCE
 
 if TYPE_CHECKING:
@@ -225,6 +226,7 @@ class ScenarioRun(ScenarioRecord):
             return self.verdict
         self.stop_workload()
         self._check_clients()
+        self._keep_java_clients()
         heal_started = time.time()
         heal_all(self.cluster, self.log)
         self._check_fault_events()
@@ -262,6 +264,12 @@ class ScenarioRun(ScenarioRecord):
         self.check("every client ran until the workload stopped", not died,
                    "; ".join(f"{name}: {error}" for name, error in died.items())
                    or f"{', '.join(names)} ran to the end")
+
+    def _keep_java_clients(self) -> None:
+        """Each Java client's effective configuration and stderr, in ``java_clients.json``."""
+        clients = {} if self.workload is None else self.workload.java_clients()
+        if clients:
+            write_json(self.dir / JAVA_CLIENTS_FILE, clients)
 
     def _check_fault_events(self) -> None:
         """Every fault event of the scenario succeeded: an inject or heal that raised

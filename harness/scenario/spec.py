@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from harness import history as hist
@@ -19,6 +19,7 @@ from harness.scenario.checks import Check as DeclaredCheck
 from harness.scenario.checks import parse_check
 from harness.scenario.probes import Probe
 from harness.scenario.spec_check import ScenarioSpecError, spec_problems
+from harness.workload.client_settings import LIBRDKAFKA
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from harness.workload.pipeline import PipelineSpec
 from topologies.model import SettingValue
@@ -152,6 +153,19 @@ class ScenarioSpec:
         problems = spec_problems(self)
         if problems:
             raise ScenarioSpecError(problems, f"scenario {self.id}")
+
+    def on_client(self, client: str, version: str | None = None) -> ScenarioSpec:
+        """This scenario with every producer and consumer on ``client`` (of ``version``),
+        under an id that says so unless it is librdkafka's: the same faults and checks, to
+        compare clients. Pipelines keep their client. A client part the chosen client
+        cannot run (a Java transactional producer) is refused as it would be in a file."""
+        suffix = "" if client == LIBRDKAFKA else f"-{client}" + ("" if version is None else version)
+        return replace(self, id=self.id + suffix.replace(".", "_"),
+                       title=self.title + ("" if client == LIBRDKAFKA else f" ({client} client)"),
+                       producers=tuple(replace(p, client=client, client_version=version)
+                                       for p in self.producers),
+                       consumers=tuple(replace(c, client=client, client_version=version)
+                                       for c in self.consumers))
 
     def groups(self) -> tuple[tuple[str, str | None], ...]:
         """Each consumer group of the scenario and the topic name it reads (None: the

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from harness.errors import ChaosError
 
 LIBRDKAFKA = "librdkafka"
 JAVA = "java"
@@ -36,8 +39,33 @@ CLIENT_KEYS = ("client", "client_version")
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
 
 
-class UnknownSetting(ValueError):
-    """A setting the chosen client does not have; the text is one sentence."""
+class UnknownSetting(ChaosError, ValueError):
+    """A setting the chosen client does not have (or a client or release that is none);
+    the text is one sentence."""
+
+
+@dataclass(frozen=True)
+class ClientChoice:
+    """A client library and, for the Java client, its release (None: the cluster's), as
+    ``--client`` and ``matrix --clients`` spell it: ``librdkafka``, ``java``, ``java:4.0.0``."""
+
+    client: str = LIBRDKAFKA
+    version: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ClientChoice:
+        name, _, version = text.strip().partition(":")
+        check_client(name, version or None, PRODUCER, {}, f"client {text.strip()!r}")
+        return cls(name, version or None)
+
+    @property
+    def label(self) -> str:
+        return self.client if self.version is None else f"{self.client} {self.version}"
+
+    @property
+    def spelled(self) -> str:
+        """As ``--client`` takes it."""
+        return self.client if self.version is None else f"{self.client}:{self.version}"
 
 
 # Scenario name -> the Java client's name. Names not listed are refused: those in
@@ -166,3 +194,6 @@ def read_client_keys(data: Mapping[str, Any], who: str) -> dict[str, Any]:
             raise UnknownSetting(f"{who}: {key} must be a string, not {value!r}")
         out[key] = value
     return out
+
+
+DEFAULT_CLIENT = ClientChoice()

@@ -30,6 +30,16 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from harness import history as hist
 from harness.errors import describe_error
 from harness.workload.attempts import AttemptTracker, attempt_logging
+from harness.workload.client_settings import (
+    CLIENT_KEYS,
+    CONSUMER,
+    JAVA,
+    LIBRDKAFKA,
+    PRODUCER,
+    check_client,
+    client_keys,
+    read_client_keys,
+)
 from harness.workload.clients import (
     ZonePlacement,
     decode_value,
@@ -38,6 +48,7 @@ from harness.workload.clients import (
     make_producer,
 )
 from harness.workload.group_member import COMMIT_MODES, GroupMember, GroupProgress, Restarts
+from harness.workload.java_client import ClientHost, JavaConsumer, JavaProducer
 from harness.workload.pipeline import PipelineMember, PipelineSpec
 from harness.workload.transactional import Hold, Transactions, TransactionsEnded, kafka_error
 
@@ -102,8 +113,14 @@ class ProducerSpec:
     start_after_s: float | None = None
     hold_at_s: float | None = None
     hold_s: float | None = None
+    client: str = LIBRDKAFKA
+    client_version: str | None = None  # the Java client's release; None: the cluster's
 
     def __post_init__(self) -> None:
+        check_client(self.client, self.client_version, PRODUCER, self.settings, f"producer {self.name}")
+        if self.client == JAVA and self.transaction_size is not None:
+            raise ValueError(f"producer {self.name}: the Java client runs no transactions here yet; "
+                             "a transactional producer needs client = \"librdkafka\"")
         if self.rate_per_s <= 0:
             raise ValueError(f"producer {self.name}: rate_per_s must be positive")
         if self.transaction_size is not None and self.transaction_size < 1:
@@ -150,6 +167,7 @@ class ProducerSpec:
         for key in ("start_after_s", "hold_at_s", "hold_s"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        out.update(client_keys(self.client, self.client_version))
         return out
 
     @classmethod
@@ -157,12 +175,12 @@ class ProducerSpec:
         """The producer a scenario file's ``[[producers]]`` table spells."""
         unknown = sorted(set(data) - {"name", "zone", "settings", "rate_per_s", "partitions",
                                       "transaction_size", "abort_ratio", "start_after_s", "hold_at_s",
-                                      "hold_s"})
+                                      "hold_s", *CLIENT_KEYS})
         if unknown:
             raise ValueError(f"producer {data.get('name')}: unknown key(s) {', '.join(unknown)}")
         partitions = data.get("partitions")
         size = data.get("transaction_size")
-        timing: dict[str, float | None] = {}
+        timing: dict[str, Any] = {}
         for key in ("start_after_s", "hold_at_s", "hold_s"):
             value = data.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
@@ -173,7 +191,8 @@ class ProducerSpec:
                    rate_per_s=float(data.get("rate_per_s", 200)),
                    partitions=None if partitions is None else tuple(int(p) for p in partitions),
                    transaction_size=None if size is None else int(size),
-                   abort_ratio=float(data.get("abort_ratio", 0.0)), **timing)
+                   abort_ratio=float(data.get("abort_ratio", 0.0)), **timing,
+                   **read_client_keys(data, f"producer {data.get('name')}"))
 
 
 def _seconds_at_least(value: object, *, strictly: bool) -> bool:
@@ -207,8 +226,18 @@ class ConsumerSpec:
     # A further topic of the scenario (its name in ``ScenarioSpec.topics``) to read instead
     # of the scenario's own, such as a pipeline's output.
     topic: str | None = None
+    client: str = LIBRDKAFKA
+    client_version: str | None = None  # the Java client's release; None: the cluster's
 
     def __post_init__(self) -> None:
+        check_client(self.client, self.client_version, CONSUMER, self.settings, f"consumer {self.name}")
+        if self.client == JAVA and self.restarts != Restarts():
+            raise ValueError(f"consumer {self.name}: the Java client is not restarted here yet; "
+                             "'restart_every_s' needs client = \"librdkafka\"")
+        if self.client == JAVA and self.commit == "auto":
+            raise ValueError(f"consumer {self.name}: the Java consumer reports no automatic commit "
+                             "(it commits inside poll() without a callback), so its commits could not be "
+                             "judged; use commit = \"sync\" or \"async\", or client = \"librdkafka\"")
         if self.commit not in COMMIT_MODES:
             raise ValueError(f"consumer {self.name}: commit must be one of {', '.join(COMMIT_MODES)}, "
                              f"not {self.commit!r}")
@@ -235,6 +264,7 @@ class ConsumerSpec:
             out["process_ms"] = self.process_ms
         if self.topic is not None:
             out["topic"] = self.topic
+        out.update(client_keys(self.client, self.client_version))
         return out
 
     @classmethod
@@ -242,7 +272,7 @@ class ConsumerSpec:
         """The consumer a scenario file's ``[[consumers]]`` table spells."""
         where = f"consumer {data.get('name')}"
         unknown = sorted(set(data) - {"name", "zone", "settings", "group", "commit", *Restarts.KEYS,
-                                      "process_ms", "topic"})
+                                      "process_ms", "topic", *CLIENT_KEYS})
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}")
         process_ms = data.get("process_ms", 0.0)
@@ -254,7 +284,8 @@ class ConsumerSpec:
                    group=None if group is None else str(group), commit=str(data.get("commit", "none")),
                    restart_every_s=restarts.every_s, restart=restarts.how, restart_from_s=restarts.from_s,
                    restart_until_s=restarts.until_s, process_ms=float(process_ms),
-                   topic=None if data.get("topic") is None else str(data["topic"]))
+                   topic=None if data.get("topic") is None else str(data["topic"]),
+                   **read_client_keys(data, where))
 
 
 # Appending a row takes microseconds (a Parquet part now and then, milliseconds). A wait
@@ -516,7 +547,7 @@ class Workload:
     history. Producers write ``topic``; pipelines read it and write further topics
     (``topics``: name -> real topic and partitions), which consumers may read instead."""
 
-    def __init__(self, placement: ZonePlacement, topic: str, partitions: Sequence[int],
+    def __init__(self, placement: ClientHost, topic: str, partitions: Sequence[int],
                  writer: hist.HistoryWriter, producers: Sequence[ProducerSpec],
                  consumers: Sequence[ConsumerSpec] = (), pipelines: Sequence[PipelineSpec] = (),
                  topics: Mapping[str, tuple[str, Sequence[int]]] | None = None) -> None:
@@ -526,18 +557,22 @@ class Workload:
         self.topics.update({name: (real, list(parts)) for name, (real, parts) in (topics or {}).items()})
         self.recorder = _Recorder(writer)
         self._stop = threading.Event()
-        self.producers = [_ProducerLoop(p, placement, topic, partitions, self.recorder, self._stop)
-                          for p in producers]
+        self.producers: list[_ProducerLoop | JavaProducer] = [
+            JavaProducer(p, placement, topic, partitions, self.recorder.row, self._stop) if p.client == JAVA
+            else _ProducerLoop(p, placement, topic, partitions, self.recorder, self._stop)
+            for p in producers]
         groups = {g: GroupProgress() for g in {c.group for c in consumers} | {p.group for p in pipelines}
                   if g is not None}
         # Groups whose members commit: pipelines always do (offsets or transactions).
         committing = {c.group for c in consumers if c.group is not None and c.commit != "none"}
         self.committing_groups = sorted(committing | {p.group for p in pipelines})
-        self.consumers: list[_ConsumerLoop | GroupMember] = []
+        self.consumers: list[_ConsumerLoop | GroupMember | JavaConsumer] = []
         for c in consumers:
             real, parts = self.topics[c.topic]
             self.consumers.append(
-                _ConsumerLoop(c, placement, real, parts, self.recorder) if c.group is None
+                JavaConsumer(c, placement, real, parts, self.recorder.row,
+                             None if c.group is None else groups[c.group]) if c.client == JAVA
+                else _ConsumerLoop(c, placement, real, parts, self.recorder) if c.group is None
                 else GroupMember(c.name, c.zone, c.settings, c.group, c.commit, c.restarts,
                                  c.process_ms, placement, real, self.recorder, groups[c.group]))
         self.pipelines = [
@@ -591,9 +626,14 @@ class Workload:
 
     def client_errors(self) -> dict[str, str]:
         """Clients whose loop died, and why: their part of the history stopped early."""
-        loops: list[_ProducerLoop | _ConsumerLoop | GroupMember] = [*self.producers, *self.consumers,
-                                                                    *self.pipelines]
+        loops: list[_ProducerLoop | _ConsumerLoop | GroupMember | JavaProducer | JavaConsumer] = [
+            *self.producers, *self.consumers, *self.pipelines]
         return {_name(loop): loop.error for loop in loops if loop.error is not None}
+
+    def java_clients(self) -> dict[str, dict[str, Any]]:
+        """Each Java client's record (release, effective configuration, stderr), by name."""
+        return {loop.spec.name: loop.process.summary() for loop in [*self.producers, *self.consumers]
+                if isinstance(loop, JavaProducer | JavaConsumer)}
 
     def lagging_consumers(self) -> list[str]:
         """Consumers that stopped before reading every acknowledged offset (for a group
@@ -608,7 +648,7 @@ class Workload:
         return total
 
 
-def _name(loop: _ProducerLoop | _ConsumerLoop | GroupMember) -> str:
+def _name(loop: _ProducerLoop | _ConsumerLoop | GroupMember | JavaProducer | JavaConsumer) -> str:
     return loop.member if isinstance(loop, GroupMember) else loop.spec.name
 
 

@@ -282,6 +282,15 @@ def test_attempts_count_the_producers_errors_in_the_stretch_after_a_moment() -> 
     assert not Attempts(("pa",), CountRange(at_least=1), heal(1), for_s=4).evaluate(evidence).passed
 
 
+def test_attempts_of_a_producer_that_reports_none_are_not_judged_and_never_pass() -> None:
+    evidence = Evidence(TIMELINE, MOMENTS, SENDS, Moment(WALL + 40, 40.0), attempts=[],
+                        attempts_unreported=frozenset({"pa"}))
+    none_seen = Attempts(("pa", "pb"), CountRange(0, 0), inject(1), for_s=5).evaluate(evidence)
+    assert not none_seen.passed  # "no attempt failed" would be a guess
+    assert none_seen.detail.startswith("not judged: pa run on Kafka's Java client")
+    assert Attempts(("pb",), CountRange(0, 0), inject(1), for_s=5).evaluate(evidence).passed
+
+
 
 def test_produce_and_read_probes_are_judged_by_their_counts() -> None:
     end = Moment(WALL + 40, 40.0)

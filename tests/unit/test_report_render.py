@@ -495,7 +495,7 @@ def test_each_client_shows_its_effective_configuration_with_defaults_marked(rend
     page = rendered / "s5-unclean-election.html"
     text = parse(page).visible
     assert text.index("Effective configuration") > text.index("Configuration")
-    assert "Producer pa (zone a)" in text and "Consumer cb (zone b)" in text
+    assert "Producer pa (zone a, librdkafka)" in text and "Consumer cb (zone b, librdkafka)" in text
     producer = {row[0]: row for row in _table_rows(page, "effective-client-1")}
     assert producer["linger.ms"] == ["linger.ms", "5", "harness default", "inherited"]
     assert producer["retries"] == ["retries", "2147483647", "scenario", "set"]

@@ -17,13 +17,15 @@ from harness.entry.commands.terminal import progress
 def cmd_setup(args: argparse.Namespace) -> int:
     """Start a Docker engine if needed and build the images of each version asked for."""
     from harness.cluster.engine import ensure_engine
-    from harness.cluster.images import ensure_images
+    from harness.cluster.images import ensure_images, ensure_java_client
 
     started = time.monotonic()
     client = ensure_engine()
     for version in args.kafka_version:
         images = ensure_images(client, version, progress)
         progress(f"images ready for Kafka {version}: {images.kafka}, {images.toxiproxy}")
+    for version in args.java_client:
+        progress(f"Java client image ready: {ensure_java_client(client, version, images.base, progress)}")
     progress(f"setup done in {time.monotonic() - started:.1f} s")
     return 0
 

@@ -152,6 +152,9 @@ class Evidence:
     # The sampler's cluster_state rows; None when the metadata was not sampled.
     cluster_rows: Sequence[Mapping[str, Any]] | None = None
     isr_after_heal: IsrAfterHeal | None = None  # None: no check asked for the ISR after the heal
+    # Producers whose client reports no failed attempt (Kafka's Java client): an attempts
+    # check on them cannot be judged, so it fails saying so rather than count nothing.
+    attempts_unreported: frozenset[str] = frozenset()
 
     def moment(self, anchor: Anchor) -> Moment | None:
         return self.moments.get(anchor)
