@@ -24,6 +24,7 @@ from harness.entry.cluster_options import (
     KAFKA_VERSION,
     METADATA,
     RUN_ID,
+    RUN_OPTIONS,
     TOPOLOGY,
     add_arguments,
     checked_version,
@@ -89,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     setup = _command(sub, "setup", help="start a Docker engine if needed and build the images")
     setup.add_argument("--kafka-version", action="append", type=checked_version,
                        help=f"version(s) to build (default {DEFAULT_VERSION})")
+    setup.add_argument("--java-client", action="append", default=[], metavar="VERSION",
+                       help="also build the Java client image of this kafka-clients release (repeatable)")
     setup.set_defaults(func=cmd_setup)
 
     up = _command(sub, "up", help="start a cluster and keep it until Ctrl-C")
@@ -103,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-k", dest="select", default=None, metavar="EXPR",
                      help="with no files: only the suite's tests whose names match this pytest -k "
                           "expression, e.g. 's04 or s05'")
-    add_arguments(run)
+    add_arguments(run, RUN_OPTIONS)
     run.add_argument("--pytest-args", dest="pytest_args", nargs=argparse.REMAINDER, default=[],
                      help="passed on to pytest when running the suite")
     run.set_defaults(func=cmd_run)
@@ -129,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = _command(sub, "replay", help="run a recorded round (or any scenario of a report) again, "
                                            "exactly as it ran")
     replay.add_argument("round", help="the round's folder (reports/<run>/<round>) or its scenario.toml")
-    add_arguments(replay)
+    add_arguments(replay, RUN_OPTIONS)
     replay.set_defaults(func=cmd_replay)
 
     shrink = _command(sub, "shrink", help="cut a failing exploration round down to the smallest schedule "
@@ -165,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--metadata", default=None, type=_mode_list,
                         help="comma-separated metadata modes, e.g. 'zookeeper,kraft' (default: every mode "
                              "each version runs, so 3.9 runs both side by side)")
+    matrix.add_argument("--clients", default="librdkafka",
+                        help="comma-separated clients to run each scenario on, e.g. "
+                             "'librdkafka,java,java:4.0.0' (java: Kafka's Java client of the column's "
+                             "release; default librdkafka)")
     matrix.add_argument("--scenarios", default=None,
                         help="pytest -k expression choosing scenarios, e.g. 's04 or s05'")
     matrix.add_argument("--matrix-id", default=None, help="summary folder name under reports/")

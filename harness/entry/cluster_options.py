@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster.versions import DEFAULT_VERSION, release
+from harness.workload.client_settings import ClientChoice
 from topologies.model import METADATA_MODES
 
 DEFAULT_TOPOLOGY = "three_az"
@@ -60,6 +61,13 @@ METADATA = ClusterOption(
 RUN_ID = ClusterOption(
     "--run-id", "the run's name: its report goes to reports/<run id>/ (default: time-based)", None)
 CLUSTER_OPTIONS = (KAFKA_VERSION, TOPOLOGY, METADATA, RUN_ID)
+CLIENT = ClusterOption(
+    "--client",
+    "the client every scenario's producers and consumers run on: librdkafka (default), java "
+    "(Kafka's Java client of the cluster's release) or java:VERSION; or $KAFKA_CHAOS_CLIENT",
+    "librdkafka", env="KAFKA_CHAOS_CLIENT")
+# The options of a command that runs scenarios: the cluster's, and the client.
+RUN_OPTIONS = (*CLUSTER_OPTIONS, CLIENT)
 
 
 def checked_version(value: str) -> str:
@@ -69,8 +77,16 @@ def checked_version(value: str) -> str:
     return value
 
 
+def checked_client(value: str) -> str:
+    """``value`` if it names a client (and a release for the Java client's); else the
+    sentence saying why not."""
+    ClientChoice.parse(value)
+    return value
+
+
 # How argparse converts an option's text (the plugin checks the version when the cluster starts).
-_TYPES: Mapping[str, Callable[[str], Any]] = {KAFKA_VERSION.flag: checked_version}
+_TYPES: Mapping[str, Callable[[str], Any]] = {KAFKA_VERSION.flag: checked_version,
+                                               CLIENT.flag: checked_client}
 
 
 def add_arguments(command: argparse.ArgumentParser, options: tuple[ClusterOption, ...] = CLUSTER_OPTIONS,
@@ -84,8 +100,8 @@ def add_arguments(command: argparse.ArgumentParser, options: tuple[ClusterOption
 
 
 def add_pytest_options(group: Any) -> None:
-    """Give every cluster option to the plugin's option group."""
-    for option in CLUSTER_OPTIONS:
+    """Give every cluster option, and the client, to the plugin's option group."""
+    for option in RUN_OPTIONS:
         group.addoption(option.flag, default=option.default_now(), choices=option.choices, help=option.help)
 
 

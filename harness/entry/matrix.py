@@ -1,11 +1,13 @@
-"""The local equivalent of the nightly matrix: the suite across Kafka versions and
-metadata modes, in turn.
+"""The local equivalent of the nightly matrix: the suite across Kafka versions, metadata
+modes and clients, in turn.
 
-Each column (a version in one metadata mode) runs as its own pytest session (its own
-cluster, its own report under ``reports/<matrix id>-<version>-<mode>/``), reusing images
-already built; then a summary page ``reports/<matrix id>/index.html`` shows a grid of
-scenario x column whose cells link to each scenario's page in that column's report. A
-release that runs both modes (3.9) gets a ZooKeeper and a KRaft column side by side.
+Each column (a version in one metadata mode, on one client) runs as its own pytest
+session (its own cluster, its own report under ``reports/<matrix id>-<version>-<mode>/``,
+``-<client>`` added for a client other than librdkafka), reusing images already built;
+then a summary page ``reports/<matrix id>/index.html`` shows a grid of scenario x column
+whose cells link to each scenario's page in that column's report. A release that runs both
+modes (3.9) gets a ZooKeeper and a KRaft column side by side, and ``--clients`` sets the
+same scenarios on each client side by side.
 """
 
 from __future__ import annotations
@@ -24,20 +26,30 @@ from harness.report.comparison import figures
 from harness.report.load import load_run, page_name
 from harness.report.model import Outcome
 from harness.scenario.rundir import reports_root
+from harness.workload.client_settings import DEFAULT_CLIENT, ClientChoice
 
 CSS = {Outcome.PASSED: "passed", Outcome.FAILED: "failed", Outcome.NOT_JUDGED: "not-judged"}
 
 
 @dataclass(frozen=True)
 class MatrixRun:
-    """One column of the matrix: a Kafka release in one metadata mode."""
+    """One column of the matrix: a Kafka release in one metadata mode, on one client."""
 
     version: str
     metadata: str
+    client: ClientChoice = DEFAULT_CLIENT
 
     @property
     def label(self) -> str:
-        return f"Kafka {self.version} {MODE_NAMES.get(self.metadata, self.metadata)}"
+        label = f"Kafka {self.version} {MODE_NAMES.get(self.metadata, self.metadata)}"
+        return label if self.client == DEFAULT_CLIENT else f"{label}, {self.client.label} client"
+
+    def run_id(self, matrix_id: str) -> str:
+        """The column's report folder name."""
+        run_id = f"{matrix_id}-{self.version}-{self.metadata}"
+        if self.client == DEFAULT_CLIENT:
+            return run_id
+        return f"{run_id}-{self.client.client}" + (f"-{self.client.version}" if self.client.version else "")
 
 
 @dataclass(frozen=True)
@@ -50,16 +62,18 @@ class VersionResult:
 MODE_NAMES = {"zookeeper": "ZooKeeper", "kraft": "KRaft"}
 
 
-def matrix_runs(versions: Sequence[str], modes: Sequence[str] | None) -> list[MatrixRun]:
-    """Each version in each of ``modes`` (default: every mode the release runs), so a
-    release with both shows them side by side. A mode a named release does not run is
-    refused in one line before anything starts."""
-    runs = []
+def matrix_runs(versions: Sequence[str], modes: Sequence[str] | None,
+                clients: Sequence[ClientChoice] = (DEFAULT_CLIENT,)) -> list[MatrixRun]:
+    """Each version in each of ``modes`` (default: every mode the release runs) on each of
+    ``clients``, so a release with both modes, or a scenario on two clients, shows them
+    side by side. A mode a named release does not run is refused in one line before
+    anything starts."""
+    runs: list[MatrixRun] = []
     for version in versions:
         kafka = release(version)
         for mode in modes or kafka.metadata_modes:
             check_mode(kafka, mode)
-            runs.append(MatrixRun(version, mode))
+            runs.extend(MatrixRun(version, mode, client) for client in clients)
     return runs
 
 
@@ -68,14 +82,15 @@ def run_versions(runs: Sequence[MatrixRun], matrix_id: str, pytest_args: Sequenc
     """Set up and run the chaos suite once per column; never stops at a failing one."""
     results = []
     for run in runs:
-        run_id = f"{matrix_id}-{run.version}-{run.metadata}"
+        run_id = run.run_id(matrix_id)
         progress(f"{run.label}: images")
         subprocess.run([sys.executable, "-m", "harness.entry.cli", "setup", "--kafka-version", run.version],
                        check=True)
         progress(f"{run.label}: chaos suite (report {reports_root() / run_id})")
         started = time.monotonic()
         code = subprocess.call([sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", run.version,
-                                "--metadata", run.metadata, "--run-id", run_id, *pytest_args])
+                                "--metadata", run.metadata, "--client", run.client.spelled,
+                                "--run-id", run_id, *pytest_args])
         progress(f"{run.label}: pytest exit {code} after {time.monotonic() - started:.0f} s")
         results.append(VersionResult(run, reports_root() / run_id, code))
     return results

@@ -92,7 +92,8 @@ def scenario(cluster: Cluster, chaos_run: ChaosRun,
 
     def start(spec: ScenarioSpec) -> ScenarioRun:
         scenario_id = _scenario_id(request.node.name)
-        run = ScenarioRun(cluster, spec, chaos_run.directory, chaos_run.judge, scenario_id=scenario_id)
+        run = ScenarioRun(cluster, chaos_run.on_client(spec), chaos_run.directory, chaos_run.judge,
+                          scenario_id=scenario_id)
         request.node.stash[SCENARIO_KEY] = run
         chaos_run.record(request.node.nodeid).scenario = scenario_id
         return run

@@ -23,6 +23,7 @@ from harness.entry.plugin_state import CHAOS_RUN_KEY, LIVE_KEY, chaos_run_of
 from harness.entry.tiers import CORE_MARKER_HELP, METADATA_MARKER_HELP, TIERS
 from harness.errors import USER_ERRORS
 from harness.scenario.chaos_run import ChaosRun, unwind_on_sigterm
+from harness.workload.client_settings import ClientChoice
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,6 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
             progress=live,
             worker=workerinput["workerid"] if workerinput else None,
             metadata=config.getoption("--metadata"),
+            client=ClientChoice.parse(config.getoption("--client")),
         )
     except USER_ERRORS as err:
         raise pytest.UsageError(str(err)) from err

@@ -32,3 +32,12 @@ def longest_gap(times: Sequence[float], start: float, end: float) -> float:
     inside = times[bisect.bisect_left(times, start):bisect.bisect_right(times, end)]
     points = [start, *inside, end]
     return max(b - a for a, b in itertools.pairwise(points))
+
+
+def first_ack_after(rows: Iterable[Mapping[str, Any]], partition: int, moment: float) -> float | None:
+    """Seconds from ``moment`` to the first acknowledgement on ``partition`` at or after it
+    (all producers together); None when none came."""
+    later = [float(row["ack_ts"]) for row in rows
+             if int(row["partition"]) == partition and row["outcome"] == OUTCOME_ACKED
+             and row.get("ack_ts") is not None and float(row["ack_ts"]) >= moment]
+    return min(later) - moment if later else None

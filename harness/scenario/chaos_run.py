@@ -30,6 +30,8 @@ from harness.report.model import RunStatus, TestOutcome
 from harness.scenario.judge import Judge
 from harness.scenario.run_topology import RunTopology
 from harness.scenario.rundir import WORKERS_DIR, RunDirectory, reports_root, worker_headers
+from harness.scenario.spec import ScenarioSpec
+from harness.workload.client_settings import DEFAULT_CLIENT, ClientChoice
 from topologies import load_topology
 from topologies.model import SettingValue, Topology
 
@@ -104,13 +106,15 @@ class ChaosRun:
 
     def __init__(self, run_id: str, kafka_version: str, topology: str, healer: Healer,
                  keep: bool = False, progress: Progress = _quiet, worker: str | None = None,
-                 metadata: str | None = None) -> None:
+                 metadata: str | None = None, client: ClientChoice = DEFAULT_CLIENT) -> None:
         """``metadata`` asks for the topology in that metadata mode (``--metadata``).
         ``worker`` names a pytest-xdist worker: each worker runs its own cluster (its
         containers labelled ``<run id>-<worker>``, so no worker removes another's) and
         writes its records to ``workers/<worker>.json`` in the shared run folder; the
-        controller merges them into one report (:meth:`absorb_workers`)."""
+        controller merges them into one report (:meth:`absorb_workers`). ``client`` is
+        the client every scenario's producers and consumers run on (``--client``)."""
         self.run_id = run_id
+        self.client = client
         self.worker = worker
         self.kafka_version = kafka_version
         self.base_topology = session_topology(topology, metadata, kafka_version)
@@ -125,6 +129,13 @@ class ChaosRun:
         self._ended: set[str] = set()
         self._directory: RunDirectory | None = None
         self._judge: Judge | None = None
+
+    def on_client(self, spec: ScenarioSpec) -> ScenarioSpec:
+        """``spec`` with its producers and consumers on the run's client (as it is on the
+        default, librdkafka, which leaves each client as the spec chose it)."""
+        if self.client == DEFAULT_CLIENT:
+            return spec
+        return spec.on_client(self.client.client, self.client.version)
 
     def _new_cluster(self) -> Cluster:
         return Cluster(self.topology, self.cluster_version, identity=self.identity, progress=self.progress)

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from harness.entry.cli import build_parser
-from harness.entry.cluster_options import CLUSTER_OPTIONS, KAFKA_VERSION, add_pytest_options, cluster_flags
+from harness.entry.cluster_options import (
+    CLUSTER_OPTIONS,
+    KAFKA_VERSION,
+    RUN_OPTIONS,
+    ClusterOption,
+    add_pytest_options,
+    cluster_flags,
+)
 
 
 class _Group:
@@ -25,20 +32,27 @@ def _subcommand(name: str) -> argparse.ArgumentParser:
     return sub.choices[name]
 
 
-def _cli_defaults(name: str) -> dict[str, Any]:
+def _cli_defaults(name: str, options: tuple[ClusterOption, ...] = CLUSTER_OPTIONS) -> dict[str, Any]:
     actions = {a.option_strings[0]: a for a in _subcommand(name)._actions if a.option_strings}
-    return {o.flag: (actions[o.flag].default, actions[o.flag].help) for o in CLUSTER_OPTIONS}
+    return {o.flag: (actions[o.flag].default, actions[o.flag].help) for o in options}
 
 
-def _plugin_defaults() -> dict[str, Any]:
+def _plugin_defaults(options: tuple[ClusterOption, ...] = CLUSTER_OPTIONS) -> dict[str, Any]:
     group = _Group()
     add_pytest_options(group)
-    return {flag: (kw["default"], kw["help"]) for flag, kw in group.options.items()}
+    return {flag: (kw["default"], kw["help"]) for flag, kw in group.options.items()
+            if flag in {o.flag for o in options}}
 
 
 @pytest.mark.parametrize("command", ["run", "explore", "replay", "shrink"])
 def test_the_cli_and_the_plugin_offer_the_same_cluster_options(command: str) -> None:
     assert _cli_defaults(command) == _plugin_defaults()
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_the_commands_that_run_scenarios_offer_the_plugins_client_option_too(command: str) -> None:
+    assert _cli_defaults(command, RUN_OPTIONS) == _plugin_defaults(RUN_OPTIONS)
+    assert "--client" in _plugin_defaults(RUN_OPTIONS)
 
 
 def test_the_environment_sets_the_default_of_both(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,5 +38,16 @@ def test_the_summary_sets_each_mode_beside_the_other_with_its_figures(
         results.append(VersionResult(run, run_dir, 0))
     page = write_summary("m", results).read_text()
     assert page.index("Kafka 3.9.1 ZooKeeper") < page.index("Kafka 3.9.1 KRaft")
-    assert page.count("unavailable ") >= 2 and "new leader" in page, "each cell carries its figures"
+    assert page.count("longest stall ") >= 2 and "new leader" in page, "each cell carries its figures"
     assert page.count(f'href="../{RUN_ID}/index.html"') == 2, "each column links its own report"
+
+
+def test_each_client_gets_its_column_beside_the_others() -> None:
+    from harness.workload.client_settings import ClientChoice
+
+    clients = [ClientChoice.parse(c) for c in ("librdkafka", "java", "java:4.0.0")]
+    runs = matrix_runs(["3.9.1"], ["kraft"], clients)
+    assert [r.label for r in runs] == ["Kafka 3.9.1 KRaft", "Kafka 3.9.1 KRaft, java client",
+                                       "Kafka 3.9.1 KRaft, java 4.0.0 client"]
+    assert [r.run_id("m") for r in runs] == ["m-3.9.1-kraft", "m-3.9.1-kraft-java",
+                                             "m-3.9.1-kraft-java-4.0.0"]

@@ -1,5 +1,5 @@
-"""``kafka-chaos matrix``: the suite (or chosen scenarios) across Kafka versions and
-metadata modes in turn, then a summary grid.
+"""``kafka-chaos matrix``: the suite (or chosen scenarios) across Kafka versions, metadata
+modes and clients in turn, then a summary grid.
 
 The command's wiring only; the runs and the grid are ``harness.entry.matrix``.
 """
@@ -15,9 +15,11 @@ from harness.entry.commands.terminal import progress
 def cmd_matrix(args: argparse.Namespace) -> int:
     """The suite (or chosen scenarios) across versions in turn, then a summary grid."""
     from harness.entry.matrix import matrix_runs, run_versions, write_summary
+    from harness.workload.client_settings import ClientChoice
 
     versions = [v.strip() for v in args.versions.split(",") if v.strip()]
-    runs = matrix_runs(versions, args.metadata)  # refused here, in one line, before anything starts
+    clients = [ClientChoice.parse(c) for c in args.clients.split(",") if c.strip()]
+    runs = matrix_runs(versions, args.metadata, clients)  # refused here, in one line, before anything starts
     matrix_id = args.matrix_id or f"matrix-{new_run_id()}"
     selection = ["-k", args.scenarios] if args.scenarios else []
     results = run_versions(runs, matrix_id, [*selection, *args.pytest_args], progress)

@@ -21,6 +21,8 @@ from harness.scenario.rundir import reports_root
 
 if TYPE_CHECKING:
     from harness.cluster.lifecycle import Cluster
+    from harness.scenario.chaos_run import ChaosRun
+    from harness.scenario.file_format import ScenarioFile
 
 # A failure's detail can be long (a liveness check lists every partition); the report has it all.
 FAILURE_LINE_CHARS = 200
@@ -36,7 +38,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         selection = ["-k", args.select] if args.select else []
         mode = ["--metadata", args.metadata] if args.metadata else []
         command = [sys.executable, "-m", "pytest", "-m", "chaos", "--kafka-version", args.kafka_version,
-                   "--topology", args.topology, *mode, "--run-id", run_id, *selection, *args.pytest_args]
+                   "--topology", args.topology, *mode, "--client", args.client, "--run-id", run_id,
+                   *selection, *args.pytest_args]
         progress("running the chaos suite: " + " ".join(command[2:]))
         status = subprocess.call(command)
         index = reports_root() / run_id / "index.html"
@@ -71,21 +74,23 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
     """
     from faults.heal import heal_all
     from harness.scenario.chaos_run import ChaosRun
+    from harness.scenario.client_preflight import prepare_java_clients
     from harness.scenario.file_format import (
-        ScenarioFile,
         check_runnable,
         group_by_broker_settings,
         load_scenario_file,
     )
     from harness.scenario.runner import ScenarioRun, ScenarioSpec
     from harness.scenario.spec_runner import run_spec
+    from harness.workload.client_settings import ClientChoice
 
     chaos = ChaosRun(run_id, args.kafka_version, args.topology, healer=heal_all, progress=progress,
-                     metadata=args.metadata)
-    scenarios = [load_scenario_file(path) for path in args.files]  # all validated up front
+                     metadata=args.metadata, client=ClientChoice.parse(args.client))
+    scenarios = [on_client(load_scenario_file(path), chaos) for path in args.files]  # all validated up front
     for scenario in scenarios:  # a migration on a migrating cluster of its own
         run_topology = chaos.run_topology
         check_runnable(scenario, run_topology.for_scenario(scenario), run_topology.release_settings)
+    prepare_java_clients(scenarios, args.kafka_version, progress)
 
     def body(scenario: ScenarioFile) -> Callable[[Cluster], str | None]:
         def run(cluster: Cluster) -> str | None:
@@ -108,6 +113,17 @@ def _run_files(args: argparse.Namespace, run_id: str) -> int:
 
     result = chaos_session(chaos, work)
     return 0 if result is not None and result.succeeded else 1
+
+
+def on_client(scenario: ScenarioFile, chaos: ChaosRun) -> ScenarioFile:
+    """The file with its clients on the run's client; what that client cannot run is
+    refused as the file's error, before any container starts."""
+    from harness.scenario.file_format import ScenarioFile, ScenarioFileError
+
+    try:
+        return ScenarioFile(scenario.path, chaos.on_client(scenario.spec))
+    except ValueError as err:
+        raise ScenarioFileError(f"{scenario.path}: {err}") from err
 
 
 def report_outcome(scenario_id: str, outcome: str, error: str) -> None:
