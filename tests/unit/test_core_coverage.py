@@ -16,7 +16,7 @@ from harness.entry.tiers import Coverage
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_MODULE = re.compile(r"tests/chaos/scenarios/test_([a-z])\d\d_")
-SCENARIO_FAMILIES = ("s", "d", "g", "t", "p")
+SCENARIO_FAMILIES = ("s", "d", "g", "t", "p", "c")
 EXPLORE_MODULE = "tests/chaos/test_explore.py"
 
 

@@ -11,6 +11,9 @@ import tomli_w
 from harness.cluster.migration.plan import MigrationSpec, Phase
 from harness.scenario.file_format import ScenarioFileError, load_scenario_file, parse_scenario
 from harness.scenario.runner import ScenarioSpec
+from harness.workload.client_settings import JAVA
+from tests.chaos.scenarios.test_c01_metadata_refresh_after_a_leader_change import c1_spec
+from tests.chaos.scenarios.test_c02_idempotence_through_broker_kill import c2_spec
 from tests.chaos.scenarios.test_g01_group_coordinator_loss import g1_spec
 from tests.chaos.scenarios.test_g02_rebalance_storm import g2_crash_spec, g2_spec
 from tests.chaos.scenarios.test_p01_pipeline_crash_restarts import p1_spec
@@ -51,6 +54,11 @@ PYTHON_SPECS = {
     **{f"s11-{name}": s11_spec(variant, SESSION_S) for name, variant in VARIANTS.items()},
     "s12-idempotence-on": s12_spec(True, SESSION_S),
     "s12-idempotence-off": s12_spec(False, SESSION_S),
+    "s12-java": s12_spec(True, SESSION_S, JAVA).on_client(JAVA),
+    "c1": c1_spec(SESSION_S),
+    "c1-java": c1_spec(SESSION_S, JAVA),
+    "c2": c2_spec(SESSION_S),
+    "c2-java-4.0.0": c2_spec(SESSION_S).on_client(JAVA, "4.0.0"),
     "g1": g1_spec("g1-7", 1, [0, 1, 2], SESSION_S),
     "t1": t1_spec("kafka-chaos-t1-2", 1, [0, 1, 2], SESSION_S),
     **{f"p2-{victim}": p2_spec(victim, "p2-3", SESSION_S) for victim in VICTIMS},

@@ -38,6 +38,7 @@ from harness.scenario.checks import (
 )
 from harness.scenario.runner import ScenarioRun, ScenarioSpec, TopicSpec
 from harness.scenario.spec_runner import run_spec
+from harness.workload.client_settings import JAVA
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._groups import group_coordinated_by
 
@@ -97,4 +98,17 @@ def test_g1_a_group_loses_no_read_and_no_commit_through_its_coordinators_loss(
     group = group_coordinated_by(cluster, coordinator, "g1")
     brokers = sorted(b.broker_id for b in cluster.topology.brokers)
     run = run_spec(g1_spec(group, coordinator, brokers, cluster.session_timeout_s), scenario)
+    assert run.passed, run.failures()
+
+
+def test_g1_java_members_lose_no_read_and_no_commit_through_the_coordinators_loss(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, spare_brokers: tuple[int, ...]
+) -> None:
+    """The same coordinator loss with the members on Kafka's Java client (synchronous
+    commits after each batch, as on librdkafka)."""
+    coordinator = spare_brokers[0]
+    group = group_coordinated_by(cluster, coordinator, "g1-java")
+    brokers = sorted(b.broker_id for b in cluster.topology.brokers)
+    spec = g1_spec(group, coordinator, brokers, cluster.session_timeout_s).on_client(JAVA)
+    run = run_spec(spec, scenario)
     assert run.passed, run.failures()

@@ -38,6 +38,7 @@ from harness.history import Rule
 from harness.scenario.checks import Eventually, SecondsRange, Throughout, Unavailable, heal, inject
 from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.scenario.spec_runner import run_spec
+from harness.workload.client_settings import JAVA
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 
 pytestmark = pytest.mark.chaos
@@ -122,4 +123,14 @@ def test_s3_controlled_shutdown_moves_leadership_far_sooner_than_a_kill(
 ) -> None:
     brokers = sorted(b.broker_id for b in cluster.topology.brokers)
     run = run_spec(s3_spec(spare_brokers[0], brokers, cluster.session_timeout_s), scenario)
+    assert run.passed, run.failures()
+
+
+def test_s3_java_client_controlled_shutdown_against_a_kill(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster, spare_brokers: tuple[int, ...]
+) -> None:
+    """The same two stops with Kafka's Java client producing and consuming: the bounds on
+    unavailability are the cluster's, so they hold for any client that follows the leader."""
+    brokers = sorted(b.broker_id for b in cluster.topology.brokers)
+    run = run_spec(s3_spec(spare_brokers[0], brokers, cluster.session_timeout_s).on_client(JAVA), scenario)
     assert run.passed, run.failures()

@@ -15,6 +15,7 @@ from harness.scenario.checks import Attempts, CountRange, Eventually, Seen, Send
 from harness.scenario.probes import Probe
 from harness.scenario.runner import TOPIC, ScenarioRun, ScenarioSpec, TopicSpec
 from harness.scenario.spec_runner import run_spec
+from harness.workload.client_settings import JAVA
 from harness.workload.driver import ConsumerSpec, ProducerSpec
 from tests.chaos.scenarios._controller import place_controller
 
@@ -117,4 +118,12 @@ def test_s4_two_replicas_down_refuses_writes_until_min_isr_is_lowered(
     # election in the way.
     place_controller(cluster, 0)
     run = run_spec(s4_two_down_spec(cluster.session_timeout_s), scenario)
+    assert run.passed, run.failures()
+
+
+def test_s4_java_client_killing_the_leader_loses_nothing(
+    scenario: Callable[[ScenarioSpec], ScenarioRun], cluster: Cluster
+) -> None:
+    """The leader's kill with Kafka's Java client producing and consuming."""
+    run = run_spec(s4_kill_leader_spec(cluster.session_timeout_s).on_client(JAVA), scenario)
     assert run.passed, run.failures()
