@@ -36,6 +36,7 @@ from harness.entry.commands.matrix import cmd_matrix
 from harness.entry.commands.run import cmd_replay, cmd_run
 from harness.entry.commands.terminal import EXIT_USAGE
 from harness.errors import USER_ERRORS
+from harness.workload.client_settings import DEFAULT_CLIENT
 from topologies.model import METADATA_MODES
 
 __all__ = ["EXIT_USAGE", "build_parser", "main"]
@@ -168,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--metadata", default=None, type=_mode_list,
                         help="comma-separated metadata modes, e.g. 'zookeeper,kraft' (default: every mode "
                              "each version runs, so 3.9 runs both side by side)")
-    matrix.add_argument("--clients", default="librdkafka",
+    matrix.add_argument("--clients", default=DEFAULT_CLIENT.spelled,
                         help="comma-separated clients to run each scenario on, e.g. "
                              "'librdkafka,java,java:4.0.0' (java: Kafka's Java client of the column's "
                              "release; default librdkafka)")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster.versions import DEFAULT_VERSION, release
-from harness.workload.client_settings import ClientChoice
+from harness.workload.client_settings import DEFAULT_CLIENT, ClientChoice
 from topologies.model import METADATA_MODES
 
 DEFAULT_TOPOLOGY = "three_az"
@@ -65,7 +65,7 @@ CLIENT = ClusterOption(
     "--client",
     "the client every scenario's producers and consumers run on: librdkafka (default), java "
     "(Kafka's Java client of the cluster's release) or java:VERSION; or $KAFKA_CHAOS_CLIENT",
-    "librdkafka", env="KAFKA_CHAOS_CLIENT")
+    DEFAULT_CLIENT.spelled, env="KAFKA_CHAOS_CLIENT")
 # The options of a command that runs scenarios: the cluster's, and the client.
 RUN_OPTIONS = (*CLUSTER_OPTIONS, CLIENT)
 

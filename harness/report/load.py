@@ -94,6 +94,7 @@ from harness.report.model import (
     TopicConfig,
     Window,
 )
+from harness.workload.client_settings import DEFAULT_CLIENT
 
 T = TypeVar("T")
 _HEADER_KEYS = ("scenario", "kafka_version", "schedule", "effective_config")
@@ -627,7 +628,7 @@ def _effective(data: Any) -> EffectiveConfig:
         name = as_str(c.get("name"), "client name")
         settings = _settings(c.get("settings", []), name)
         clients.append(ClientConfig(role, name, str(c.get("zone", "")), settings,
-                                    str(c.get("client", "librdkafka"))))
+                                    str(c.get("client", DEFAULT_CLIENT.label))))
     return EffectiveConfig(_settings(raw.get("brokers", []), "brokers"), topics, clients)
 
 

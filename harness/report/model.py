@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.history.schema import MIGRATION_COMPLETED
 from harness.history.verdict import Verdict
+from harness.workload.client_settings import DEFAULT_CLIENT
 
 
 class RunStatus(StrEnum):
@@ -381,7 +382,7 @@ class ClientConfig:
     name: str
     zone: str
     settings: list[Setting]
-    client: str = "librdkafka"
+    client: str = DEFAULT_CLIENT.label
 
 
 @dataclass(frozen=True)
